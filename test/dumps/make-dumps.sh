@@ -1,0 +1,297 @@
+#!/bin/bash
+# make-dumps.sh: rebuild the test programs and recapture every core from scratch.
+#
+#   test/dumps/make-dumps.sh            (run as a user that may ptrace its children; root here)
+#
+# Builds in the fixed directory /tmp/stackwalk-dumps (sources are copied to .../src and
+# compiled there with relative names, executables go to .../bin), so the paths recorded in
+# the cores and in the DWARF are the same on every run. ASLR is disabled for the captured
+# processes (setarch -R) so that addresses stay the same from one regeneration to the next.
+#
+# Live, blocked processes are captured with gdb's gcore once every thread is asleep in the
+# kernel; crashing ones with the kernel's own core file (ulimit -c unlimited), or, if
+# core_pattern pipes cores elsewhere or no core appears, by running the program under gdb
+# and gcore'ing at the signal. The method is recorded in dumps.json.
+#
+# Then it replaces, under test/dumps: cores/*.core.xz, bin/*.xz, debug/.build-id/**.xz,
+# sysroot/**.xz (every shared library the cores map, at the path the core records),
+# dumps.json, and oracle/*.gdb.json (gdb's backtraces, via oracle.sh).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=/tmp/stackwalk-dumps
+SRC=$ROOT/src
+BIN=$ROOT/bin
+RUN=$ROOT/run
+OUT=$ROOT/unpacked
+XZ="xz -9 -T1 --check=crc64"
+
+# name | source | compiler | flags | capture (live|crash) | what it shows
+DUMPS=(
+"threads-O0-fp|threads.c|gcc|-O0 -g -fno-omit-frame-pointer|live|Six threads blocked in pthread_join, pthread_cond_wait, read, nanosleep (5-deep recursion), pthread_mutex_lock and poll; -O0 with frame pointers, the static inline reader helpers are real frames."
+"threads-O2-nofp|threads.c|gcc|-O2 -g -fomit-frame-pointer|live|The same six threads built -O2 without frame pointers; the reader thread's read() call site sits in a DWARF inline chain reader_outer -> reader_middle -> reader_inner inside reader_worker."
+"sighandler|sighandler.c|gcc|-O2 -g|live|Threads blocked inside signal handlers: one in a SIGUSR1 handler on its thread stack (one __restore_rt frame); another in a SIGWINCH handler raised inside a SIGUSR2 handler, both handlers running on a sigaltstack in heap memory (two nested __restore_rt frames, the stack pointer jumps between regions)."
+"recursion-alloca|recursion-alloca.c|gcc|-O2 -g -fomit-frame-pointer|live|Main thread 300 frames deep in a rec_alloca -> rec_vla -> rec_plain cycle (alloca and VLA frames use %rbp, the plain one does not), a worker thread 60 frames deep."
+"stripped|stripped.c|gcc|-O2 -fomit-frame-pointer|live|Fully stripped executable (strip --strip-all, no -g): the program's own frames have no symbols at all, only libc's do; three threads."
+"stripped-debuglink|stripped.c|gcc|-O2 -g -fomit-frame-pointer|live|Same program, stripped, with its symbols and DWARF in stripped-debuglink.debug, found by .gnu_debuglink next to the executable or by build-id under debug/.build-id; three threads."
+"cxx-throw|cxx-throw.cpp|g++|-O2 -g|live|C++ exceptions in flight: one thread in a destructor run by an exception's landing pad (in a .cold part), one in a std::terminate handler called from __gxx_personality_v0 during _Unwind_RaiseException phase 2 (__cxa_throw through a noexcept frame)."
+"crash-segv|crash-segv.c|gcc|-O2 -g|crash|SIGSEGV (write to 0x10 through a wild pointer) in a secondary thread, at -O2 with the faulting function called from an inlined parse_record; two other threads blocked."
+"crash-callnull|crash-callnull.c|gcc|-O0 -g -fno-omit-frame-pointer|crash|SIGSEGV from calling a null function pointer: the crashing frame's IP is 0 and its caller's return address is at [rsp]; one other thread blocked."
+"crash-abort|crash-abort.c|gcc|-O0 -g -fno-omit-frame-pointer|crash|A failed assert() in the main thread: __assert_fail -> abort -> raise -> __pthread_kill_implementation (SIGABRT); two other threads blocked."
+"crash-cxx-uncaught|crash-cxx-uncaught.cpp|g++|-O2 -g|crash|An uncaught C++ exception in a secondary thread: __cxa_throw -> std::terminate -> __verbose_terminate_handler -> abort (SIGABRT); two other threads blocked."
+)
+
+field() { # field N "a|b|c"
+    local IFS='|'
+    local -a f
+    read -r -a f <<<"$2"
+    printf '%s' "${f[$1]}"
+}
+
+die() { echo "make-dumps: $*" >&2; exit 1; }
+
+for tool in gcc g++ gdb gcore xz objcopy strip eu-readelf python3 setarch; do
+    command -v "$tool" >/dev/null || die "missing tool: $tool"
+done
+
+NORAND="setarch $(uname -m) -R"
+
+rm -rf "$ROOT"
+mkdir -p "$SRC" "$BIN" "$RUN"
+cp "$HERE"/programs/*.c "$HERE"/programs/*.cpp "$HERE"/programs/*.h "$SRC"/
+
+# ---------------------------------------------------------------- build
+build() {
+    local name=$1 src=$2 cc=$3 flags=$4
+    # shellcheck disable=SC2086
+    (cd "$SRC" && $cc $flags -Wall -Wextra -pthread -o "$BIN/$name" "$src")
+    case $name in
+    stripped)
+        strip --strip-all "$BIN/$name"
+        ;;
+    stripped-debuglink)
+        objcopy --only-keep-debug "$BIN/$name" "$BIN/$name.debug"
+        strip --strip-all "$BIN/$name"
+        (cd "$BIN" && objcopy --add-gnu-debuglink="$name.debug" "$name")
+        ;;
+    esac
+}
+
+for d in "${DUMPS[@]}"; do
+    build "$(field 0 "$d")" "$(field 1 "$d")" "$(field 2 "$d")" "$(field 3 "$d")"
+done
+echo "make-dumps: built $(ls "$BIN" | wc -l) files in $BIN"
+
+# ---------------------------------------------------------------- capture
+all_asleep() { # pid: every task in state S
+    local st
+    for st in /proc/"$1"/task/*/stat; do
+        [[ $(sed 's/.*) //' "$st" | cut -c1) == S ]] || return 1
+    done
+}
+
+declare -A METHOD
+capture_live() {
+    local name=$1 dir=$RUN/$1 pid i
+    mkdir -p "$dir"
+    (cd "$dir" && exec $NORAND "$BIN/$name" >"$dir/stdout" 2>"$dir/stderr") &
+    pid=$!
+    for i in $(seq 200); do
+        grep -q READY "$dir/stdout" 2>/dev/null && break
+        kill -0 "$pid" 2>/dev/null || die "$name exited early"
+        sleep 0.05
+    done
+    grep -q READY "$dir/stdout" || { kill -9 "$pid"; die "$name never became ready"; }
+    for i in $(seq 100); do
+        all_asleep "$pid" && break
+        sleep 0.05
+    done
+    all_asleep "$pid" || { kill -9 "$pid"; die "$name: not every thread is asleep"; }
+    sleep 0.2
+    gcore -o "$dir/gcore" "$pid" >"$dir/gcore.log" 2>&1 || { kill -9 "$pid"; die "gcore $name failed"; }
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null || true
+    mv "$dir/gcore.$pid" "$ROOT/$name.core"
+    METHOD[$name]=gcore
+}
+
+capture_crash() {
+    local name=$1 dir=$RUN/$1 pattern core=
+    mkdir -p "$dir"
+    pattern=$(cat /proc/sys/kernel/core_pattern)
+    if [[ $pattern != \|* ]]; then
+        (cd "$dir" && ulimit -c unlimited && exec $NORAND "$BIN/$name" >"$dir/stdout" 2>"$dir/stderr") || true
+        # core_pattern "core" with core_uses_pid 0 gives "core", else "core.PID"; any
+        # other plain pattern is relative to the cwd too, so take any new file named core*.
+        for f in "$dir"/core "$dir"/core.* "$dir"/core*; do
+            [[ -f $f ]] && { core=$f; break; }
+        done
+    fi
+    if [[ -n $core ]]; then
+        mv "$core" "$ROOT/$name.core"
+        METHOD[$name]=kernel
+    else
+        echo "make-dumps: $name: no kernel core (core_pattern '$pattern'), using gdb + gcore" >&2
+        (cd "$dir" && gdb -batch -nx -ex 'set debuginfod enabled off' -ex 'set startup-with-shell off' \
+            -ex 'set disable-randomization on' -ex run -ex "gcore $ROOT/$name.core" "$BIN/$name" \
+            >"$dir/gdb.log" 2>&1) || true
+        [[ -s $ROOT/$name.core ]] || die "$name: gdb fallback made no core"
+        METHOD[$name]=gcore-at-signal
+    fi
+}
+
+for d in "${DUMPS[@]}"; do
+    name=$(field 0 "$d")
+    if [[ $(field 4 "$d") == live ]]; then capture_live "$name"; else capture_crash "$name"; fi
+    echo "make-dumps: $name: ${METHOD[$name]}, $(du -h "$ROOT/$name.core" | cut -f1)"
+done
+
+# ---------------------------------------------------------------- commit tree
+cd "$HERE"
+rm -rf cores bin debug sysroot oracle
+mkdir -p cores bin debug sysroot oracle
+
+libs_of() { # core -> shared libraries named in its NT_FILE note
+    eu-readelf -n "$1" | awk '$NF ~ /^\// {print $NF}' | grep -E '\.so([.0-9]*)?$' | sort -u
+}
+
+: >"$ROOT/libs.txt"
+for d in "${DUMPS[@]}"; do
+    name=$(field 0 "$d")
+    $XZ -c "$ROOT/$name.core" >"cores/$name.core.xz"
+    $XZ -c "$BIN/$name" >"bin/$name.xz"
+    libs_of "$ROOT/$name.core" >>"$ROOT/libs.txt"
+done
+$XZ -c "$BIN/stripped-debuglink.debug" >"bin/stripped-debuglink.debug.xz"
+bid=$(eu-readelf -n "$BIN/stripped-debuglink" | awk '/Build ID:/ {print $NF}')
+[[ -n $bid ]] || die "stripped-debuglink has no build-id"
+mkdir -p "debug/.build-id/${bid:0:2}"
+$XZ -c "$BIN/stripped-debuglink.debug" >"debug/.build-id/${bid:0:2}/${bid:2}.debug.xz"
+
+# Each library is stored once, at the path NT_FILE records (the real file). The dynamic
+# linker's own names for them (what gdb and r_debug use) may go through symlinks:
+# /lib -> usr/lib, /lib64/ld-linux-x86-64.so.2, libstdc++.so.6 -> libstdc++.so.6.0.30.
+# Those become "sysroot_links" in dumps.json, which unpack.py recreates.
+: >"$ROOT/links.txt"
+sort -u "$ROOT/libs.txt" | while read -r lib; do
+    [[ $lib == "$ROOT"/* ]] && continue
+    [[ -f $lib ]] || die "library $lib named in a core is not on this machine"
+    mkdir -p "sysroot$(dirname "$lib")"
+    $XZ -c "$lib" >"sysroot$lib.xz"
+    for l in "$(dirname "$lib")"/*; do
+        if [[ -L $l && $(readlink -f "$l") == "$lib" && $(dirname "$(readlink "$l")") == . ]]; then
+            printf '%s %s\n' "${l#/}" "$(readlink "$l")" >>"$ROOT/links.txt"
+        fi
+    done
+done
+
+# ---------------------------------------------------------------- manifest
+printf '%s\n' "${DUMPS[@]}" >"$ROOT/dumps.txt"
+for d in "${DUMPS[@]}"; do
+    name=$(field 0 "$d")
+    notes=$(eu-readelf -n "$ROOT/$name.core")
+    # first NT_PRSTATUS: the crashing thread in a kernel core; its cursig; siginfo's address
+    printf '%s %s %s %s %s %s\n' "$name" "${METHOD[$name]}" \
+        "$(grep -c 'CORE .* PRSTATUS' <<<"$notes")" \
+        "$(grep -m1 -o 'cursig: [0-9]*' <<<"$notes" | cut -d' ' -f2)" \
+        "$(grep -A4 -m1 'CORE .* PRSTATUS' <<<"$notes" | grep -m1 -o ' pid: [0-9]*' | cut -d' ' -f3)" \
+        "$(grep -A2 'CORE .* SIGINFO' <<<"$notes" | grep -m1 -o 'fault address: [0-9a-fx]*' | cut -d' ' -f3)"
+done >"$ROOT/methods.txt"
+python3 - "$ROOT" "$bid" <<'EOF'
+import json, os, subprocess, sys
+root, bid = sys.argv[1], sys.argv[2]
+methods = {}
+for line in open(os.path.join(root, "methods.txt")):
+    name, method, threads, sig, tid, *addr = line.split()
+    methods[name] = (method, int(threads), int(sig), int(tid), addr[0] if addr else None)
+links = {"lib": "usr/lib", "lib64": "usr/lib64",
+         "usr/lib64/ld-linux-x86-64.so.2": "../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"}
+for line in open(os.path.join(root, "links.txt")):
+    link, target = line.split()
+    links[link] = target
+# The oracle's libc/libstdc++ frames (inline and tail-call frames, file:line) depend on the
+# host's debug packages (libc6-dbg): record what was installed.
+packages = {}
+for pkg in ("libc6", "libc6-dbg", "libstdc++6", "libgcc-s1", "gdb", "gcc-12", "linux-kernel"):
+    if pkg == "linux-kernel":
+        packages[pkg] = os.uname().release
+        continue
+    r = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", pkg + ":amd64"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        r = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", pkg],
+                           capture_output=True, text=True)
+    packages[pkg] = r.stdout.strip() if r.returncode == 0 else None
+dumps = []
+for line in open(os.path.join(root, "dumps.txt")):
+    name, src, cc, flags, capture, shows = line.rstrip("\n").split("|", 5)
+    method, threads, sig, tid, addr = methods[name]
+    crash = None
+    if capture == "crash":
+        crash = {"signal": sig, "name": {11: "SIGSEGV", 6: "SIGABRT"}.get(sig),
+                 "thread_id": tid,
+                 "address": "0x%016x" % int(addr, 0) if addr is not None else None}
+    entry = {
+        "name": name,
+        "core": f"cores/{name}.core",
+        "executable": f"bin/{name}",
+        "recorded_executable": f"{root}/bin/{name}",
+        "source": f"programs/{src}",
+        "build": f"{cc} {flags} -Wall -Wextra -pthread",
+        "capture": method,
+        "crash": crash,
+        "threads": threads,
+        "shows": shows,
+        "oracle": f"oracle/{name}.gdb.json",
+        "oracle_frame_kinds": f"oracle/{name}.gdb-kinds.json",
+    }
+    if name == "stripped-debuglink":
+        entry["debug_file"] = f"bin/{name}.debug"
+        entry["build_id"] = bid
+        entry["build_id_debug_file"] = f"debug/.build-id/{bid[:2]}/{bid[2:]}.debug"
+    dumps.append(entry)
+manifest = {
+    "comment": "Made by make-dumps.sh; paths are relative to the directory unpack.py writes "
+               "(the committed files are these paths + .xz). sysroot/ holds every shared "
+               "library the cores map, at the path the cores' NT_FILE notes record; "
+               "sysroot_links are symlinks unpack.py creates in it so that the names the "
+               "dynamic linker recorded (/lib/..., /lib64/...) resolve as on Debian 12.",
+    "machine": subprocess.run(["sh", "-c", ". /etc/os-release; echo $PRETTY_NAME"],
+                              capture_output=True, text=True).stdout.strip(),
+    "sysroot": "sysroot",
+    "sysroot_links": links,
+    "packages": packages,
+    "dumps": dumps,
+}
+with open("dumps.json", "w") as f:
+    json.dump(manifest, f, indent=2)
+    f.write("\n")
+EOF
+
+# ---------------------------------------------------------------- oracle
+rm -rf "$OUT"
+python3 "$HERE/unpack.py" "$HERE" "$OUT"
+for d in "${DUMPS[@]}"; do
+    name=$(field 0 "$d")
+    "$HERE/oracle.sh" "$OUT" "$name" "oracle/$name.gdb.json" >"$RUN/$name/oracle.log" 2>&1 ||
+        die "oracle for $name failed: see $RUN/$name/oracle.log"
+    GDB_FRAMES="$HERE/frame-kinds.py" "$HERE/oracle.sh" "$OUT" "$name" "oracle/$name.gdb-kinds.json" \
+        >/dev/null 2>&1 || die "frame kinds for $name failed"
+    python3 - "oracle/$name.gdb.json" "oracle/$name.gdb-kinds.json" <<'EOF2' || die "$name: oracle outputs disagree"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+pcs = lambda d: [[f["pc"] for f in t["frames"]] for t in d["threads"]]
+sys.exit(pcs(a) != pcs(b))
+EOF2
+    # (gdb prints frame 0's source line, or "No such file" for libc's sources: not warnings)
+    # Every shared library must come from the sysroot, with its symbols read.
+    gdb -batch -nx -ex 'set debuginfod enabled off' -ex "set sysroot $OUT/sysroot" \
+        -ex 'info sharedlibrary' "$OUT/bin/$name" "$OUT/cores/$name.core" 2>&1 |
+        awk -v s="$OUT/sysroot/" '/^(0x| )/ && $NF ~ /\// && (index($NF, s) != 1 || $0 ~ / No /) {bad = 1; print}
+                                  END {exit bad}' ||
+        die "$name: gdb did not load every library from $OUT/sysroot (see above)"
+    grep -iE 'warning|could not|cannot|mismatch|no such file' "$RUN/$name/oracle.log" |
+        grep -vE '^[0-9]+[[:space:]]' |
+        sort | uniq -c | sed "s/^/make-dumps: $name: gdb: /" >&2 || true
+done
+echo "make-dumps: done; test/dumps is $(du -sh --exclude=.git "$HERE" | cut -f1)"

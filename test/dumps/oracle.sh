@@ -1,0 +1,19 @@
+#!/bin/sh
+# oracle.sh OUT_DIR NAME OUT_JSON: gdb's backtraces of every thread of dump NAME, as JSON.
+# OUT_DIR is where unpack.py unpacked test/dumps (it holds bin/, cores/, sysroot/).
+# gdb's own chatter (and any warnings) goes to stdout/stderr; the JSON goes to OUT_JSON.
+# Uses /work/shared/oracle/gdb-frames.py unless GDB_FRAMES names another copy; set
+# GDB_FRAMES=test/dumps/frame-kinds.py to get each frame's gdb frame type instead.
+set -e
+if [ $# -ne 3 ]; then
+    echo "usage: oracle.sh OUT_DIR NAME OUT_JSON" >&2
+    exit 2
+fi
+OUT=$1
+NAME=$2
+JSON=$3
+FRAMES=${GDB_FRAMES:-/work/shared/oracle/gdb-frames.py}
+exec gdb -batch -nx -ex 'set debuginfod enabled off' -ex 'set pagination off' \
+    -ex 'set backtrace past-main on' -ex 'set backtrace past-entry on' \
+    -ex "set sysroot $OUT/sysroot" -ex "py ORACLE_OUT='$JSON'" \
+    -x "$FRAMES" "$OUT/bin/$NAME" "$OUT/cores/$NAME.core"
