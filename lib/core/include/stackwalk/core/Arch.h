@@ -1,0 +1,16 @@
+// Architectures and operating systems a dump can come from.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace stackwalk {
+
+enum class Arch { X86_64, Arm64, X86, Unknown };
+enum class OS { Linux, Windows, Unknown };
+
+std::string_view archName(Arch arch);
+std::string_view osName(OS os);
+unsigned pointerSize(Arch arch);
+
+} // namespace stackwalk

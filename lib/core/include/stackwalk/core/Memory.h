@@ -1,0 +1,34 @@
+// Reading a process's address space, as the dump and module files recorded it.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace stackwalk {
+
+class MemorySource {
+public:
+  virtual ~MemorySource() = default;
+
+  // Fills all of `out` from `address`, or returns false and reads nothing
+  // trustworthy. Never guesses: bytes the source does not hold are a failure.
+  virtual bool read(uint64_t address, std::span<uint8_t> out) const = 0;
+
+  template <typename T> std::optional<T> readValue(uint64_t address) const {
+    T value;
+    if (!read(address, {reinterpret_cast<uint8_t *>(&value), sizeof(T)}))
+      return std::nullopt;
+    return value;
+  }
+  std::optional<uint64_t> readPointer(uint64_t address, unsigned size) const;
+
+  // A NUL-terminated string of at most maxLength bytes; nullopt when unreadable
+  // or unterminated within the limit.
+  std::optional<std::string> readCString(uint64_t address,
+                                         size_t maxLength = 4096) const;
+};
+
+} // namespace stackwalk

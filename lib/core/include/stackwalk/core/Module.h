@@ -1,0 +1,33 @@
+// A module (executable or shared library) as the process had it loaded.
+#pragma once
+
+#include "stackwalk/core/ModuleImage.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stackwalk {
+
+struct Module {
+  std::string name;         // file name, e.g. "libc.so.6"
+  std::string recordedPath; // path as the dump recorded it
+  uint64_t base = 0;        // lowest mapped address
+  uint64_t size = 0;        // extent of the mappings
+  std::vector<uint8_t> buildId; // ELF GNU build-id as found in dump memory
+  std::string debugId;          // PE: PDB GUID+age; ELF: unused
+
+  // The file that was found for it and matched its identity, or null.
+  std::shared_ptr<ModuleImage> image;
+  std::string imageNote; // why no image, or where it came from
+
+  bool contains(uint64_t address) const {
+    return address >= base && address - base < size;
+  }
+  // Runtime address minus this = the image's file address.
+  uint64_t loadBias() const { return image ? base - image->preferredBase() : base; }
+};
+
+} // namespace stackwalk

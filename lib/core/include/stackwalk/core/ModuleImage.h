@@ -1,0 +1,80 @@
+// A module's file (or its in-memory copy), mapped and parsed on first use.
+//
+// An image knows its own virtual addresses ("file addresses"); a Module places
+// it in the process with a load bias. The image also carries its separate debug
+// file when one was found, because symbols and .debug_frame may live there.
+#pragma once
+
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace stackwalk {
+
+struct LoadSegment {
+  uint64_t vaddr, memSize, fileOffset, fileSize;
+  bool executable;
+};
+
+class ModuleImage {
+public:
+  // Maps a file from disk; fails if it is not an object file LLVM can read.
+  static llvm::Expected<std::unique_ptr<ModuleImage>> open(const std::string &path);
+  // Wraps bytes copied from the dump (the vDSO, or a module whose file is missing).
+  static llvm::Expected<std::unique_ptr<ModuleImage>>
+  fromBytes(std::vector<uint8_t> bytes, const std::string &name);
+
+  const std::string &path() const { return path_; }
+  const llvm::object::ObjectFile &object() const { return *object_; }
+  bool isElf() const;
+
+  // The ELF GNU build-id, empty when there is none.
+  const std::vector<uint8_t> &buildId() const { return buildId_; }
+  // The lowest PT_LOAD vaddr (page-aligned); the module base minus this is the bias.
+  uint64_t preferredBase() const { return preferredBase_; }
+  const std::vector<LoadSegment> &segments() const { return segments_; }
+
+  // Reads bytes at a file virtual address from the loadable segments.
+  bool readAtFileAddress(uint64_t vaddr, std::span<uint8_t> out) const;
+
+  // A section's contents and file address, by name (".eh_frame", ...).
+  struct Section {
+    llvm::StringRef data;
+    uint64_t address = 0;
+  };
+  std::optional<Section> section(llvm::StringRef name) const;
+
+  // .gnu_debuglink: the debug file's name and CRC.
+  std::optional<std::pair<std::string, uint32_t>> debugLink() const;
+
+  // The separate debug file, when the resolver found one.
+  const ModuleImage *debugImage() const { return debug_.get(); }
+  void setDebugImage(std::unique_ptr<ModuleImage> debug) { debug_ = std::move(debug); }
+  bool hasDwarf() const;
+  bool hasSymbolTable() const;
+
+private:
+  ModuleImage() = default;
+  llvm::Error parse();
+
+  std::string path_;
+  std::unique_ptr<llvm::MemoryBuffer> buffer_;
+  std::vector<uint8_t> ownedBytes_;
+  std::unique_ptr<llvm::object::ObjectFile> object_;
+  std::vector<uint8_t> buildId_;
+  uint64_t preferredBase_ = 0;
+  std::vector<LoadSegment> segments_;
+  std::unique_ptr<ModuleImage> debug_;
+};
+
+// Lower-case hex of bytes, as build-ids are written.
+std::string hexString(std::span<const uint8_t> bytes);
+
+} // namespace stackwalk

@@ -1,0 +1,34 @@
+// Finds the file of each module and its separate debug file, and checks that
+// they are the ones the process had loaded (ELF build-id) before using them.
+#pragma once
+
+#include "stackwalk/core/Target.h"
+
+#include <string>
+#include <vector>
+
+namespace stackwalk {
+
+struct ModuleSearchOptions {
+  std::string sysroot;                  // prefix for recorded absolute paths
+  std::vector<std::string> modulePaths; // flat dirs and .build-id trees
+  std::vector<std::string> debugRoots{"/usr/lib/debug"};
+};
+
+class ModuleResolver {
+public:
+  explicit ModuleResolver(ModuleSearchOptions options) : options_(std::move(options)) {}
+
+  // Attaches an image to every module that has a matching file; records in
+  // Module::imageNote and Target::warnings why a module has none.
+  void resolve(Target &target) const;
+
+private:
+  std::shared_ptr<ModuleImage> findImage(const Module &module, std::string &note) const;
+  std::unique_ptr<ModuleImage> findDebugImage(const ModuleImage &image) const;
+  std::vector<std::string> imageCandidates(const Module &module) const;
+
+  ModuleSearchOptions options_;
+};
+
+} // namespace stackwalk

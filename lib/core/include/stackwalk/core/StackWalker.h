@@ -1,0 +1,113 @@
+// The walking engine: yields one frame at a time, asking a list of unwinders in
+// order of trust how to get from a frame to its caller.
+#pragma once
+
+#include "stackwalk/core/Registers.h"
+#include "stackwalk/core/Target.h"
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace stackwalk {
+
+enum class FrameTrust { Context, UnwindInfo, Cfi, FramePointer, Scan, RuntimeFrame, Dynamic, Manual };
+enum class FrameKind { Native, Managed, Runtime };
+std::string_view trustName(FrameTrust trust);
+
+struct Frame {
+  unsigned index = 0;
+  FrameKind kind = FrameKind::Native;
+  FrameTrust trust = FrameTrust::Context;
+  RegisterFile regs;
+  uint64_t ip = 0;
+  uint64_t sp = 0;
+  // True when ip is the address of the next instruction to run (the context
+  // frame, or a frame interrupted by a signal); false when it is a return
+  // address, whose call instruction is found at ip - 1.
+  bool ipIsExact = true;
+  const Module *module = nullptr;
+
+  uint64_t lookupAddress() const { return ipIsExact ? ip : ip - 1; }
+};
+
+// What one unwinder says about a frame's caller.
+struct UnwindResult {
+  enum class Status {
+    NoInfo,    // this unwinder has nothing to say; try the next one
+    EndOfStack, // the unwind info marks this frame as the outermost one
+    Caller,     // `caller` holds the caller's registers
+  };
+  Status status = Status::NoInfo;
+  RegisterFile caller;
+  bool callerIpIsExact = false; // the caller was interrupted (signal frame)
+  std::string detail;           // why NoInfo / EndOfStack, for stop reasons
+
+  static UnwindResult noInfo(std::string why) {
+    UnwindResult r;
+    r.detail = std::move(why);
+    return r;
+  }
+  static UnwindResult endOfStack(std::string why) {
+    UnwindResult r;
+    r.status = Status::EndOfStack;
+    r.detail = std::move(why);
+    return r;
+  }
+};
+
+class Unwinder {
+public:
+  virtual ~Unwinder() = default;
+  virtual FrameTrust trust() const = 0;
+  virtual UnwindResult unwind(const Frame &frame, const Target &target) = 0;
+};
+
+// Why a walk ended. The names are part of the JSON contract (stop_reason).
+enum class StopReason {
+  None,             // not stopped yet
+  EndOfStack,       // unwind info marks the outermost frame
+  NullIp,           // the caller's instruction pointer is 0
+  NoContext,        // the thread's context has no pc or sp
+  SpNotIncreasing,  // the caller's stack pointer is not above the callee's
+  Loop,             // a frame repeats
+  NoUnwindInfo,     // no unwinder could find the caller
+  MaxFrames,        // --max-frames reached
+};
+std::string_view stopReasonName(StopReason reason);
+
+struct WalkLimits {
+  unsigned maxFrames = 1024;
+};
+
+class StackWalker {
+public:
+  StackWalker(const Target &target, const ThreadInfo &thread,
+              std::vector<Unwinder *> unwinders, WalkLimits limits = {});
+
+  // The next frame, or nullopt when the walk has ended (see stopReason()).
+  std::optional<Frame> next();
+  StopReason stopReason() const { return stopReason_; }
+  const std::string &stopDetail() const { return stopDetail_; }
+
+private:
+  std::optional<Frame> unwindOnce();
+  std::optional<std::pair<StopReason, std::string>> rejectCaller(const Frame &caller) const;
+  std::optional<Frame> stop(StopReason reason, std::string detail);
+  Frame makeFrame(const RegisterFile &regs, FrameTrust trust, bool ipIsExact) const;
+
+  const Target &target_;
+  const ThreadInfo &thread_;
+  std::vector<Unwinder *> unwinders_;
+  WalkLimits limits_;
+  std::optional<Frame> previous_;
+  std::set<std::pair<uint64_t, uint64_t>> seen_; // (ip, sp) of every frame
+  StopReason stopReason_ = StopReason::None;
+  std::string stopDetail_;
+};
+
+} // namespace stackwalk

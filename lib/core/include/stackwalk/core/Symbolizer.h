@@ -1,0 +1,47 @@
+// Module + address -> function, offset, file:line and the chain of inlined
+// calls, from DWARF and the ELF symbol tables (through LLVM's symbolizer
+// modules), cached per address.
+#pragma once
+
+#include "stackwalk/core/Module.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llvm::symbolize {
+class SymbolizableModule;
+}
+
+namespace stackwalk {
+
+struct SourceFrame {
+  std::string function;                 // demangled; empty when unknown
+  std::optional<uint64_t> functionStart; // runtime address (physical frame only)
+  std::string file;
+  std::optional<uint32_t> line;
+  bool inlined = false; // an inlined call inside the next entry's function
+};
+
+class Symbolizer {
+public:
+  Symbolizer();
+  ~Symbolizer();
+
+  // The frames at a runtime address of a module, innermost inlined call first
+  // and the physical function last. Empty when nothing is known. Pass the
+  // frame's lookup address (ip - 1 for a return address).
+  const std::vector<SourceFrame> &symbolize(const Module &module, uint64_t address);
+
+private:
+  llvm::symbolize::SymbolizableModule *moduleFor(const ModuleImage &image);
+
+  std::map<const ModuleImage *, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
+  std::map<std::pair<const ModuleImage *, uint64_t>, std::vector<SourceFrame>> cache_;
+  std::vector<SourceFrame> empty_;
+};
+
+} // namespace stackwalk

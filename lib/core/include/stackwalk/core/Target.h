@@ -1,0 +1,81 @@
+// The uniform view of a crashed process that every dump format loads into.
+#pragma once
+
+#include "stackwalk/core/Arch.h"
+#include "stackwalk/core/Memory.h"
+#include "stackwalk/core/Module.h"
+#include "stackwalk/core/Registers.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stackwalk {
+
+struct ThreadInfo {
+  uint64_t tid = 0;
+  std::optional<std::string> name;
+  RegisterFile context;
+  std::optional<int> signal; // pending/current signal recorded for the thread
+};
+
+struct CrashInfo {
+  uint64_t threadId = 0;
+  std::optional<int> signal;
+  std::optional<int> code;              // si_code
+  std::optional<uint64_t> exceptionCode; // Windows
+  std::string name;                      // "SIGSEGV", "EXCEPTION_ACCESS_VIOLATION"
+  std::optional<uint64_t> address;       // faulting address
+};
+
+struct ProcessInfo {
+  std::optional<uint64_t> pid;
+  std::string name;
+  std::string commandLine;
+};
+
+struct MemoryRegion {
+  uint64_t start = 0, end = 0;
+  bool readable = true, writable = false, executable = false;
+};
+
+class Target : public MemorySource {
+public:
+  Target(Arch arch, OS os, std::string format, std::unique_ptr<MemorySource> dumpMemory)
+      : arch_(arch), os_(os), format_(std::move(format)), dump_(std::move(dumpMemory)) {}
+
+  Arch arch() const { return arch_; }
+  OS os() const { return os_; }
+  const std::string &format() const { return format_; }
+
+  ProcessInfo process;
+  std::optional<CrashInfo> crash;
+  std::vector<ThreadInfo> threads;
+  std::vector<MemoryRegion> regions; // mappings and their permissions, sorted
+  std::vector<std::string> warnings;
+
+  // Modules sorted by base; call sortModules() after changing the list.
+  std::vector<Module> modules;
+  void sortModules();
+  const Module *moduleAt(uint64_t address) const;
+
+  // Dump memory first; pages the dump left out are read from the module files.
+  bool read(uint64_t address, std::span<uint8_t> out) const override;
+  bool readFromDump(uint64_t address, std::span<uint8_t> out) const {
+    return dump_->read(address, out);
+  }
+
+  const MemoryRegion *regionAt(uint64_t address) const;
+  // Executable per the dump's mapping permissions, or the module file's segments.
+  bool isExecutable(uint64_t address) const;
+
+private:
+  Arch arch_;
+  OS os_;
+  std::string format_;
+  std::unique_ptr<MemorySource> dump_;
+};
+
+} // namespace stackwalk

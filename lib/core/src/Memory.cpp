@@ -1,0 +1,34 @@
+#include "stackwalk/core/Memory.h"
+
+namespace stackwalk {
+
+std::optional<uint64_t> MemorySource::readPointer(uint64_t address, unsigned size) const {
+  if (size == 4) {
+    auto v = readValue<uint32_t>(address);
+    return v ? std::optional<uint64_t>(*v) : std::nullopt;
+  }
+  return readValue<uint64_t>(address);
+}
+
+std::optional<std::string> MemorySource::readCString(uint64_t address, size_t maxLength) const {
+  std::string out;
+  uint8_t chunk[64];
+  while (out.size() < maxLength) {
+    // Read up to the next 64-byte boundary so a string ending just before an
+    // unreadable page is still found.
+    size_t n = 64 - (address % 64);
+    if (!read(address, {chunk, n})) {
+      // Fall back to single bytes at the edge of readable memory.
+      if (!read(address, {chunk, 1})) return std::nullopt;
+      n = 1;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (chunk[i] == 0) return out;
+      out.push_back(char(chunk[i]));
+    }
+    address += n;
+  }
+  return std::nullopt;
+}
+
+} // namespace stackwalk

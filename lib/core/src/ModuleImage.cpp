@@ -1,0 +1,161 @@
+#include "stackwalk/core/ModuleImage.h"
+#include "stackwalk/core/ElfNotes.h"
+
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Support/Endian.h"
+
+#include <algorithm>
+
+using namespace llvm;
+using namespace llvm::object;
+
+namespace stackwalk {
+
+std::string hexString(std::span<const uint8_t> bytes) {
+  static const char Digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (uint8_t b : bytes) {
+    out.push_back(Digits[b >> 4]);
+    out.push_back(Digits[b & 15]);
+  }
+  return out;
+}
+
+Expected<std::unique_ptr<ModuleImage>> ModuleImage::open(const std::string &path) {
+  auto buffer = MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer) return errorCodeToError(buffer.getError());
+  std::unique_ptr<ModuleImage> image(new ModuleImage());
+  image->path_ = path;
+  image->buffer_ = std::move(*buffer);
+  if (Error err = image->parse()) return std::move(err);
+  return image;
+}
+
+Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromBytes(std::vector<uint8_t> bytes,
+                                                              const std::string &name) {
+  std::unique_ptr<ModuleImage> image(new ModuleImage());
+  image->path_ = name;
+  image->ownedBytes_ = std::move(bytes);
+  StringRef data(reinterpret_cast<const char *>(image->ownedBytes_.data()), image->ownedBytes_.size());
+  image->buffer_ = MemoryBuffer::getMemBuffer(data, name, /*RequiresNullTerminator=*/false);
+  if (Error err = image->parse()) return std::move(err);
+  return image;
+}
+
+namespace {
+template <typename ELFT>
+Error readElfLayout(const ELFObjectFile<ELFT> &elf, std::vector<LoadSegment> &segments,
+                    std::vector<uint8_t> &buildId, uint64_t &preferredBase) {
+  const ELFFile<ELFT> &file = elf.getELFFile();
+  auto phdrs = file.program_headers();
+  if (!phdrs) return phdrs.takeError();
+  StringRef bytes = elf.getData();
+  bool first = true;
+  for (const auto &ph : *phdrs) {
+    if (ph.p_type == ELF::PT_LOAD) {
+      segments.push_back({ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz, bool(ph.p_flags & ELF::PF_X)});
+      uint64_t aligned = ph.p_align > 1 ? ph.p_vaddr & ~(uint64_t(ph.p_align) - 1) : ph.p_vaddr;
+      aligned &= ~uint64_t(0xfff);
+      if (first || aligned < preferredBase) preferredBase = aligned;
+      first = false;
+    } else if (ph.p_type == ELF::PT_NOTE && buildId.empty()) {
+      if (ph.p_offset > bytes.size() || ph.p_filesz > bytes.size() - ph.p_offset) continue;
+      auto notes = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(bytes.data()) + ph.p_offset,
+                                            ph.p_filesz);
+      auto id = findGnuBuildId(notes);
+      buildId.assign(id.begin(), id.end());
+    }
+  }
+  // Separate debug files keep the note sections but may mark PT_NOTE's bytes
+  // NOBITS; look at the section too.
+  if (buildId.empty()) {
+    for (const SectionRef &section : elf.sections()) {
+      Expected<StringRef> name = section.getName();
+      if (!name || *name != ".note.gnu.build-id") {
+        if (!name) consumeError(name.takeError());
+        continue;
+      }
+      if (Expected<StringRef> contents = section.getContents()) {
+        auto id = findGnuBuildId({reinterpret_cast<const uint8_t *>(contents->data()), contents->size()});
+        buildId.assign(id.begin(), id.end());
+      } else {
+        consumeError(contents.takeError());
+      }
+    }
+  }
+  return Error::success();
+}
+} // namespace
+
+Error ModuleImage::parse() {
+  auto object = ObjectFile::createObjectFile(buffer_->getMemBufferRef());
+  if (!object) return object.takeError();
+  object_ = std::move(*object);
+  if (auto *elf = dyn_cast<ELF64LEObjectFile>(object_.get()))
+    return readElfLayout(*elf, segments_, buildId_, preferredBase_);
+  if (auto *elf = dyn_cast<ELF32LEObjectFile>(object_.get()))
+    return readElfLayout(*elf, segments_, buildId_, preferredBase_);
+  return Error::success();
+}
+
+bool ModuleImage::isElf() const { return isa<ELFObjectFileBase>(object_.get()); }
+
+bool ModuleImage::readAtFileAddress(uint64_t vaddr, std::span<uint8_t> out) const {
+  StringRef bytes = buffer_->getBuffer();
+  for (const LoadSegment &seg : segments_) {
+    if (vaddr < seg.vaddr || vaddr - seg.vaddr >= seg.memSize) continue;
+    uint64_t delta = vaddr - seg.vaddr;
+    // Only bytes that the file holds: the zero-filled tail (.bss) is process
+    // state the file cannot know.
+    if (delta > seg.fileSize || out.size() > seg.fileSize - delta) return false;
+    uint64_t offset = seg.fileOffset + delta;
+    if (offset > bytes.size() || out.size() > bytes.size() - offset) return false;
+    std::memcpy(out.data(), bytes.data() + offset, out.size());
+    return true;
+  }
+  return false;
+}
+
+std::optional<ModuleImage::Section> ModuleImage::section(StringRef name) const {
+  for (const SectionRef &section : object_->sections()) {
+    Expected<StringRef> sectionName = section.getName();
+    if (!sectionName) {
+      consumeError(sectionName.takeError());
+      continue;
+    }
+    if (*sectionName != name) continue;
+    if (section.isBSS()) return std::nullopt;
+    Expected<StringRef> contents = section.getContents();
+    if (!contents) {
+      consumeError(contents.takeError());
+      return std::nullopt;
+    }
+    return Section{*contents, section.getAddress()};
+  }
+  return std::nullopt;
+}
+
+std::optional<std::pair<std::string, uint32_t>> ModuleImage::debugLink() const {
+  auto link = section(".gnu_debuglink");
+  if (!link) return std::nullopt;
+  StringRef data = link->data;
+  size_t nul = data.find('\0');
+  if (nul == StringRef::npos || nul == 0) return std::nullopt;
+  size_t crcOffset = (nul + 4) & ~size_t(3);
+  if (crcOffset + 4 > data.size()) return std::nullopt;
+  uint32_t crc = support::endian::read32le(data.data() + crcOffset);
+  return std::make_pair(data.substr(0, nul).str(), crc);
+}
+
+bool ModuleImage::hasDwarf() const {
+  auto info = section(".debug_info");
+  return info && !info->data.empty();
+}
+
+bool ModuleImage::hasSymbolTable() const {
+  auto symtab = section(".symtab");
+  return symtab && !symtab->data.empty();
+}
+
+} // namespace stackwalk

@@ -1,0 +1,120 @@
+#include "stackwalk/core/ModuleResolver.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CRC.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+namespace stackwalk {
+namespace {
+
+bool isFile(const std::string &path) {
+  return !path.empty() && llvm::sys::fs::is_regular_file(path);
+}
+
+std::string joinPath(llvm::StringRef a, llvm::StringRef b) {
+  llvm::SmallString<256> out(a);
+  llvm::sys::path::append(out, b);
+  return std::string(out);
+}
+
+// ".build-id/ab/cdef..." + suffix, the layout of /usr/lib/debug and debuginfod caches.
+std::string buildIdPath(llvm::StringRef root, const std::vector<uint8_t> &buildId, llvm::StringRef suffix) {
+  std::string hex = hexString(buildId);
+  return joinPath(joinPath(root, ".build-id"), hex.substr(0, 2) + "/" + hex.substr(2) + suffix.str());
+}
+
+bool crcMatches(const std::string &path, uint32_t expected) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+  if (!buffer) return false;
+  llvm::StringRef data = (*buffer)->getBuffer();
+  return llvm::crc32(llvm::arrayRefFromStringRef(data)) == expected;
+}
+
+} // namespace
+
+std::vector<std::string> ModuleResolver::imageCandidates(const Module &module) const {
+  std::vector<std::string> out;
+  if (!module.recordedPath.empty() && module.recordedPath[0] == '/')
+    out.push_back(options_.sysroot.empty() ? module.recordedPath
+                                           : joinPath(options_.sysroot, module.recordedPath));
+  for (const std::string &dir : options_.modulePaths) {
+    out.push_back(joinPath(dir, module.name));
+    if (!module.buildId.empty()) out.push_back(buildIdPath(dir, module.buildId, ""));
+  }
+  return out;
+}
+
+std::shared_ptr<ModuleImage> ModuleResolver::findImage(const Module &module, std::string &note) const {
+  std::string mismatches;
+  for (const std::string &path : imageCandidates(module)) {
+    if (!isFile(path)) continue;
+    auto image = ModuleImage::open(path);
+    if (!image) {
+      mismatches += " " + path + " (" + llvm::toString(image.takeError()) + ")";
+      continue;
+    }
+    if (!module.buildId.empty() && (*image)->buildId() != module.buildId) {
+      mismatches += " " + path + " (build-id " + hexString((*image)->buildId()) + ")";
+      continue;
+    }
+    note = module.buildId.empty() ? path + " (identity not checked: no build-id in the dump)" : path;
+    return std::shared_ptr<ModuleImage>(std::move(*image));
+  }
+  note = mismatches.empty() ? "no file found" : "no matching file; rejected:" + mismatches;
+  return nullptr;
+}
+
+std::unique_ptr<ModuleImage> ModuleResolver::findDebugImage(const ModuleImage &image) const {
+  std::vector<std::string> roots = options_.modulePaths;
+  for (const std::string &root : options_.debugRoots) {
+    roots.push_back(root);
+    if (!options_.sysroot.empty()) roots.push_back(joinPath(options_.sysroot, root));
+  }
+  auto accept = [&](const std::string &path, std::optional<uint32_t> crc) -> std::unique_ptr<ModuleImage> {
+    if (!isFile(path) || path == image.path()) return nullptr;
+    auto debug = ModuleImage::open(path);
+    if (!debug) {
+      llvm::consumeError(debug.takeError());
+      return nullptr;
+    }
+    bool idsKnown = !image.buildId().empty() && !(*debug)->buildId().empty();
+    if (idsKnown ? (*debug)->buildId() != image.buildId() : !(crc && crcMatches(path, *crc)))
+      return nullptr;
+    return std::move(*debug);
+  };
+
+  if (!image.buildId().empty())
+    for (const std::string &root : roots)
+      if (auto debug = accept(buildIdPath(root, image.buildId(), ".debug"), std::nullopt)) return debug;
+
+  auto link = image.debugLink();
+  if (!link) return nullptr;
+  llvm::StringRef dir = llvm::sys::path::parent_path(image.path());
+  std::vector<std::string> linkCandidates{joinPath(dir, link->first), joinPath(joinPath(dir, ".debug"), link->first)};
+  for (const std::string &root : roots) {
+    linkCandidates.push_back(joinPath(joinPath(root, dir), link->first));
+    linkCandidates.push_back(joinPath(root, link->first));
+  }
+  for (const std::string &path : linkCandidates)
+    if (auto debug = accept(path, link->second)) return debug;
+  return nullptr;
+}
+
+void ModuleResolver::resolve(Target &target) const {
+  for (Module &module : target.modules) {
+    if (!module.image) {
+      module.image = findImage(module, module.imageNote);
+      if (!module.image) {
+        target.warnings.push_back("module " + module.name + ": " + module.imageNote +
+                                  "; its frames have no symbols and unwinding relies on dump memory");
+        continue;
+      }
+    }
+    if (!module.image->hasDwarf() && !module.image->debugImage())
+      if (auto debug = findDebugImage(*module.image)) module.image->setDebugImage(std::move(debug));
+  }
+}
+
+} // namespace stackwalk

@@ -1,0 +1,113 @@
+#include "stackwalk/core/StackWalker.h"
+
+namespace stackwalk {
+
+std::string_view trustName(FrameTrust trust) {
+  switch (trust) {
+  case FrameTrust::Context: return "context";
+  case FrameTrust::UnwindInfo: return "unwind_info";
+  case FrameTrust::Cfi: return "cfi";
+  case FrameTrust::FramePointer: return "frame_pointer";
+  case FrameTrust::Scan: return "scan";
+  case FrameTrust::RuntimeFrame: return "runtime_frame";
+  case FrameTrust::Dynamic: return "dynamic";
+  case FrameTrust::Manual: return "manual";
+  }
+  return "unknown";
+}
+
+std::string_view stopReasonName(StopReason reason) {
+  switch (reason) {
+  case StopReason::None: return "none";
+  case StopReason::EndOfStack: return "end_of_stack";
+  case StopReason::NullIp: return "null_ip";
+  case StopReason::NoContext: return "no_context";
+  case StopReason::SpNotIncreasing: return "sp_not_increasing";
+  case StopReason::Loop: return "loop";
+  case StopReason::NoUnwindInfo: return "no_unwind_info";
+  case StopReason::MaxFrames: return "max_frames";
+  }
+  return "unknown";
+}
+
+StackWalker::StackWalker(const Target &target, const ThreadInfo &thread,
+                         std::vector<Unwinder *> unwinders, WalkLimits limits)
+    : target_(target), thread_(thread), unwinders_(std::move(unwinders)), limits_(limits) {}
+
+std::optional<Frame> StackWalker::stop(StopReason reason, std::string detail) {
+  stopReason_ = reason;
+  stopDetail_ = std::move(detail);
+  return std::nullopt;
+}
+
+Frame StackWalker::makeFrame(const RegisterFile &regs, FrameTrust trust, bool ipIsExact) const {
+  Frame frame;
+  frame.regs = regs;
+  frame.trust = trust;
+  frame.ipIsExact = ipIsExact;
+  frame.ip = regs.pc().value_or(0);
+  frame.sp = regs.sp().value_or(0);
+  frame.module = target_.moduleAt(frame.lookupAddress());
+  return frame;
+}
+
+std::optional<Frame> StackWalker::next() {
+  if (stopReason_ != StopReason::None) return std::nullopt;
+  std::optional<Frame> frame;
+  if (!previous_) {
+    const RegisterFile &context = thread_.context;
+    if (!context.pc() || !context.sp())
+      return stop(StopReason::NoContext, "the thread's context has no instruction or stack pointer");
+    frame = makeFrame(context, FrameTrust::Context, /*ipIsExact=*/true);
+  } else {
+    if (previous_->index + 1 >= limits_.maxFrames)
+      return stop(StopReason::MaxFrames, "the frame limit (" + std::to_string(limits_.maxFrames) + ") was reached");
+    frame = unwindOnce();
+    if (!frame) return std::nullopt;
+    frame->index = previous_->index + 1;
+  }
+  seen_.insert({frame->ip, frame->sp});
+  previous_ = frame;
+  return frame;
+}
+
+std::optional<std::pair<StopReason, std::string>> StackWalker::rejectCaller(const Frame &caller) const {
+  const Frame &callee = *previous_;
+  if (!caller.regs.pc() || !caller.regs.sp())
+    return std::make_pair(StopReason::NoUnwindInfo, "the caller's instruction or stack pointer was not recovered");
+  // A signal handler may run on an alternate stack, so only an ordinary call
+  // must move the stack pointer up.
+  if (!caller.ipIsExact && caller.sp <= callee.sp)
+    return std::make_pair(StopReason::SpNotIncreasing, "the caller's stack pointer is not above the callee's");
+  if (seen_.count({caller.ip, caller.sp}))
+    return std::make_pair(StopReason::Loop, "the same frame would repeat");
+  return std::nullopt;
+}
+
+std::optional<Frame> StackWalker::unwindOnce() {
+  const Frame &callee = *previous_;
+  std::optional<std::pair<StopReason, std::string>> firstFailure;
+  for (Unwinder *unwinder : unwinders_) {
+    UnwindResult result = unwinder->unwind(callee, target_);
+    if (result.status == UnwindResult::Status::EndOfStack)
+      return stop(StopReason::EndOfStack, result.detail);
+    if (result.status == UnwindResult::Status::NoInfo) {
+      if (!firstFailure) firstFailure = std::make_pair(StopReason::NoUnwindInfo, result.detail);
+      continue;
+    }
+    Frame caller = makeFrame(result.caller, unwinder->trust(), result.callerIpIsExact);
+    // Unwind info that yields a null return address describes the outermost
+    // frame (thread entry points do this); nothing lies beyond it.
+    if (caller.regs.pc() == 0u)
+      return stop(StopReason::NullIp, "the return address is 0");
+    if (auto why = rejectCaller(caller)) {
+      if (!firstFailure || firstFailure->first == StopReason::NoUnwindInfo) firstFailure = why;
+      continue;
+    }
+    return caller;
+  }
+  if (!firstFailure) return stop(StopReason::NoUnwindInfo, "no unwinder could find the caller");
+  return stop(firstFailure->first, firstFailure->second);
+}
+
+} // namespace stackwalk

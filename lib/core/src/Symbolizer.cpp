@@ -1,0 +1,67 @@
+#include "stackwalk/core/Symbolizer.h"
+
+#include "llvm/DebugInfo/DWARF/DWARFContext.h"
+#include "llvm/DebugInfo/Symbolize/SymbolizableObjectFile.h"
+#include "llvm/Demangle/Demangle.h"
+
+using namespace llvm;
+
+namespace stackwalk {
+
+Symbolizer::Symbolizer() = default;
+Symbolizer::~Symbolizer() = default;
+
+symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image) {
+  auto found = modules_.find(&image);
+  if (found != modules_.end()) return found->second.get();
+  // Separate debug files carry the full symbol table as well as DWARF; the
+  // image itself may only have .dynsym.
+  const ModuleImage *debug = image.debugImage();
+  const ModuleImage &dwarfSource = debug ? *debug : image;
+  const ModuleImage &symbolSource = debug && debug->hasSymbolTable() ? *debug : image;
+  auto context = DWARFContext::create(dwarfSource.object(), DWARFContext::ProcessDebugRelocations::Process,
+                                      nullptr, "", WithColor::defaultErrorHandler,
+                                      [](Error err) { consumeError(std::move(err)); });
+  auto module = symbolize::SymbolizableObjectFile::create(&symbolSource.object(), std::move(context),
+                                                          /*UntagAddresses=*/false);
+  symbolize::SymbolizableModule *result = nullptr;
+  if (module)
+    result = module->get();
+  else
+    consumeError(module.takeError());
+  modules_[&image] = module ? std::move(*module) : nullptr;
+  return result;
+}
+
+const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint64_t address) {
+  if (!module.image) return empty_;
+  const ModuleImage &image = *module.image;
+  uint64_t fileAddress = address - module.loadBias();
+  auto key = std::make_pair(&image, fileAddress); // each module owns its image
+  auto cached = cache_.find(key);
+  if (cached != cache_.end()) return cached->second;
+
+  std::vector<SourceFrame> &frames = cache_[key];
+  symbolize::SymbolizableModule *symbols = moduleFor(image);
+  if (!symbols) return frames;
+  DILineInfoSpecifier spec(DILineInfoSpecifier::FileLineInfoKind::AbsoluteFilePath,
+                           DILineInfoSpecifier::FunctionNameKind::LinkageName);
+  DIInliningInfo info = symbols->symbolizeInlinedCode({fileAddress, object::SectionedAddress::UndefSection},
+                                                      spec, /*UseSymbolTable=*/true);
+  uint32_t count = info.getNumberOfFrames();
+  for (uint32_t i = 0; i < count; ++i) {
+    const DILineInfo &line = info.getFrame(i);
+    SourceFrame frame;
+    if (line.FunctionName != DILineInfo::BadString) frame.function = demangle(line.FunctionName);
+    if (line.FileName != DILineInfo::BadString) frame.file = line.FileName;
+    if (line.Line) frame.line = line.Line;
+    frame.inlined = i + 1 < count;
+    if (!frame.inlined && line.StartAddress && *line.StartAddress <= fileAddress)
+      frame.functionStart = *line.StartAddress + module.loadBias();
+    if (frame.function.empty() && frame.file.empty()) continue;
+    frames.push_back(std::move(frame));
+  }
+  return frames;
+}
+
+} // namespace stackwalk

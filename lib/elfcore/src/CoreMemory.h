@@ -1,0 +1,31 @@
+// The memory a core holds: its PT_LOAD segments, read from the mapped file.
+#pragma once
+
+#include "stackwalk/core/Memory.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+#include <vector>
+
+namespace stackwalk::elfcore {
+
+struct CoreSegment {
+  uint64_t vaddr = 0, memSize = 0, fileOffset = 0;
+  uint64_t fileSize = 0; // bytes present in the file (clipped to a truncated file's end)
+};
+
+class CoreMemory : public MemorySource {
+public:
+  CoreMemory(std::shared_ptr<llvm::MemoryBuffer> file, std::vector<CoreSegment> segments);
+
+  // Only bytes the core holds. The part of a segment past p_filesz was not
+  // dumped (typically a file-backed mapping): the module file may supply it.
+  bool read(uint64_t address, std::span<uint8_t> out) const override;
+
+private:
+  std::shared_ptr<llvm::MemoryBuffer> file_;
+  std::vector<CoreSegment> segments_; // sorted by vaddr
+};
+
+} // namespace stackwalk::elfcore

@@ -1,0 +1,168 @@
+#include "CoreModules.h"
+
+#include "stackwalk/core/ElfNotes.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+using llvm::ELF::Elf64_Ehdr;
+using llvm::ELF::Elf64_Phdr;
+
+namespace stackwalk::elfcore {
+namespace {
+
+constexpr size_t MaxProgramHeaders = 256;
+constexpr size_t MaxNoteBytes = 64 * 1024;
+constexpr size_t MaxLinkMapEntries = 4096;
+constexpr size_t MaxVdsoBytes = 64 * 1024;
+
+// The program headers of an ELF image mapped at `base`, read from memory.
+std::optional<std::vector<Elf64_Phdr>> programHeadersAt(const MemorySource &memory, uint64_t base) {
+  auto header = memory.readValue<Elf64_Ehdr>(base);
+  if (!header || std::memcmp(header->e_ident, llvm::ELF::ElfMagic, 4) != 0 ||
+      header->e_ident[llvm::ELF::EI_CLASS] != llvm::ELF::ELFCLASS64 ||
+      header->e_phentsize != sizeof(Elf64_Phdr) || header->e_phnum > MaxProgramHeaders)
+    return std::nullopt;
+  std::vector<Elf64_Phdr> phdrs(header->e_phnum);
+  std::span<uint8_t> bytes(reinterpret_cast<uint8_t *>(phdrs.data()), phdrs.size() * sizeof(Elf64_Phdr));
+  if (!memory.read(base + header->e_phoff, bytes)) return std::nullopt;
+  return phdrs;
+}
+
+uint64_t lowestLoadAddress(const std::vector<Elf64_Phdr> &phdrs) {
+  uint64_t lowest = UINT64_MAX;
+  for (const Elf64_Phdr &ph : phdrs)
+    if (ph.p_type == llvm::ELF::PT_LOAD) lowest = std::min(lowest, ph.p_vaddr & ~uint64_t(0xfff));
+  return lowest == UINT64_MAX ? 0 : lowest;
+}
+
+// Fills build-id and (when unknown) size from the in-memory program headers
+// of a module whose ELF header is at module.base.
+void readIdentityFromMemory(Module &module, const MemorySource &memory) {
+  auto phdrs = programHeadersAt(memory, module.base);
+  if (!phdrs) return;
+  uint64_t bias = module.base - lowestLoadAddress(*phdrs);
+  uint64_t end = module.base;
+  for (const Elf64_Phdr &ph : *phdrs) {
+    if (ph.p_type == llvm::ELF::PT_LOAD) end = std::max(end, bias + ph.p_vaddr + ph.p_memsz);
+    if (ph.p_type != llvm::ELF::PT_NOTE || !module.buildId.empty() || ph.p_filesz > MaxNoteBytes) continue;
+    std::vector<uint8_t> notes(ph.p_filesz);
+    if (!memory.read(bias + ph.p_vaddr, notes)) continue;
+    auto id = findGnuBuildId(notes);
+    module.buildId.assign(id.begin(), id.end());
+  }
+  if (module.size == 0) module.size = end - module.base;
+}
+
+Module makeModule(const std::string &path, uint64_t base, uint64_t size) {
+  Module module;
+  module.recordedPath = path;
+  module.name = llvm::sys::path::filename(path).str();
+  module.base = base;
+  module.size = size;
+  return module;
+}
+
+} // namespace
+
+std::vector<Module> modulesFromFileNote(const std::vector<FileMapping> &mappings, const MemorySource &memory) {
+  std::vector<Module> modules;
+  for (size_t i = 0; i < mappings.size();) {
+    // A module is a run of mappings of one file that starts at file offset 0.
+    size_t j = i + 1;
+    while (j < mappings.size() && mappings[j].path == mappings[i].path && mappings[j].fileOffset != 0) ++j;
+    const FileMapping &first = mappings[i];
+    uint64_t end = mappings[j - 1].end;
+    i = j;
+    if (first.fileOffset != 0) continue;
+    char magic[4];
+    bool readable = memory.read(first.start, {reinterpret_cast<uint8_t *>(magic), 4});
+    if (readable && std::memcmp(magic, llvm::ELF::ElfMagic, 4) != 0) continue; // a data file
+    Module module = makeModule(first.path, first.start, end - first.start);
+    readIdentityFromMemory(module, memory);
+    modules.push_back(std::move(module));
+  }
+  return modules;
+}
+
+std::vector<Module> modulesFromLinkMap(uint64_t atPhdr, const std::string &executablePath,
+                                       const MemorySource &memory,
+                                       std::vector<std::string> &warnings) {
+  std::vector<Module> modules;
+  // The executable's own program headers are at AT_PHDR; PT_PHDR gives its bias.
+  std::vector<Elf64_Phdr> phdrs;
+  for (size_t i = 0; i < MaxProgramHeaders; ++i) {
+    auto ph = memory.readValue<Elf64_Phdr>(atPhdr + i * sizeof(Elf64_Phdr));
+    if (!ph || ph->p_type == llvm::ELF::PT_NULL) break;
+    phdrs.push_back(*ph);
+  }
+  auto phdrEntry = std::find_if(phdrs.begin(), phdrs.end(), [](const Elf64_Phdr &p) { return p.p_type == llvm::ELF::PT_PHDR; });
+  auto dynamic = std::find_if(phdrs.begin(), phdrs.end(), [](const Elf64_Phdr &p) { return p.p_type == llvm::ELF::PT_DYNAMIC; });
+  if (phdrEntry == phdrs.end() || dynamic == phdrs.end()) {
+    warnings.push_back("no NT_FILE note and no dynamic section: the module list is unknown");
+    return modules;
+  }
+  uint64_t bias = atPhdr - phdrEntry->p_vaddr;
+  Module executable = makeModule(executablePath, bias + lowestLoadAddress(phdrs), 0);
+  readIdentityFromMemory(executable, memory);
+  modules.push_back(std::move(executable));
+  std::optional<uint64_t> rDebug;
+  for (uint64_t at = bias + dynamic->p_vaddr, n = 0; n < dynamic->p_memsz / 16 && n < 4096; ++n, at += 16) {
+    auto tag = memory.readValue<int64_t>(at);
+    if (!tag || *tag == llvm::ELF::DT_NULL) break;
+    if (*tag == llvm::ELF::DT_DEBUG) rDebug = memory.readValue<uint64_t>(at + 8);
+  }
+  if (!rDebug || *rDebug == 0) {
+    warnings.push_back("no NT_FILE note and DT_DEBUG is unset: the module list is unknown");
+    return modules;
+  }
+  // struct r_debug { int r_version; link_map *r_map; ... }
+  // struct link_map { l_addr, l_name, l_ld, l_next, l_prev }
+  auto entry = memory.readValue<uint64_t>(*rDebug + 8);
+  std::set<uint64_t> visited;
+  while (entry && *entry != 0) {
+    if (!visited.insert(*entry).second || visited.size() > MaxLinkMapEntries) {
+      warnings.push_back("the link map loops or is too long; its remaining entries are ignored");
+      break;
+    }
+    auto loadBias = memory.readValue<uint64_t>(*entry);
+    auto namePointer = memory.readValue<uint64_t>(*entry + 8);
+    if (!loadBias || !namePointer) {
+      warnings.push_back("a link map entry is unreadable; the module list is incomplete");
+      break;
+    }
+    std::string name = memory.readCString(*namePointer, 4096).value_or("");
+    // The main program's entry has an empty name; the vDSO is found from auxv.
+    if (!name.empty() && name.rfind("linux-vdso", 0) != 0) {
+      // Shared objects link at 0, so the bias is where the ELF header is.
+      Module module = makeModule(name, *loadBias, 0);
+      readIdentityFromMemory(module, memory);
+      modules.push_back(std::move(module));
+    }
+    entry = memory.readValue<uint64_t>(*entry + 24);
+  }
+  return modules;
+}
+
+std::optional<Module> vdsoModule(uint64_t address, uint64_t mappingEnd, const MemorySource &memory) {
+  if (mappingEnd <= address) return std::nullopt;
+  std::vector<uint8_t> bytes(std::min<uint64_t>(mappingEnd - address, MaxVdsoBytes));
+  if (!memory.read(address, bytes)) return std::nullopt;
+  auto image = ModuleImage::fromBytes(std::move(bytes), "[vdso]");
+  if (!image) {
+    llvm::consumeError(image.takeError());
+    return std::nullopt;
+  }
+  Module module = makeModule("[vdso]", address, 0);
+  module.name = "linux-vdso.so.1";
+  readIdentityFromMemory(module, memory);
+  module.image = std::shared_ptr<ModuleImage>(std::move(*image));
+  module.imageNote = "copied from the dump's memory";
+  return module;
+}
+
+} // namespace stackwalk::elfcore

@@ -1,0 +1,61 @@
+// Parsers for the payloads of Linux core notes. The kernel and gdb write these
+// structures in the machine's native layout; LLVM has no parsers for them.
+#pragma once
+
+#include "stackwalk/core/Registers.h"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace stackwalk::elfcore {
+
+enum NoteType : uint32_t {
+  NT_PRSTATUS = 1,
+  NT_PRPSINFO = 3,
+  NT_AUXV = 6,
+  NT_SIGINFO = 0x53494749,
+  NT_FILE = 0x46494c45,
+};
+
+// Auxiliary vector keys (<elf.h>; LLVM's ELF.h does not define them).
+enum AuxvType : uint64_t { AT_PHDR = 3, AT_EXECFN = 31, AT_SYSINFO_EHDR = 33 };
+
+// e_phnum's escape value when the count is in section 0's sh_info.
+constexpr uint16_t PN_XNUM = 0xffff;
+
+struct PrStatus {
+  uint32_t tid = 0;
+  int signal = 0; // pr_cursig
+  RegisterFile registers;
+};
+
+struct PrPsInfo {
+  uint32_t pid = 0;
+  std::string name;      // pr_fname
+  std::string arguments; // pr_psargs
+};
+
+struct SigInfo {
+  int signal = 0;
+  int code = 0;
+  std::optional<uint64_t> faultAddress; // for kernel-sent SIGSEGV/SIGBUS/SIGILL/SIGFPE
+};
+
+struct FileMapping {
+  uint64_t start = 0, end = 0, fileOffset = 0;
+  std::string path;
+};
+
+std::optional<PrStatus> parsePrStatus(std::span<const uint8_t> desc, Arch arch);
+std::optional<PrPsInfo> parsePrPsInfo(std::span<const uint8_t> desc);
+std::optional<SigInfo> parseSigInfo(std::span<const uint8_t> desc);
+std::vector<std::pair<uint64_t, uint64_t>> parseAuxv(std::span<const uint8_t> desc);
+// Returns as many mappings as are well-formed.
+std::vector<FileMapping> parseFileNote(std::span<const uint8_t> desc);
+
+std::string signalName(int signal);
+
+} // namespace stackwalk::elfcore

@@ -1,0 +1,219 @@
+#include "stackwalk/elfcore/ElfCoreLoader.h"
+
+#include "CoreMemory.h"
+#include "CoreModules.h"
+#include "CoreNotes.h"
+
+#include "stackwalk/core/ElfNotes.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+
+#include <cstring>
+
+using namespace llvm;
+using llvm::ELF::Elf64_Ehdr;
+using llvm::ELF::Elf64_Phdr;
+using llvm::ELF::Elf64_Shdr;
+
+namespace stackwalk {
+
+bool looksLikeElfCore(std::span<const uint8_t> head) {
+  if (head.size() < sizeof(Elf64_Ehdr) || std::memcmp(head.data(), ELF::ElfMagic, 4) != 0) return false;
+  uint16_t type;
+  std::memcpy(&type, head.data() + 16, 2);
+  return type == ELF::ET_CORE;
+}
+
+namespace elfcore {
+namespace {
+
+Error fail(const Twine &message) { return createStringError(inconvertibleErrorCode(), message); }
+
+// Everything the notes say, before it is turned into a Target.
+struct CoreNotes {
+  std::vector<PrStatus> threads;
+  std::optional<PrPsInfo> process;
+  std::optional<SigInfo> signal; // NT_SIGINFO follows the first thread's NT_PRSTATUS
+  std::vector<std::pair<uint64_t, uint64_t>> auxv;
+  std::vector<FileMapping> files;
+  bool sawFileNote = false;
+};
+
+class CoreReader {
+public:
+  CoreReader(std::shared_ptr<MemoryBuffer> file) : file_(std::move(file)) {}
+  Expected<std::unique_ptr<Target>> load();
+
+private:
+  std::span<const uint8_t> bytes() const {
+    return {reinterpret_cast<const uint8_t *>(file_->getBufferStart()), file_->getBufferSize()};
+  }
+  Expected<std::vector<Elf64_Phdr>> programHeaders(const Elf64_Ehdr &header);
+  void readNotes(std::span<const uint8_t> noteBytes, Arch arch);
+  std::optional<uint64_t> auxvValue(uint64_t type) const;
+  void addModules(Target &target, const std::vector<CoreSegment> &segments);
+
+  std::shared_ptr<MemoryBuffer> file_;
+  CoreNotes notes_;
+  std::vector<std::string> warnings_;
+};
+
+Expected<std::vector<Elf64_Phdr>> CoreReader::programHeaders(const Elf64_Ehdr &header) {
+  uint64_t count = header.e_phnum;
+  if (count == PN_XNUM) {
+    // More than 65535 headers: the real count is in section 0's sh_info.
+    if (header.e_shoff == 0 || header.e_shoff > bytes().size() || bytes().size() - header.e_shoff < sizeof(Elf64_Shdr))
+      return fail("e_phnum is PN_XNUM but section header 0 is missing");
+    Elf64_Shdr section0;
+    std::memcpy(&section0, bytes().data() + header.e_shoff, sizeof section0);
+    count = section0.sh_info;
+  }
+  if (count > 0 && header.e_phentsize != sizeof(Elf64_Phdr))
+    return fail("unexpected program header size " + Twine(header.e_phentsize));
+  if (header.e_phoff > bytes().size()) return fail("the program headers lie past the end of the file");
+  uint64_t fit = (bytes().size() - header.e_phoff) / sizeof(Elf64_Phdr);
+  if (fit < count) {
+    warnings_.push_back("the core is truncated: only " + std::to_string(fit) + " of " + std::to_string(count) +
+                        " program headers are present");
+    count = fit;
+  }
+  std::vector<Elf64_Phdr> phdrs(count);
+  std::memcpy(phdrs.data(), bytes().data() + header.e_phoff, count * sizeof(Elf64_Phdr));
+  return phdrs;
+}
+
+void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch) {
+  bool wellFormed = forEachElfNote(noteBytes, [&](const ElfNote &note) {
+    if (note.name != "CORE") return true; // LINUX notes hold FP/XSAVE state
+    switch (note.type) {
+    case NT_PRSTATUS:
+      if (auto status = parsePrStatus(note.desc, arch)) notes_.threads.push_back(*status);
+      else warnings_.push_back("an NT_PRSTATUS note is too short; its thread is skipped");
+      break;
+    case NT_PRPSINFO:
+      notes_.process = parsePrPsInfo(note.desc);
+      break;
+    case NT_SIGINFO:
+      if (!notes_.signal) notes_.signal = parseSigInfo(note.desc);
+      break;
+    case NT_AUXV:
+      notes_.auxv = parseAuxv(note.desc);
+      break;
+    case NT_FILE:
+      notes_.sawFileNote = true;
+      notes_.files = parseFileNote(note.desc);
+      break;
+    }
+    return true;
+  });
+  if (!wellFormed) warnings_.push_back("a note segment is malformed; notes after the damage are ignored");
+}
+
+std::optional<uint64_t> CoreReader::auxvValue(uint64_t type) const {
+  for (auto [key, value] : notes_.auxv)
+    if (key == type) return value;
+  return std::nullopt;
+}
+
+void CoreReader::addModules(Target &target, const std::vector<CoreSegment> &segments) {
+  std::string executable;
+  if (auto execfn = auxvValue(AT_EXECFN)) executable = target.readCString(*execfn).value_or("");
+  if (!notes_.files.empty()) {
+    target.modules = modulesFromFileNote(notes_.files, target);
+  } else if (auto phdr = auxvValue(AT_PHDR)) {
+    warnings_.push_back(notes_.sawFileNote ? "the NT_FILE note is malformed; modules come from the link map"
+                                           : "no NT_FILE note; modules come from the dynamic linker's link map");
+    target.modules = modulesFromLinkMap(*phdr, executable, target, warnings_);
+  } else {
+    warnings_.push_back("no NT_FILE note and no auxiliary vector: the module list is unknown");
+  }
+  if (auto vdso = auxvValue(AT_SYSINFO_EHDR)) {
+    for (const CoreSegment &seg : segments)
+      if (*vdso >= seg.vaddr && *vdso - seg.vaddr < seg.memSize)
+        if (auto module = vdsoModule(*vdso, seg.vaddr + seg.memSize, target))
+          target.modules.push_back(std::move(*module));
+  }
+}
+
+Expected<std::unique_ptr<Target>> CoreReader::load() {
+  if (!looksLikeElfCore(bytes())) return fail("not an ELF core file");
+  Elf64_Ehdr header;
+  std::memcpy(&header, bytes().data(), sizeof header);
+  if (header.e_ident[ELF::EI_CLASS] != ELF::ELFCLASS64 || header.e_ident[ELF::EI_DATA] != ELF::ELFDATA2LSB)
+    return fail("only 64-bit little-endian cores are supported");
+  Arch arch = header.e_machine == ELF::EM_X86_64    ? Arch::X86_64
+              : header.e_machine == ELF::EM_AARCH64 ? Arch::Arm64
+                                                   : Arch::Unknown;
+  if (arch == Arch::Unknown) return fail("unsupported machine " + Twine(header.e_machine) + " in the ELF core");
+
+  auto phdrs = programHeaders(header);
+  if (!phdrs) return phdrs.takeError();
+
+  std::vector<CoreSegment> segments;
+  std::vector<MemoryRegion> regions;
+  uint64_t missing = 0;
+  for (const Elf64_Phdr &ph : *phdrs) {
+    uint64_t present = ph.p_offset > bytes().size() ? 0 : std::min<uint64_t>(ph.p_filesz, bytes().size() - ph.p_offset);
+    if (ph.p_type == ELF::PT_NOTE) {
+      readNotes(bytes().subspan(std::min<uint64_t>(ph.p_offset, bytes().size()), present), arch);
+      if (present < ph.p_filesz) missing += ph.p_filesz - present;
+    } else if (ph.p_type == ELF::PT_LOAD && ph.p_memsz > 0) {
+      segments.push_back({ph.p_vaddr, ph.p_memsz, ph.p_offset, std::min(present, ph.p_memsz)});
+      regions.push_back({ph.p_vaddr, ph.p_vaddr + ph.p_memsz, bool(ph.p_flags & ELF::PF_R),
+                         bool(ph.p_flags & ELF::PF_W), bool(ph.p_flags & ELF::PF_X)});
+      if (present < ph.p_filesz) missing += ph.p_filesz - present;
+    }
+  }
+  if (missing)
+    warnings_.push_back("the core is truncated: " + std::to_string(missing) +
+                        " bytes of memory and notes are missing from the file");
+
+  auto memory = std::make_unique<CoreMemory>(file_, segments);
+  auto target = std::make_unique<Target>(arch, OS::Linux, "elf-core", std::move(memory));
+  target->regions = std::move(regions);
+
+  for (const PrStatus &status : notes_.threads) {
+    ThreadInfo thread;
+    thread.tid = status.tid;
+    thread.context = status.registers;
+    if (status.signal) thread.signal = status.signal;
+    target->threads.push_back(std::move(thread));
+  }
+  if (target->threads.empty()) warnings_.push_back("the core has no thread (NT_PRSTATUS) notes");
+
+  if (notes_.process) {
+    target->process.pid = notes_.process->pid;
+    target->process.name = notes_.process->name;
+    target->process.commandLine = notes_.process->arguments;
+  }
+  // The kernel and gdb write the thread that took the signal first.
+  int signal = notes_.signal ? notes_.signal->signal : 0;
+  if (!signal && !notes_.threads.empty()) signal = notes_.threads.front().signal;
+  if (signal && !notes_.threads.empty()) {
+    CrashInfo crash;
+    crash.threadId = notes_.threads.front().tid;
+    crash.signal = signal;
+    crash.name = signalName(signal);
+    if (notes_.signal) {
+      crash.code = notes_.signal->code;
+      crash.address = notes_.signal->faultAddress;
+    }
+    target->crash = crash;
+  }
+
+  addModules(*target, segments);
+  target->sortModules();
+  target->warnings = std::move(warnings_);
+  return target;
+}
+
+} // namespace
+} // namespace elfcore
+
+Expected<std::unique_ptr<Target>> loadElfCore(const std::string &path) {
+  auto buffer = MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer) return createStringError(buffer.getError(), "cannot open " + path + ": " + buffer.getError().message());
+  return elfcore::CoreReader(std::shared_ptr<MemoryBuffer>(std::move(*buffer))).load();
+}
+
+} // namespace stackwalk

@@ -1,0 +1,32 @@
+// The unwinders of last resort, used where no unwind information covers a frame.
+#pragma once
+
+#include "stackwalk/core/StackWalker.h"
+
+namespace stackwalk {
+
+// Follows the frame-pointer chain: the saved frame pointer and return address
+// sit at [fp] and [fp + pointer size]. Accepts the caller only when its return
+// address lies in executable memory.
+class FramePointerUnwinder : public Unwinder {
+public:
+  FrameTrust trust() const override { return FrameTrust::FramePointer; }
+  UnwindResult unwind(const Frame &frame, const Target &target) override;
+};
+
+// Scans the stack upward from the frame's stack pointer for a word that points
+// into an executable segment of a known module, right after a call instruction.
+class StackScanUnwinder : public Unwinder {
+public:
+  explicit StackScanUnwinder(unsigned maxWords = 512) : maxWords_(maxWords) {}
+  FrameTrust trust() const override { return FrameTrust::Scan; }
+  UnwindResult unwind(const Frame &frame, const Target &target) override;
+
+  // Whether a stack word could be a return address (also used by --scan-from).
+  static bool isPlausibleReturnAddress(const Target &target, uint64_t value);
+
+private:
+  unsigned maxWords_;
+};
+
+} // namespace stackwalk

@@ -1,0 +1,52 @@
+#include "CallInstruction.h"
+
+namespace stackwalk {
+namespace {
+
+// Length of an x86 `FF /2` (call r/m) instruction from its ModRM and SIB bytes.
+unsigned indirectCallLength(uint8_t modrm, uint8_t sib) {
+  unsigned mod = modrm >> 6, rm = modrm & 7;
+  switch (mod) {
+  case 0:
+    if (rm == 4) return (sib & 7) == 5 ? 7 : 3; // SIB, optionally with disp32
+    return rm == 5 ? 6 : 2;                     // rip+disp32, or [reg]
+  case 1: return rm == 4 ? 4 : 3;               // disp8
+  case 2: return rm == 4 ? 7 : 6;               // disp32
+  default: return 2;                            // register
+  }
+}
+
+bool x86FollowsCall(const Target &target, uint64_t returnAddress) {
+  uint8_t bytes[7];
+  if (returnAddress < sizeof bytes || !target.read(returnAddress - sizeof bytes, bytes)) return false;
+  const uint8_t *end = bytes + sizeof bytes;
+  if (end[-5] == 0xE8) return true; // call rel32
+  for (unsigned length = 2; length <= 7; ++length) {
+    const uint8_t *insn = end - length;
+    if (insn[0] != 0xFF || ((insn[1] >> 3) & 7) != 2) continue;
+    uint8_t sib = length >= 3 ? insn[2] : 0;
+    if (indirectCallLength(insn[1], sib) == length) return true;
+  }
+  return false;
+}
+
+bool arm64FollowsCall(const Target &target, uint64_t returnAddress) {
+  auto insn = target.readValue<uint32_t>(returnAddress - 4);
+  if (!insn) return false;
+  return (*insn & 0xFC000000) == 0x94000000   // bl
+         || (*insn & 0xFFFFFC1F) == 0xD63F0000; // blr
+}
+
+} // namespace
+
+bool followsCallInstruction(const Target &target, uint64_t returnAddress) {
+  switch (target.arch()) {
+  case Arch::X86_64:
+  case Arch::X86: return x86FollowsCall(target, returnAddress);
+  case Arch::Arm64: return arm64FollowsCall(target, returnAddress);
+  case Arch::Unknown: break;
+  }
+  return false;
+}
+
+} // namespace stackwalk

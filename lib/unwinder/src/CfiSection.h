@@ -1,0 +1,66 @@
+// One section of DWARF call frame information (.eh_frame or .debug_frame) of a
+// module image: finds the FDE for an address and its table of unwind rows.
+//
+// The pc -> FDE lookup (through .eh_frame_hdr's sorted table, or an index built
+// once by walking the section) and the CIE/FDE headers are ours: LLVM's
+// DWARFDebugFrame only parses a whole section eagerly. The CFA programs are
+// interpreted by LLVM's CFIProgram and UnwindTable, which know every DW_CFA
+// operation.
+#pragma once
+
+#include "llvm/DebugInfo/DWARF/DWARFDebugFrame.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace stackwalk {
+
+class CfiSection {
+public:
+  enum class Kind { EhFrame, DebugFrame };
+
+  struct Entry {
+    std::unique_ptr<llvm::dwarf::FDE> fde;
+    llvm::dwarf::UnwindTable table;
+    bool signalFrame = false; // the CIE's augmentation has 'S'
+    uint64_t returnAddressRegister = 0;
+  };
+
+  // `data` and `hdr` must outlive the section (they point into a mapped image).
+  CfiSection(Kind kind, llvm::StringRef data, uint64_t address, llvm::Triple::ArchType arch,
+             llvm::StringRef hdr = {}, uint64_t hdrAddress = 0);
+  ~CfiSection();
+
+  // The FDE covering a file address, or nullptr. Errors describe damaged CFI.
+  llvm::Expected<const Entry *> find(uint64_t address);
+
+private:
+  struct Range {
+    uint64_t begin, end, offset;
+  };
+  struct ParsedFde;
+
+  bool hasUsableHdr() const;
+  std::optional<uint64_t> lookupHdr(uint64_t address) const;
+  std::optional<uint64_t> lookupIndex(uint64_t address);
+  llvm::Expected<ParsedFde> parseFde(uint64_t offset);
+  llvm::Expected<llvm::dwarf::CIE *> cieAt(uint64_t offset);
+  void buildIndex();
+
+  Kind kind_;
+  llvm::StringRef data_;
+  uint64_t address_;
+  llvm::Triple::ArchType arch_;
+  uint8_t addressSize_;
+  llvm::StringRef hdr_;
+  uint64_t hdrAddress_;
+  std::optional<std::vector<Range>> index_; // built on first use without a usable hdr
+  std::map<uint64_t, std::unique_ptr<llvm::dwarf::CIE>> cies_;
+  std::map<uint64_t, std::unique_ptr<Entry>> entries_; // by FDE offset; null: damaged
+};
+
+} // namespace stackwalk

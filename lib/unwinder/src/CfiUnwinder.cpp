@@ -1,0 +1,215 @@
+#include "stackwalk/unwinder/CfiUnwinder.h"
+
+#include "CfiSection.h"
+
+#include "stackwalk/unwinder/DwarfExpression.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace llvm;
+using namespace llvm::dwarf;
+
+namespace stackwalk {
+namespace {
+
+std::string hex(uint64_t v) { return "0x" + utohexstr(v); }
+
+// Whether a rule reads the saved value from memory ("at") rather than being
+// the value ("is"). LLVM 19's UnwindLocation keeps this flag private; its
+// operator== compares it, so ask by comparing with the "at" form.
+bool isDereferenced(const UnwindLocation &loc) {
+  switch (loc.getLocation()) {
+  case UnwindLocation::CFAPlusOffset: return loc == UnwindLocation::createAtCFAPlusOffset(loc.getOffset());
+  case UnwindLocation::RegPlusOffset:
+    return loc == UnwindLocation::createAtRegisterPlusOffset(loc.getRegister(), loc.getOffset());
+  case UnwindLocation::DWARFExpr:
+    return loc.getDWARFExpressionBytes() &&
+           loc == UnwindLocation::createAtDWARFExpression(*loc.getDWARFExpressionBytes());
+  default: return false;
+  }
+}
+
+Triple::ArchType tripleArch(Arch arch) {
+  switch (arch) {
+  case Arch::Arm64: return Triple::aarch64;
+  case Arch::X86: return Triple::x86;
+  default: return Triple::x86_64;
+  }
+}
+
+// Applies one row of the unwind table to the callee's registers.
+class RowEvaluator {
+public:
+  RowEvaluator(const UnwindRow &row, const Frame &frame, const Target &target)
+      : row_(row), callee_(frame.regs), target_(target) {}
+
+  Expected<uint64_t> cfa() {
+    const UnwindLocation &loc = row_.getCFAValue();
+    Expected<uint64_t> value = locationValue(loc, std::nullopt);
+    if (!value) return value.takeError();
+    cfa_ = *value;
+    return *value;
+  }
+
+  // The caller's value of a register, nullopt when it cannot be recovered.
+  Expected<std::optional<uint64_t>> callerValue(unsigned reg, bool calleeSaved) {
+    std::optional<UnwindLocation> loc = row_.getRegisterLocations().getRegisterLocation(reg);
+    if (!loc || loc->getLocation() == UnwindLocation::Unspecified)
+      return calleeSaved ? callee_.get(reg) : std::nullopt;
+    switch (loc->getLocation()) {
+    case UnwindLocation::Undefined: return std::nullopt;
+    case UnwindLocation::Same: return callee_.get(reg);
+    default: {
+      Expected<uint64_t> value = locationValue(*loc, cfa_);
+      if (!value) return value.takeError();
+      return std::optional<uint64_t>(*value);
+    }
+    }
+  }
+
+private:
+  Expected<uint64_t> locationValue(const UnwindLocation &loc, std::optional<uint64_t> cfa) {
+    uint64_t address = 0;
+    switch (loc.getLocation()) {
+    case UnwindLocation::CFAPlusOffset:
+      if (!cfa) return fail("a CFA rule refers to the CFA");
+      address = *cfa + int64_t(loc.getOffset());
+      break;
+    case UnwindLocation::RegPlusOffset: {
+      std::optional<uint64_t> base = callee_.get(loc.getRegister());
+      if (!base) return fail("register " + Twine(loc.getRegister()) + " is unknown in the callee");
+      address = *base + int64_t(loc.getOffset());
+      break;
+    }
+    case UnwindLocation::DWARFExpr: {
+      std::optional<DWARFExpression> expr = loc.getDWARFExpressionBytes();
+      if (!expr) return fail("a DWARF expression rule without an expression");
+      StringRef bytes = expr->getData();
+      DwarfExpressionContext context;
+      context.memory = &target_;
+      context.registers = &callee_;
+      context.addressSize = pointerSize(target_.arch());
+      context.cfa = cfa;
+      // Register rules start with the CFA pushed (DWARF 5 section 6.4.2.3).
+      std::vector<uint64_t> initial;
+      if (cfa) initial.push_back(*cfa);
+      auto result = evaluateDwarfExpression({reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()},
+                                            context, initial);
+      if (!result) return result.takeError();
+      if (result->kind == DwarfExpressionResult::Kind::Register) {
+        std::optional<uint64_t> v = callee_.get(unsigned(result->value));
+        if (!v) return fail("an expression names an unknown register");
+        return *v;
+      }
+      address = result->value;
+      break;
+    }
+    case UnwindLocation::Constant: return uint64_t(int64_t(loc.getConstant()));
+    default: return fail("unexpected CFI rule");
+    }
+    if (!isDereferenced(loc)) return address;
+    std::optional<uint64_t> value = target_.readPointer(address, pointerSize(target_.arch()));
+    if (!value) return fail("the saved value at " + hex(address) + " is not in the dump");
+    return *value;
+  }
+
+  static Error fail(const Twine &message) { return createStringError(inconvertibleErrorCode(), message); }
+
+  const UnwindRow &row_;
+  const RegisterFile &callee_;
+  const Target &target_;
+  std::optional<uint64_t> cfa_;
+};
+
+const UnwindRow *rowFor(const UnwindTable &table, uint64_t address) {
+  const UnwindRow *found = nullptr;
+  for (const UnwindRow &row : table) {
+    if (row.hasAddress() && row.getAddress() > address) break;
+    found = &row;
+  }
+  return found;
+}
+
+UnwindResult applyEntry(const CfiSection::Entry &entry, uint64_t fileAddress, const Frame &frame,
+                        const Target &target) {
+  const UnwindRow *row = rowFor(entry.table, fileAddress);
+  if (!row) return UnwindResult::noInfo("the FDE has no row for " + hex(frame.ip));
+  RowEvaluator evaluator(*row, frame, target);
+  Expected<uint64_t> cfa = evaluator.cfa();
+  if (!cfa) return UnwindResult::noInfo("the CFA cannot be computed: " + toString(cfa.takeError()));
+
+  unsigned raRegister = unsigned(entry.returnAddressRegister);
+  std::optional<UnwindLocation> raRule = row->getRegisterLocations().getRegisterLocation(raRegister);
+  if (raRule && raRule->getLocation() == UnwindLocation::Undefined)
+    return UnwindResult::endOfStack("the CFI marks the return address undefined (outermost frame)");
+
+  UnwindResult result;
+  result.status = UnwindResult::Status::Caller;
+  result.caller = RegisterFile(frame.regs.arch());
+  result.callerIpIsExact = entry.signalFrame;
+  RegisterFile &caller = result.caller;
+  for (const RegisterInfo &info : frame.regs.layout()) {
+    if (info.number == caller.pcRegister()) continue;
+    // Without a rule, only a callee-saved register keeps its value in the caller.
+    bool carried = frame.regs.isCalleeSaved(info.number, target.os());
+    auto value = evaluator.callerValue(info.number, carried);
+    if (!value) {
+      consumeError(value.takeError());
+      continue;
+    }
+    if (*value) caller.set(info.number, **value);
+  }
+  // The CFA is by definition the caller's stack pointer, unless a rule says otherwise.
+  std::optional<UnwindLocation> spRule = row->getRegisterLocations().getRegisterLocation(caller.spRegister());
+  if (!spRule || spRule->getLocation() == UnwindLocation::Unspecified ||
+      spRule->getLocation() == UnwindLocation::Same)
+    caller.setSp(*cfa);
+  auto ra = evaluator.callerValue(raRegister, false);
+  if (!ra) return UnwindResult::noInfo("the return address cannot be read: " + toString(ra.takeError()));
+  if (!*ra) return UnwindResult::noInfo("the CFI gives no rule for the return address");
+  caller.setPc(**ra);
+  return result;
+}
+
+} // namespace
+
+CfiUnwinder::CfiUnwinder() = default;
+CfiUnwinder::~CfiUnwinder() = default;
+
+std::vector<std::unique_ptr<CfiSection>> &CfiUnwinder::sectionsFor(const ModuleImage &image, Arch arch) {
+  auto found = sections_.find(&image);
+  if (found != sections_.end()) return found->second;
+  std::vector<std::unique_ptr<CfiSection>> &sections = sections_[&image];
+  Triple::ArchType tarch = tripleArch(arch);
+  if (auto ehFrame = image.section(".eh_frame")) {
+    auto hdr = image.section(".eh_frame_hdr");
+    sections.push_back(std::make_unique<CfiSection>(CfiSection::Kind::EhFrame, ehFrame->data, ehFrame->address,
+                                                    tarch, hdr ? hdr->data : StringRef(), hdr ? hdr->address : 0));
+  }
+  for (const ModuleImage *source : {&image, image.debugImage()}) {
+    if (!source) continue;
+    if (auto debugFrame = source->section(".debug_frame"))
+      sections.push_back(std::make_unique<CfiSection>(CfiSection::Kind::DebugFrame, debugFrame->data,
+                                                      debugFrame->address, tarch));
+  }
+  return sections;
+}
+
+UnwindResult CfiUnwinder::unwind(const Frame &frame, const Target &target) {
+  if (!frame.module || !frame.module->image)
+    return UnwindResult::noInfo("no module file covers " + hex(frame.ip));
+  uint64_t fileAddress = frame.lookupAddress() - frame.module->loadBias();
+  std::string damage;
+  for (auto &section : sectionsFor(*frame.module->image, target.arch())) {
+    auto entry = section->find(fileAddress);
+    if (!entry) {
+      damage = toString(entry.takeError());
+      continue;
+    }
+    if (*entry) return applyEntry(**entry, fileAddress, frame, target);
+  }
+  return UnwindResult::noInfo(damage.empty() ? "no CFI covers " + hex(frame.ip) + " in " + frame.module->name
+                                             : "damaged CFI in " + frame.module->name + ": " + damage);
+}
+
+} // namespace stackwalk

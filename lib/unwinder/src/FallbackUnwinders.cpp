@@ -1,0 +1,49 @@
+#include "stackwalk/unwinder/FallbackUnwinders.h"
+
+#include "CallInstruction.h"
+
+namespace stackwalk {
+
+bool StackScanUnwinder::isPlausibleReturnAddress(const Target &target, uint64_t value) {
+  const Module *module = target.moduleAt(value);
+  return module && target.isExecutable(value) && followsCallInstruction(target, value);
+}
+
+UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &target) {
+  std::optional<uint64_t> fp = frame.regs.fp();
+  unsigned size = pointerSize(target.arch());
+  if (!fp) return UnwindResult::noInfo("the frame pointer is unknown");
+  if (*fp < frame.sp || *fp % size != 0) return UnwindResult::noInfo("the frame pointer does not point into the stack");
+  auto savedFp = target.readPointer(*fp, size);
+  auto returnAddress = target.readPointer(*fp + size, size);
+  if (!savedFp || !returnAddress) return UnwindResult::noInfo("the frame record is not in the dump");
+  if (*returnAddress == 0) return UnwindResult::endOfStack("the frame-pointer chain ends");
+  if (!target.isExecutable(*returnAddress))
+    return UnwindResult::noInfo("the frame record's return address is not in executable memory");
+  UnwindResult result;
+  result.status = UnwindResult::Status::Caller;
+  result.caller = RegisterFile(frame.regs.arch());
+  result.caller.set(result.caller.fpRegister(), *savedFp);
+  result.caller.setSp(*fp + 2 * size);
+  result.caller.setPc(*returnAddress);
+  return result;
+}
+
+UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target) {
+  unsigned size = pointerSize(target.arch());
+  for (unsigned i = 0; i < maxWords_; ++i) {
+    uint64_t slot = frame.sp + uint64_t(i) * size;
+    auto value = target.readPointer(slot, size);
+    if (!value) break;
+    if (!isPlausibleReturnAddress(target, *value)) continue;
+    UnwindResult result;
+    result.status = UnwindResult::Status::Caller;
+    result.caller = RegisterFile(frame.regs.arch());
+    result.caller.setSp(slot + size);
+    result.caller.setPc(*value);
+    return result;
+  }
+  return UnwindResult::noInfo("no return address found by scanning the stack");
+}
+
+} // namespace stackwalk

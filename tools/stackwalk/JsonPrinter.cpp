@@ -1,0 +1,117 @@
+#include "Format.h"
+#include "Printers.h"
+
+#include "stackwalk/core/ModuleImage.h"
+#include "stackwalk/core/WindowsContext.h"
+
+#include <nlohmann/json.hpp>
+
+namespace stackwalk {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+template <typename T> Json orNull(const std::optional<T> &v) { return v ? Json(*v) : Json(nullptr); }
+Json stringOrNull(const std::string &s) { return s.empty() ? Json(nullptr) : Json(s); }
+
+Json dumpJson(const Report &report) {
+  const Target &target = *report.target;
+  return Json{{"path", report.dumpPath},
+              {"format", target.format()},
+              {"os", std::string(osName(target.os()))},
+              {"arch", std::string(archName(target.arch()))},
+              {"pid", orNull(target.process.pid)},
+              {"process_name", stringOrNull(target.process.name)},
+              {"command_line", stringOrNull(target.process.commandLine)}};
+}
+
+Json crashJson(const Target &target) {
+  if (!target.crash) return nullptr;
+  const CrashInfo &crash = *target.crash;
+  Json out{{"thread_id", crash.threadId}};
+  if (crash.exceptionCode) out["exception_code"] = addressString(*crash.exceptionCode);
+  else out["signal"] = orNull(crash.signal);
+  out["code"] = orNull(crash.code);
+  out["name"] = crash.name;
+  out["address"] = crash.address ? Json(addressString(*crash.address)) : Json(nullptr);
+  return out;
+}
+
+Json modulesJson(const Target &target) {
+  Json out = Json::array();
+  for (const Module &module : target.modules) {
+    const ModuleImage *image = module.image.get();
+    std::string symbols = "none";
+    if (image) {
+      const ModuleImage *debug = image->debugImage();
+      symbols = image->hasDwarf() || debug ? "dwarf" : image->hasSymbolTable() ? "symtab" : "dynsym";
+    }
+    out.push_back(Json{{"name", module.name},
+                       {"path", stringOrNull(module.recordedPath)},
+                       {"file", image ? Json(image->path()) : Json(nullptr)},
+                       {"debug_file", image && image->debugImage() ? Json(image->debugImage()->path()) : Json(nullptr)},
+                       {"base", addressString(module.base)},
+                       {"size", addressString(module.size)},
+                       {"build_id", module.buildId.empty() ? Json(nullptr) : Json(hexString(module.buildId))},
+                       {"debug_id", stringOrNull(module.debugId)},
+                       {"symbols", symbols},
+                       {"note", stringOrNull(module.imageNote)}});
+  }
+  return out;
+}
+
+Json registersJson(const RegisterFile &regs) {
+  Json out = Json::object();
+  for (const RegisterInfo &info : regs.layout())
+    if (auto v = regs.get(info.number)) out[std::string(info.name)] = addressString(*v);
+  return out;
+}
+
+Json frameJson(const ReportFrame &frame, const PrintOptions &options) {
+  static const char *const Kinds[] = {"native", "managed", "runtime"};
+  Json out{{"index", frame.index},
+           {"kind", Kinds[int(frame.kind)]},
+           {"inlined", frame.inlined},
+           {"trust", std::string(trustName(frame.trust))},
+           {"ip", addressString(frame.ip)},
+           {"sp", addressString(frame.sp)},
+           {"module", frame.module ? Json(frame.module->name) : Json(nullptr)},
+           {"module_offset", frame.module ? Json(offsetString(frame.ip - frame.module->base)) : Json(nullptr)},
+           {"function", stringOrNull(frame.function)},
+           {"function_offset", frame.functionOffset ? Json(offsetString(*frame.functionOffset)) : Json(nullptr)},
+           {"file", stringOrNull(frame.file)},
+           {"line", orNull(frame.line)}};
+  if (options.registers && frame.registers) out["registers"] = registersJson(*frame.registers);
+  if (options.rawContext && frame.registers) {
+    std::vector<uint8_t> context = toWindowsContext(*frame.registers);
+    out["raw_context"] = hexString(context);
+  }
+  return out;
+}
+
+} // namespace
+
+void printJson(std::ostream &out, const Report &report, const PrintOptions &options) {
+  Json threads = Json::array();
+  for (const ReportThread &thread : report.threads) {
+    Json frames = Json::array();
+    for (const ReportFrame &frame : thread.frames) frames.push_back(frameJson(frame, options));
+    threads.push_back(Json{{"tid", thread.tid},
+                           {"name", orNull(thread.name)},
+                           {"crashed", thread.crashed},
+                           {"managed_thread_id", nullptr},
+                           {"stop_reason", std::string(stopReasonName(thread.stopReason))},
+                           {"stop_detail", stringOrNull(thread.stopDetail)},
+                           {"frames", std::move(frames)}});
+  }
+  Json document{{"schema", "stackwalk/1"},
+                {"dump", dumpJson(report)},
+                {"crash", crashJson(*report.target)},
+                {"modules", modulesJson(*report.target)},
+                {"runtimes", Json::array()},
+                {"threads", std::move(threads)},
+                {"warnings", report.warnings}};
+  out << document.dump(1) << "\n";
+}
+
+} // namespace stackwalk

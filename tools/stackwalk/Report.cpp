@@ -1,0 +1,89 @@
+#include "Report.h"
+
+#include "stackwalk/unwinder/CfiUnwinder.h"
+#include "stackwalk/unwinder/FallbackUnwinders.h"
+
+#include <algorithm>
+
+namespace stackwalk {
+namespace {
+
+std::vector<const ThreadInfo *> selectThreads(const Target &target, const ReportOptions &options,
+                                              std::vector<std::string> &warnings) {
+  std::vector<const ThreadInfo *> selected;
+  if (options.allThreads) {
+    for (const ThreadInfo &thread : target.threads) selected.push_back(&thread);
+  } else if (!options.threadIds.empty()) {
+    for (uint64_t tid : options.threadIds) {
+      auto it = std::find_if(target.threads.begin(), target.threads.end(),
+                             [&](const ThreadInfo &t) { return t.tid == tid; });
+      if (it == target.threads.end()) warnings.push_back("thread " + std::to_string(tid) + " is not in the dump");
+      else selected.push_back(&*it);
+    }
+  } else {
+    auto crashed = target.crash ? std::find_if(target.threads.begin(), target.threads.end(),
+                                               [&](const ThreadInfo &t) { return t.tid == target.crash->threadId; })
+                                : target.threads.end();
+    if (crashed != target.threads.end()) selected.push_back(&*crashed);
+    else if (!target.threads.empty()) selected.push_back(&target.threads.front());
+  }
+  return selected;
+}
+
+void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer) {
+  ReportFrame base;
+  base.kind = frame.kind;
+  base.trust = frame.trust;
+  base.ip = frame.ip;
+  base.sp = frame.sp;
+  base.module = frame.module;
+  // physicalFrames is complete before entries are made, and moving a vector
+  // keeps its elements in place, so this pointer stays valid.
+  base.registers = &frame.regs;
+  const std::vector<SourceFrame> *sources = nullptr;
+  if (frame.module) sources = &symbolizer.symbolize(*frame.module, frame.lookupAddress());
+  if (!sources || sources->empty()) {
+    base.index = unsigned(thread.frames.size());
+    thread.frames.push_back(base);
+    return;
+  }
+  for (const SourceFrame &source : *sources) {
+    ReportFrame entry = base;
+    entry.index = unsigned(thread.frames.size());
+    entry.inlined = source.inlined;
+    if (entry.inlined) entry.registers = nullptr;
+    entry.function = source.function;
+    entry.file = source.file;
+    entry.line = source.line;
+    if (source.functionStart && *source.functionStart <= frame.ip) entry.functionOffset = frame.ip - *source.functionStart;
+    thread.frames.push_back(std::move(entry));
+  }
+}
+
+} // namespace
+
+Report buildReport(const std::string &dumpPath, const Target &target, const ReportOptions &options) {
+  Report report;
+  report.dumpPath = dumpPath;
+  report.target = &target;
+  report.warnings = target.warnings;
+  CfiUnwinder cfi;
+  FramePointerUnwinder framePointer;
+  StackScanUnwinder scan;
+  Symbolizer symbolizer;
+  for (const ThreadInfo *info : selectThreads(target, options, report.warnings)) {
+    ReportThread thread;
+    thread.tid = info->tid;
+    thread.name = info->name;
+    thread.crashed = target.crash && target.crash->threadId == info->tid;
+    StackWalker walker(target, *info, {&cfi, &framePointer, &scan}, options.limits);
+    while (auto frame = walker.next()) thread.physicalFrames.push_back(std::move(*frame));
+    thread.stopReason = walker.stopReason();
+    thread.stopDetail = walker.stopDetail();
+    for (const Frame &frame : thread.physicalFrames) addEntries(thread, frame, symbolizer);
+    report.threads.push_back(std::move(thread));
+  }
+  return report;
+}
+
+} // namespace stackwalk

@@ -1,0 +1,92 @@
+#include "Format.h"
+#include "Printers.h"
+
+#include "stackwalk/core/ModuleImage.h"
+#include "stackwalk/core/WindowsContext.h"
+
+namespace stackwalk {
+namespace {
+
+std::string location(const ReportFrame &frame) {
+  std::string out;
+  if (frame.module) out = frame.module->name;
+  if (!frame.function.empty()) {
+    out += (out.empty() ? "" : "!") + frame.function;
+    if (frame.functionOffset && *frame.functionOffset) out += "+" + offsetString(*frame.functionOffset);
+  } else if (frame.module) {
+    out += "+" + offsetString(frame.ip - frame.module->base);
+  } else {
+    out = "??";
+  }
+  if (!frame.file.empty()) {
+    out += " [" + frame.file;
+    if (frame.line) out += ":" + std::to_string(*frame.line);
+    out += "]";
+  }
+  return out;
+}
+
+void printHeader(std::ostream &out, const Report &report) {
+  const Target &target = *report.target;
+  out << "dump:    " << report.dumpPath << " (" << target.format() << ", " << osName(target.os()) << " "
+      << archName(target.arch()) << ")\n";
+  out << "process: ";
+  if (target.process.pid) out << *target.process.pid << " ";
+  out << (target.process.name.empty() ? "?" : target.process.name);
+  if (!target.process.commandLine.empty()) out << " (" << target.process.commandLine << ")";
+  out << "\n";
+  if (target.crash) {
+    const CrashInfo &crash = *target.crash;
+    out << "crash:   " << crash.name;
+    if (crash.code) out << " (code " << *crash.code << ")";
+    if (crash.address) out << " at " << addressString(*crash.address);
+    out << " in thread " << crash.threadId << "\n";
+  } else {
+    out << "crash:   none recorded\n";
+  }
+  for (const std::string &warning : report.warnings) out << "warning: " << warning << "\n";
+}
+
+void printRegisters(std::ostream &out, const RegisterFile &regs) {
+  unsigned column = 0;
+  for (const RegisterInfo &info : regs.layout()) {
+    auto v = regs.get(info.number);
+    if (!v) continue;
+    out << (column == 0 ? "        " : "  ");
+    char buffer[48];
+    std::snprintf(buffer, sizeof buffer, "%7s=%s", std::string(info.name).c_str(), addressString(*v).c_str());
+    out << buffer;
+    if (++column == 3) {
+      out << "\n";
+      column = 0;
+    }
+  }
+  if (column) out << "\n";
+}
+
+} // namespace
+
+void printText(std::ostream &out, const Report &report, const PrintOptions &options) {
+  printHeader(out, report);
+  for (const ReportThread &thread : report.threads) {
+    out << "\nThread " << thread.tid;
+    if (thread.name) out << " \"" << *thread.name << "\"";
+    if (thread.crashed) out << " (crashed)";
+    out << "\n";
+    for (const ReportFrame &frame : thread.frames) {
+      char prefix[96];
+      std::snprintf(prefix, sizeof prefix, "  #%-3u %s %s ", frame.index, addressString(frame.sp).c_str(),
+                    addressString(frame.ip).c_str());
+      out << prefix << (frame.inlined ? "(inlined) " : "") << location(frame) << "  ("
+          << trustName(frame.trust) << ")\n";
+      if (options.registers && frame.registers) printRegisters(out, *frame.registers);
+      if (options.rawContext && frame.registers)
+        out << "        raw context: " << hexString(toWindowsContext(*frame.registers)) << "\n";
+    }
+    out << "  stop: " << stopReasonName(thread.stopReason);
+    if (!thread.stopDetail.empty()) out << " (" << thread.stopDetail << ")";
+    out << "\n";
+  }
+}
+
+} // namespace stackwalk
