@@ -15,5 +15,6 @@ JSON=$3
 FRAMES=${GDB_FRAMES:-/work/shared/oracle/gdb-frames.py}
 exec gdb -batch -nx -ex 'set debuginfod enabled off' -ex 'set pagination off' \
     -ex 'set backtrace past-main on' -ex 'set backtrace past-entry on' \
-    -ex "set sysroot $OUT/sysroot" -ex "py ORACLE_OUT='$JSON'" \
+    -ex "set sysroot $OUT/sysroot" -ex "set debug-file-directory $OUT/sysroot/usr/lib/debug" \
+    -ex "py ORACLE_OUT='$JSON'" \
     -x "$FRAMES" "$OUT/bin/$NAME" "$OUT/cores/$NAME.core"

@@ -37,11 +37,12 @@ void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer
   base.ip = frame.ip;
   base.sp = frame.sp;
   base.module = frame.module;
+  base.signalTrampoline = frame.signalTrampoline;
   // physicalFrames is complete before entries are made, and moving a vector
   // keeps its elements in place, so this pointer stays valid.
   base.registers = &frame.regs;
   const std::vector<SourceFrame> *sources = nullptr;
-  if (frame.module) sources = &symbolizer.symbolize(*frame.module, frame.lookupAddress());
+  if (frame.module) sources = &symbolizer.symbolize(*frame.module, frame.symbolAddress());
   if (!sources || sources->empty()) {
     base.index = unsigned(thread.frames.size());
     thread.frames.push_back(base);
@@ -68,6 +69,7 @@ Report buildReport(const std::string &dumpPath, const Target &target, const Repo
   report.target = &target;
   report.warnings = target.warnings;
   CfiUnwinder cfi;
+  BadCallUnwinder badCall;
   FramePointerUnwinder framePointer;
   StackScanUnwinder scan;
   Symbolizer symbolizer;
@@ -76,7 +78,7 @@ Report buildReport(const std::string &dumpPath, const Target &target, const Repo
     thread.tid = info->tid;
     thread.name = info->name;
     thread.crashed = target.crash && target.crash->threadId == info->tid;
-    StackWalker walker(target, *info, {&cfi, &framePointer, &scan}, options.limits);
+    StackWalker walker(target, *info, {&cfi, &badCall, &framePointer, &scan}, options.limits);
     while (auto frame = walker.next()) thread.physicalFrames.push_back(std::move(*frame));
     thread.stopReason = walker.stopReason();
     thread.stopDetail = walker.stopDetail();

@@ -24,6 +24,7 @@ struct ReportFrame {
   std::string file;
   std::optional<uint32_t> line;
   const RegisterFile *registers = nullptr; // physical frames only
+  bool signalTrampoline = false;
 };
 
 struct ReportThread {

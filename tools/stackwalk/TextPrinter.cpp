@@ -77,7 +77,8 @@ void printText(std::ostream &out, const Report &report, const PrintOptions &opti
       char prefix[96];
       std::snprintf(prefix, sizeof prefix, "  #%-3u %s %s ", frame.index, addressString(frame.sp).c_str(),
                     addressString(frame.ip).c_str());
-      out << prefix << (frame.inlined ? "(inlined) " : "") << location(frame) << "  ("
+      out << prefix << (frame.inlined ? "(inlined) " : "") << location(frame)
+          << (frame.signalTrampoline ? " <signal handler called>" : "") << "  ("
           << trustName(frame.trust) << ")\n";
       if (options.registers && frame.registers) printRegisters(out, *frame.registers);
       if (options.rawContext && frame.registers)

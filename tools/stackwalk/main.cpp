@@ -42,6 +42,8 @@ int main(int argc, char **argv) {
   app.add_flag("--json", json, "print JSON (schema stackwalk/1)");
   app.add_option("--module-path", searchOptions.modulePaths,
                  "directory with module files and debug files: flat, or a .build-id tree (repeatable)");
+  app.add_option("-e,--executable", searchOptions.executable,
+                 "the main executable's file (its build-id is still checked)");
   app.add_option("--sysroot", searchOptions.sysroot, "prefix for the module paths the dump recorded");
   app.add_option("--max-frames", reportOptions.limits.maxFrames, "frames per thread at most")
       ->default_val(reportOptions.limits.maxFrames)

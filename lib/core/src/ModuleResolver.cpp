@@ -36,6 +36,7 @@ bool crcMatches(const std::string &path, uint32_t expected) {
 
 std::vector<std::string> ModuleResolver::imageCandidates(const Module &module) const {
   std::vector<std::string> out;
+  if (module.isMainExecutable && !options_.executable.empty()) out.push_back(options_.executable);
   if (!module.recordedPath.empty() && module.recordedPath[0] == '/')
     out.push_back(options_.sysroot.empty() ? module.recordedPath
                                            : joinPath(options_.sysroot, module.recordedPath));
@@ -67,11 +68,12 @@ std::shared_ptr<ModuleImage> ModuleResolver::findImage(const Module &module, std
 }
 
 std::unique_ptr<ModuleImage> ModuleResolver::findDebugImage(const ModuleImage &image) const {
+  // Debug files under the sysroot come before the machine's own, as the
+  // modules themselves do.
   std::vector<std::string> roots = options_.modulePaths;
-  for (const std::string &root : options_.debugRoots) {
-    roots.push_back(root);
-    if (!options_.sysroot.empty()) roots.push_back(joinPath(options_.sysroot, root));
-  }
+  if (!options_.sysroot.empty())
+    for (const std::string &root : options_.debugRoots) roots.push_back(joinPath(options_.sysroot, root));
+  roots.insert(roots.end(), options_.debugRoots.begin(), options_.debugRoots.end());
   auto accept = [&](const std::string &path, std::optional<uint32_t> crc) -> std::unique_ptr<ModuleImage> {
     if (!isFile(path) || path == image.path()) return nullptr;
     auto debug = ModuleImage::open(path);

@@ -1,6 +1,15 @@
 #include "stackwalk/core/StackWalker.h"
 
+#include <cstdio>
+
 namespace stackwalk {
+namespace {
+std::string hexAddress(uint64_t v) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
+  return buffer;
+}
+} // namespace
 
 std::string_view trustName(FrameTrust trust) {
   switch (trust) {
@@ -24,6 +33,7 @@ std::string_view stopReasonName(StopReason reason) {
   case StopReason::NoContext: return "no_context";
   case StopReason::SpNotIncreasing: return "sp_not_increasing";
   case StopReason::Loop: return "loop";
+  case StopReason::IpNotExecutable: return "ip_not_executable";
   case StopReason::NoUnwindInfo: return "no_unwind_info";
   case StopReason::MaxFrames: return "max_frames";
   }
@@ -65,6 +75,8 @@ std::optional<Frame> StackWalker::next() {
     frame = unwindOnce();
     if (!frame) return std::nullopt;
     frame->index = previous_->index + 1;
+    for (Unwinder *unwinder : unwinders_)
+      if (unwinder->isSignalTrampoline(*frame, target_)) frame->signalTrampoline = true;
   }
   seen_.insert({frame->ip, frame->sp});
   previous_ = frame;
@@ -79,6 +91,11 @@ std::optional<std::pair<StopReason, std::string>> StackWalker::rejectCaller(cons
   // must move the stack pointer up.
   if (!caller.ipIsExact && caller.sp <= callee.sp)
     return std::make_pair(StopReason::SpNotIncreasing, "the caller's stack pointer is not above the callee's");
+  // Unwind info describes where the return address is saved, not whether the
+  // slot still holds one: a value outside executable memory is no frame.
+  if (!target_.isExecutable(caller.ip))
+    return std::make_pair(StopReason::IpNotExecutable, "the return address " + hexAddress(caller.ip) +
+                                                           " is not in executable memory");
   if (seen_.count({caller.ip, caller.sp}))
     return std::make_pair(StopReason::Loop, "the same frame would repeat");
   return std::nullopt;

@@ -44,19 +44,30 @@ const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint
   std::vector<SourceFrame> &frames = cache_[key];
   symbolize::SymbolizableModule *symbols = moduleFor(image);
   if (!symbols) return frames;
+  // DWARF names first, as gdb shows them: with the symbol table on, LLVM
+  // renames the physical frame after whichever ELF alias it finds (`__read`
+  // for glibc's __libc_read). The symbol table fills in what DWARF lacks.
   DILineInfoSpecifier spec(DILineInfoSpecifier::FileLineInfoKind::AbsoluteFilePath,
                            DILineInfoSpecifier::FunctionNameKind::LinkageName);
-  DIInliningInfo info = symbols->symbolizeInlinedCode({fileAddress, object::SectionedAddress::UndefSection},
-                                                      spec, /*UseSymbolTable=*/true);
+  object::SectionedAddress where{fileAddress, object::SectionedAddress::UndefSection};
+  DIInliningInfo info = symbols->symbolizeInlinedCode(where, spec, /*UseSymbolTable=*/false);
+  std::optional<DILineInfo> fromSymbols;
+  auto symbolTableEntry = [&]() -> const DILineInfo & {
+    if (!fromSymbols) fromSymbols = symbols->symbolizeCode(where, spec, /*UseSymbolTable=*/true);
+    return *fromSymbols;
+  };
   uint32_t count = info.getNumberOfFrames();
   for (uint32_t i = 0; i < count; ++i) {
-    const DILineInfo &line = info.getFrame(i);
+    DILineInfo line = info.getFrame(i);
+    bool physical = i + 1 == count;
+    if (physical && line.FunctionName == DILineInfo::BadString) line.FunctionName = symbolTableEntry().FunctionName;
+    if (physical && !line.StartAddress) line.StartAddress = symbolTableEntry().StartAddress;
     SourceFrame frame;
     if (line.FunctionName != DILineInfo::BadString) frame.function = demangle(line.FunctionName);
     if (line.FileName != DILineInfo::BadString) frame.file = line.FileName;
     if (line.Line) frame.line = line.Line;
-    frame.inlined = i + 1 < count;
-    if (!frame.inlined && line.StartAddress && *line.StartAddress <= fileAddress)
+    frame.inlined = !physical;
+    if (physical && line.StartAddress && *line.StartAddress <= fileAddress)
       frame.functionStart = *line.StartAddress + module.loadBias();
     if (frame.function.empty() && frame.file.empty()) continue;
     frames.push_back(std::move(frame));

@@ -21,7 +21,7 @@ enum NoteType : uint32_t {
 };
 
 // Auxiliary vector keys (<elf.h>; LLVM's ELF.h does not define them).
-enum AuxvType : uint64_t { AT_PHDR = 3, AT_EXECFN = 31, AT_SYSINFO_EHDR = 33 };
+enum AuxvType : uint64_t { AT_PHDR = 3, AT_ENTRY = 9, AT_EXECFN = 31, AT_SYSINFO_EHDR = 33 };
 
 // e_phnum's escape value when the count is in section 0's sh_info.
 constexpr uint16_t PN_XNUM = 0xffff;

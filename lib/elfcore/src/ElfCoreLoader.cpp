@@ -127,6 +127,9 @@ void CoreReader::addModules(Target &target, const std::vector<CoreSegment> &segm
   } else {
     warnings_.push_back("no NT_FILE note and no auxiliary vector: the module list is unknown");
   }
+  if (auto entry = auxvValue(AT_ENTRY))
+    for (Module &module : target.modules)
+      if (module.contains(*entry)) module.isMainExecutable = true;
   if (auto vdso = auxvValue(AT_SYSINFO_EHDR)) {
     for (const CoreSegment &seg : segments)
       if (*vdso >= seg.vaddr && *vdso - seg.vaddr < seg.memSize)

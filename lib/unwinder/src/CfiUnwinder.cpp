@@ -195,21 +195,42 @@ std::vector<std::unique_ptr<CfiSection>> &CfiUnwinder::sectionsFor(const ModuleI
   return sections;
 }
 
-UnwindResult CfiUnwinder::unwind(const Frame &frame, const Target &target) {
-  if (!frame.module || !frame.module->image)
-    return UnwindResult::noInfo("no module file covers " + hex(frame.ip));
-  uint64_t fileAddress = frame.lookupAddress() - frame.module->loadBias();
+struct CfiUnwinder::Found {
+  const CfiSection::Entry *entry = nullptr;
+  uint64_t fileAddress = 0;
+  std::string why;
+};
+
+CfiUnwinder::Found CfiUnwinder::find(const Frame &frame, const Target &target) {
+  Found found;
+  if (!frame.module || !frame.module->image) {
+    found.why = "no module file covers " + hex(frame.ip);
+    return found;
+  }
+  found.fileAddress = frame.lookupAddress() - frame.module->loadBias();
   std::string damage;
   for (auto &section : sectionsFor(*frame.module->image, target.arch())) {
-    auto entry = section->find(fileAddress);
+    auto entry = section->find(found.fileAddress);
     if (!entry) {
       damage = toString(entry.takeError());
       continue;
     }
-    if (*entry) return applyEntry(**entry, fileAddress, frame, target);
+    if ((found.entry = *entry)) return found;
   }
-  return UnwindResult::noInfo(damage.empty() ? "no CFI covers " + hex(frame.ip) + " in " + frame.module->name
-                                             : "damaged CFI in " + frame.module->name + ": " + damage);
+  found.why = damage.empty() ? "no CFI covers " + hex(frame.ip) + " in " + frame.module->name
+                             : "damaged CFI in " + frame.module->name + ": " + damage;
+  return found;
+}
+
+UnwindResult CfiUnwinder::unwind(const Frame &frame, const Target &target) {
+  Found found = find(frame, target);
+  if (!found.entry) return UnwindResult::noInfo(found.why);
+  return applyEntry(*found.entry, found.fileAddress, frame, target);
+}
+
+bool CfiUnwinder::isSignalTrampoline(const Frame &frame, const Target &target) {
+  const CfiSection::Entry *entry = find(frame, target).entry;
+  return entry && entry->signalFrame;
 }
 
 } // namespace stackwalk

@@ -9,6 +9,24 @@ bool StackScanUnwinder::isPlausibleReturnAddress(const Target &target, uint64_t 
   return module && target.isExecutable(value) && followsCallInstruction(target, value);
 }
 
+UnwindResult BadCallUnwinder::unwind(const Frame &frame, const Target &target) {
+  if (frame.trust != FrameTrust::Context || target.isExecutable(frame.ip))
+    return UnwindResult::noInfo("the instruction pointer is in executable memory");
+  unsigned size = pointerSize(target.arch());
+  auto returnAddress = target.readPointer(frame.sp, size);
+  if (!returnAddress || !StackScanUnwinder::isPlausibleReturnAddress(target, *returnAddress))
+    return UnwindResult::noInfo("no return address at the stack pointer");
+  UnwindResult result;
+  result.status = UnwindResult::Status::Caller;
+  result.caller = RegisterFile(frame.regs.arch());
+  for (const RegisterInfo &info : frame.regs.layout())
+    if (frame.regs.isCalleeSaved(info.number, target.os()))
+      if (auto v = frame.regs.get(info.number)) result.caller.set(info.number, *v);
+  result.caller.setSp(frame.sp + size);
+  result.caller.setPc(*returnAddress);
+  return result;
+}
+
 UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &target) {
   std::optional<uint64_t> fp = frame.regs.fp();
   unsigned size = pointerSize(target.arch());

@@ -18,6 +18,7 @@ struct Module {
   uint64_t size = 0;        // extent of the mappings
   std::vector<uint8_t> buildId; // ELF GNU build-id as found in dump memory
   std::string debugId;          // PE: PDB GUID+age; ELF: unused
+  bool isMainExecutable = false;
 
   // The file that was found for it and matched its identity, or null.
   std::shared_ptr<ModuleImage> image;

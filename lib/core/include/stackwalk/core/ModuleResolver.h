@@ -10,6 +10,7 @@
 namespace stackwalk {
 
 struct ModuleSearchOptions {
+  std::string executable;               // the main executable's file, as gdb's EXE argument
   std::string sysroot;                  // prefix for recorded absolute paths
   std::vector<std::string> modulePaths; // flat dirs and .build-id trees
   std::vector<std::string> debugRoots{"/usr/lib/debug"};

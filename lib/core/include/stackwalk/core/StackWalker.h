@@ -30,9 +30,15 @@ struct Frame {
   // frame, or a frame interrupted by a signal); false when it is a return
   // address, whose call instruction is found at ip - 1.
   bool ipIsExact = true;
+  // The signal trampoline (glibc's __restore_rt): the kernel made its address
+  // the handler's return address, so no call precedes it.
+  bool signalTrampoline = false;
   const Module *module = nullptr;
 
+  // Where to look up unwind info: the call instruction for a return address.
   uint64_t lookupAddress() const { return ipIsExact ? ip : ip - 1; }
+  // Where to look up the function: the same, but a trampoline is its own start.
+  uint64_t symbolAddress() const { return signalTrampoline ? ip : lookupAddress(); }
 };
 
 // What one unwinder says about a frame's caller.
@@ -65,6 +71,8 @@ public:
   virtual ~Unwinder() = default;
   virtual FrameTrust trust() const = 0;
   virtual UnwindResult unwind(const Frame &frame, const Target &target) = 0;
+  // Whether the unwind info marks this frame as a signal trampoline.
+  virtual bool isSignalTrampoline(const Frame &frame, const Target &target) { return false; }
 };
 
 // Why a walk ended. The names are part of the JSON contract (stop_reason).
@@ -75,6 +83,7 @@ enum class StopReason {
   NoContext,        // the thread's context has no pc or sp
   SpNotIncreasing,  // the caller's stack pointer is not above the callee's
   Loop,             // a frame repeats
+  IpNotExecutable,  // the caller's instruction pointer is not in executable memory
   NoUnwindInfo,     // no unwinder could find the caller
   MaxFrames,        // --max-frames reached
 };

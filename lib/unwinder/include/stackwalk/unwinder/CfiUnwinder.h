@@ -18,8 +18,13 @@ public:
   ~CfiUnwinder() override;
   FrameTrust trust() const override { return FrameTrust::Cfi; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
+  bool isSignalTrampoline(const Frame &frame, const Target &target) override;
 
 private:
+  struct Found;
+  // The CFI entry covering the frame's lookup address, or why there is none.
+  Found find(const Frame &frame, const Target &target);
+
   // The CFI sections of an image, in the order they are asked: .eh_frame,
   // then .debug_frame of the image and of its debug file.
   std::vector<std::unique_ptr<CfiSection>> &sectionsFor(const ModuleImage &image, Arch arch);

@@ -5,6 +5,16 @@
 
 namespace stackwalk {
 
+// A thread that called through a null or wild pointer stops with its
+// instruction pointer outside executable memory, before the callee ran a single
+// instruction: the return address is at the stack pointer and every
+// callee-saved register still holds the caller's value.
+class BadCallUnwinder : public Unwinder {
+public:
+  FrameTrust trust() const override { return FrameTrust::Scan; }
+  UnwindResult unwind(const Frame &frame, const Target &target) override;
+};
+
 // Follows the frame-pointer chain: the saved frame pointer and return address
 // sit at [fp] and [fp + pointer size]. Accepts the caller only when its return
 // address lies in executable memory.

@@ -1,0 +1,72 @@
+"""Shared helpers for the tests over test/dumps: the manifest, running
+stackwalk on a dump, and preparing gdb's frames for ../shared/oracle/compare.py."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SOURCE = os.path.join(ROOT, "test", "dumps")
+SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+COMPARE = os.path.join(SHARED, "oracle", "compare.py")
+GDB_FRAMES = os.path.join(SHARED, "oracle", "gdb-frames.py")
+SKIP = 77  # ctest's SKIP_RETURN_CODE
+
+
+def skip(message):
+    print("SKIP: " + message)
+    sys.exit(SKIP)
+
+
+def manifest():
+    with open(os.path.join(SOURCE, "dumps.json")) as f:
+        return json.load(f)["dumps"]
+
+
+def stackwalk_args(dump):
+    """Arguments that point stackwalk at a dump's files, relative to the unpacked tree."""
+    return [dump["core"], "--sysroot", "sysroot", "--module-path", "bin", "--module-path", "debug"]
+
+
+def run_stackwalk(stackwalk, unpacked, args, check=True):
+    result = subprocess.run([stackwalk] + args, cwd=unpacked, capture_output=True, text=True, timeout=120)
+    if check and result.returncode != 0:
+        raise RuntimeError(f"stackwalk {' '.join(args)} exited {result.returncode}: {result.stderr}")
+    return result
+
+
+def without_tail_calls(oracle, kinds):
+    """gdb synthesizes frames for functions that tail-called the next one (from
+    DW_TAG_call_site). They have no return address on the stack, so they are
+    not physical frames: set them aside, as compare.py sets aside inline frames."""
+    by_tid = {t["tid"]: t for t in kinds["threads"]}
+    for thread in oracle["threads"]:
+        marks = by_tid[thread["tid"]]["frames"]
+        assert len(marks) == len(thread["frames"]), "frame-kinds and gdb-frames disagree"
+        thread["frames"] = [f for f, k in zip(thread["frames"], marks) if k["kind"] != "tailcall"]
+    return oracle
+
+
+def compare(ours_path, oracle_path, *options):
+    result = subprocess.run([sys.executable, COMPARE, ours_path, oracle_path, "--names", *options],
+                            capture_output=True, text=True)
+    return result.returncode == 0, result.stdout.strip()
+
+
+def gdb_oracle(unpacked, name, out_dir):
+    """Runs gdb live on a dump (test/dumps/oracle.sh), with frame kinds."""
+    frames = os.path.join(out_dir, name + ".gdb.json")
+    kinds = os.path.join(out_dir, name + ".gdb-kinds.json")
+    script = os.path.join(SOURCE, "oracle.sh")
+    for path, helper in ((frames, GDB_FRAMES), (kinds, os.path.join(SOURCE, "frame-kinds.py"))):
+        env = dict(os.environ, GDB_FRAMES=helper)
+        subprocess.run(["sh", script, unpacked, name, path], env=env, capture_output=True, timeout=300)
+        if not os.path.exists(path):
+            raise RuntimeError(f"gdb wrote no oracle for {name}")
+    with open(frames) as f, open(kinds) as k:
+        return json.load(f), json.load(k)
+
+
+def have_gdb():
+    return shutil.which("gdb") is not None
