@@ -48,7 +48,7 @@ Json modulesJson(const Target &target) {
     }
     out.push_back(Json{{"name", module.name},
                        {"path", stringOrNull(module.recordedPath)},
-                       {"file", image ? Json(image->path()) : Json(nullptr)},
+                       {"file", image && !image->inMemory() ? Json(image->path()) : Json(nullptr)},
                        {"debug_file", image && image->debugImage() ? Json(image->debugImage()->path()) : Json(nullptr)},
                        {"base", addressString(module.base)},
                        {"size", addressString(module.size)},

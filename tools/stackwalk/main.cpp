@@ -64,6 +64,13 @@ int main(int argc, char **argv) {
     std::cerr << "stackwalk: " << llvm::toString(target.takeError()) << "\n";
     return ExitUnreadable;
   }
+  if ((*target)->threads.empty()) {
+    // Without a thread there is no stack to report: the dump is unreadable.
+    std::string why = "no thread could be read from " + dumpPath;
+    for (const std::string &warning : (*target)->warnings) why += "; " + warning;
+    std::cerr << "stackwalk: " << why << "\n";
+    return ExitUnreadable;
+  }
   stackwalk::ModuleResolver(searchOptions).resolve(**target);
   stackwalk::Report report = stackwalk::buildReport(dumpPath, **target, reportOptions);
   if (json) stackwalk::printJson(std::cout, report, printOptions);

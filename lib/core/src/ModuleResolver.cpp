@@ -60,7 +60,7 @@ std::shared_ptr<ModuleImage> ModuleResolver::findImage(const Module &module, std
       mismatches += " " + path + " (build-id " + hexString((*image)->buildId()) + ")";
       continue;
     }
-    note = module.buildId.empty() ? path + " (identity not checked: no build-id in the dump)" : path;
+    note = module.buildId.empty() ? "identity not checked: the dump records no build-id" : "";
     return std::shared_ptr<ModuleImage>(std::move(*image));
   }
   note = mismatches.empty() ? "no file found" : "no matching file; rejected:" + mismatches;
@@ -105,18 +105,27 @@ std::unique_ptr<ModuleImage> ModuleResolver::findDebugImage(const ModuleImage &i
 }
 
 void ModuleResolver::resolve(Target &target) const {
+  std::vector<std::string> missing, rejected;
   for (Module &module : target.modules) {
     if (!module.image) {
       module.image = findImage(module, module.imageNote);
       if (!module.image) {
-        target.warnings.push_back("module " + module.name + ": " + module.imageNote +
-                                  "; its frames have no symbols and unwinding relies on dump memory");
+        (module.imageNote == "no file found" ? missing : rejected).push_back(module.name);
         continue;
       }
     }
     if (!module.image->hasDwarf() && !module.image->debugImage())
       if (auto debug = findDebugImage(*module.image)) module.image->setDebugImage(std::move(debug));
   }
+  // One line per kind of problem; each module's own note says where we looked.
+  auto summarize = [&](const std::vector<std::string> &names, const std::string &what) {
+    if (names.empty()) return;
+    std::string line = std::to_string(names.size()) + " module(s) " + what + ":";
+    for (const std::string &name : names) line += " " + name;
+    target.warnings.push_back(line + " (no symbols; unwinding them relies on dump memory)");
+  };
+  summarize(missing, "have no file");
+  summarize(rejected, "have only files whose build-id differs from the dump's");
 }
 
 } // namespace stackwalk

@@ -93,6 +93,13 @@ std::vector<FileMapping> parseFileNote(std::span<const uint8_t> desc) {
   return out;
 }
 
+bool dumpsCore(int signal) {
+  switch (signal) {
+  case 3: case 4: case 5: case 6: case 7: case 8: case 11: case 24: case 25: case 31: return true;
+  default: return false;
+  }
+}
+
 std::string signalName(int signal) {
   static const char *const Names[] = {
       nullptr,   "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",    "SIGTRAP", "SIGABRT", "SIGBUS",

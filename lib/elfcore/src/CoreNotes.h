@@ -57,5 +57,7 @@ std::vector<std::pair<uint64_t, uint64_t>> parseAuxv(std::span<const uint8_t> de
 std::vector<FileMapping> parseFileNote(std::span<const uint8_t> desc);
 
 std::string signalName(int signal);
+// Whether the signal's default action writes a core (signal(7)).
+bool dumpsCore(int signal);
 
 } // namespace stackwalk::elfcore

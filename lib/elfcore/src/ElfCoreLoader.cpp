@@ -189,10 +189,12 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
     target->process.name = notes_.process->name;
     target->process.commandLine = notes_.process->arguments;
   }
-  // The kernel and gdb write the thread that took the signal first.
+  // The kernel and gdb write the thread that took the signal first. Only a
+  // signal whose default action dumps core is a crash: gcore of a running
+  // process records the SIGSTOP that stopped it.
   int signal = notes_.signal ? notes_.signal->signal : 0;
   if (!signal && !notes_.threads.empty()) signal = notes_.threads.front().signal;
-  if (signal && !notes_.threads.empty()) {
+  if (dumpsCore(signal) && !notes_.threads.empty()) {
     CrashInfo crash;
     crash.threadId = notes_.threads.front().tid;
     crash.signal = signal;

@@ -22,7 +22,7 @@ struct Module {
 
   // The file that was found for it and matched its identity, or null.
   std::shared_ptr<ModuleImage> image;
-  std::string imageNote; // why no image, or where it came from
+  std::string imageNote; // why there is no image, or what is doubtful about it
 
   bool contains(uint64_t address) const {
     return address >= base && address - base < size;

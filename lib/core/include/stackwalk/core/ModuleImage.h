@@ -32,6 +32,8 @@ public:
   fromBytes(std::vector<uint8_t> bytes, const std::string &name);
 
   const std::string &path() const { return path_; }
+  // True for an image copied from the dump (the vDSO), which has no file.
+  bool inMemory() const { return !ownedBytes_.empty(); }
   const llvm::object::ObjectFile &object() const { return *object_; }
   bool isElf() const;
 

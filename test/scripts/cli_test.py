@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""The command line's contract: exit codes, thread selection, limits, and what
+stackwalk says about files that are not dumps, truncated cores and missing
+module files.
+
+Usage: cli_test.py STACKWALK UNPACKED_DUMPS_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import dumps
+
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(f"{'ok  ' if ok else 'FAIL'} {what}")
+    failures += not ok
+
+
+def run(stackwalk, args, cwd):
+    return subprocess.run([stackwalk] + args, cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def one_line_error(result):
+    lines = result.stderr.strip().splitlines()
+    return len(lines) == 1 and lines[0].startswith("stackwalk: ")
+
+
+def main(stackwalk, unpacked):
+    core = "cores/crash-segv.core"
+    files = ["--sysroot", "sysroot", "--module-path", "bin"]
+    with tempfile.TemporaryDirectory() as tmp:
+        text_file = os.path.join(tmp, "notes.txt")
+        with open(text_file, "w") as f:
+            f.write("not a dump\n" * 10)
+        r = run(stackwalk, [text_file], unpacked)
+        check(r.returncode == 3 and one_line_error(r), "a file that is not a dump: exit 3, one line")
+        r = run(stackwalk, [os.path.join(tmp, "absent.core")], unpacked)
+        check(r.returncode == 3 and one_line_error(r), "a missing file: exit 3, one line")
+        r = run(stackwalk, [], unpacked)
+        check(r.returncode == 2, "no dump argument: exit 2")
+        r = run(stackwalk, [core, "--no-such-option"], unpacked)
+        check(r.returncode == 2, "an unknown option: exit 2")
+        r = run(stackwalk, [core, "--max-frames", "0"], unpacked)
+        check(r.returncode == 2, "--max-frames 0: exit 2")
+
+        data = open(os.path.join(unpacked, core), "rb").read()
+        tiny = os.path.join(tmp, "tiny.core")
+        with open(tiny, "wb") as f:
+            f.write(data[:100])
+        r = run(stackwalk, [tiny], unpacked)
+        check(r.returncode == 3 and one_line_error(r) and "truncated" in r.stderr,
+              "a core cut inside its program headers: exit 3, says truncated")
+        half = os.path.join(tmp, "half.core")
+        with open(half, "wb") as f:
+            f.write(data[: len(data) // 2])
+        r = run(stackwalk, [half, "--json", "-a"] + files, unpacked)
+        report = json.loads(r.stdout) if r.returncode == 0 else {}
+        check(r.returncode == 0 and any("truncated" in w for w in report.get("warnings", []))
+              and all(t["frames"] for t in report["threads"]),
+              "a core cut in half: exit 0, a warning, a frame for every thread")
+
+    r = run(stackwalk, [core, "--json", "--sysroot", "/nonexistent"], unpacked)
+    report = json.loads(r.stdout)
+    check(r.returncode == 0 and any("have no file" in w for w in report["warnings"])
+          and len(report["threads"]) == 1 and report["threads"][0]["frames"],
+          "module files missing: exit 0, a warning, the crashing thread's frames from dump memory")
+
+    r = run(stackwalk, [core, "--json"] + files, unpacked)
+    report = json.loads(r.stdout)
+    crashed = report["crash"]["thread_id"]
+    check([t["tid"] for t in report["threads"]] == [crashed] and report["threads"][0]["crashed"],
+          "without a thread option: the crashing thread")
+    r = run(stackwalk, ["cores/threads-O0-fp.core", "--json"] + files, unpacked)
+    report = json.loads(r.stdout)
+    check(report["crash"] is None and len(report["threads"]) == 1, "no crash: the first thread")
+
+    r = run(stackwalk, [core, "--json", "-a"] + files, unpacked)
+    tids = [t["tid"] for t in json.loads(r.stdout)["threads"]]
+    r = run(stackwalk, [core, "--json", "--thread", str(tids[2]), "--thread", str(tids[1])] + files, unpacked)
+    check([t["tid"] for t in json.loads(r.stdout)["threads"]] == [tids[2], tids[1]], "--thread twice, in that order")
+    r = run(stackwalk, [core, "--json", "--thread", "1"] + files, unpacked)
+    report = json.loads(r.stdout)
+    check(r.returncode == 0 and not report["threads"] and any("thread 1 " in w for w in report["warnings"]),
+          "--thread of an absent thread: a warning")
+
+    r = run(stackwalk, [core, "--json", "--max-frames", "2"] + files, unpacked)
+    thread = json.loads(r.stdout)["threads"][0]
+    physical = [f for f in thread["frames"] if not f["inlined"]]
+    check(len(physical) == 2 and thread["stop_reason"] == "max_frames", "--max-frames 2")
+
+    r = run(stackwalk, [core, "--json", "--raw-context", "--registers"] + files, unpacked)
+    frame0 = json.loads(r.stdout)["threads"][0]["frames"][0]
+    raw = bytes.fromhex(frame0["raw_context"])
+    flags = int.from_bytes(raw[0x30:0x34], "little")
+    rip = int.from_bytes(raw[0xF8:0x100], "little")
+    check(len(raw) == 0x4D0 and flags & 0x100003 == 0x100003 and rip == int(frame0["ip"], 16)
+          and frame0["registers"]["rip"] == frame0["ip"],
+          "--raw-context: a 0x4d0-byte AMD64 CONTEXT with CONTROL|INTEGER and rip")
+    frame1 = next(f for f in json.loads(r.stdout)["threads"][0]["frames"][1:] if not f["inlined"])
+    check("rax" not in frame1["registers"] and "rbx" in frame1["registers"],
+          "a caller frame: caller-saved registers unknown, callee-saved known")
+
+    print(f"{failures} check(s) failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        print(__doc__)
+        sys.exit(2)
+    sys.exit(main(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])))

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""stackwalk's text and JSON output for every dump in test/dumps, against the
+reviewed copies in test/golden.
+
+Usage: golden_test.py STACKWALK UNPACKED_DUMPS_DIR [--update]
+
+--update rewrites the golden files and prints their diff: read it before you
+commit; a golden file is never regenerated blindly.
+"""
+import difflib
+import os
+import sys
+
+import dumps
+
+GOLDEN = os.path.join(dumps.ROOT, "test", "golden")
+VARIANTS = [("txt", ["-a"]), ("json", ["-a", "--json", "--registers"])]
+
+
+def main(stackwalk, unpacked, update):
+    failures = 0
+    for dump in dumps.manifest():
+        for suffix, options in VARIANTS:
+            result = dumps.run_stackwalk(stackwalk, unpacked, dumps.stackwalk_args(dump) + options)
+            path = os.path.join(GOLDEN, f"{dump['name']}.{suffix}")
+            want = open(path).read() if os.path.exists(path) else ""
+            if result.stdout == want:
+                print(f"ok   {dump['name']}.{suffix}")
+                continue
+            diff = list(difflib.unified_diff(want.splitlines(), result.stdout.splitlines(),
+                                             f"golden/{dump['name']}.{suffix}", "stackwalk", lineterm=""))
+            print(f"{'UPDATED' if update else 'FAIL'} {dump['name']}.{suffix}")
+            print("\n".join(diff[:80]) + ("\n..." if len(diff) > 80 else ""))
+            if update:
+                os.makedirs(GOLDEN, exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(result.stdout)
+            else:
+                failures += 1
+    print(f"{failures} golden file(s) differ")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if a != "--update"]
+    if len(args) != 2:
+        print(__doc__)
+        sys.exit(2)
+    sys.exit(main(os.path.abspath(args[0]), os.path.abspath(args[1]), "--update" in sys.argv))
