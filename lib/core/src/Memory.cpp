@@ -31,4 +31,18 @@ std::optional<std::string> MemorySource::readCString(uint64_t address, size_t ma
   return std::nullopt;
 }
 
+void BufferMemory::add(uint64_t address, std::vector<uint8_t> bytes) {
+  ranges_.emplace_back(address, std::move(bytes));
+}
+
+bool BufferMemory::read(uint64_t address, std::span<uint8_t> out) const {
+  for (const auto &[start, bytes] : ranges_) {
+    if (address < start || address - start > bytes.size() || out.size() > bytes.size() - (address - start))
+      continue;
+    std::memcpy(out.data(), bytes.data() + (address - start), out.size());
+    return true;
+  }
+  return false;
+}
+
 } // namespace stackwalk

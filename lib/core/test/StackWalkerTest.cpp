@@ -1,1 +1,158 @@
+#include "stackwalk/core/StackWalker.h"
+
 #include <catch2/catch.hpp>
+
+#include <functional>
+#include <map>
+
+using namespace stackwalk;
+
+namespace {
+
+// An unwinder that answers from a table: callee ip -> caller (ip, sp), or an end.
+class TableUnwinder : public Unwinder {
+public:
+  explicit TableUnwinder(FrameTrust trust) : trust_(trust) {}
+  FrameTrust trust() const override { return trust_; }
+  UnwindResult unwind(const Frame &frame, const Target &) override {
+    ++calls;
+    if (ends.count(frame.ip)) return UnwindResult::endOfStack("table says end");
+    auto it = callers.find(frame.ip);
+    if (it == callers.end()) return UnwindResult::noInfo("not in table");
+    UnwindResult result;
+    result.status = UnwindResult::Status::Caller;
+    result.caller = RegisterFile(Arch::X86_64);
+    result.caller.setPc(it->second.first);
+    result.caller.setSp(it->second.second);
+    return result;
+  }
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> callers;
+  std::set<uint64_t> ends;
+  int calls = 0;
+
+private:
+  FrameTrust trust_;
+};
+
+struct Fixture {
+  Target target{Arch::X86_64, OS::Linux, "test", std::make_unique<BufferMemory>()};
+  ThreadInfo thread;
+  Fixture() {
+    target.regions.push_back({0x1000, 0x2000, true, false, true}); // code
+    target.regions.push_back({0x8000, 0x9000, true, true, false}); // stack
+    thread.context = RegisterFile(Arch::X86_64);
+    thread.context.setPc(0x1100);
+    thread.context.setSp(0x8100);
+  }
+  std::vector<Frame> walk(std::vector<Unwinder *> unwinders, StackWalker **out = nullptr, unsigned max = 100) {
+    walker = std::make_unique<StackWalker>(target, thread, unwinders, WalkLimits{max});
+    std::vector<Frame> frames;
+    while (auto frame = walker->next()) frames.push_back(*frame);
+    return frames;
+  }
+  std::unique_ptr<StackWalker> walker;
+};
+
+} // namespace
+
+TEST_CASE("frames come from the first unwinder that knows the caller") {
+  Fixture f;
+  TableUnwinder cfi(FrameTrust::Cfi), scan(FrameTrust::Scan);
+  cfi.callers[0x1100] = {0x1200, 0x8200};
+  scan.callers[0x1200] = {0x1300, 0x8300};
+  cfi.ends.insert(0x1300);
+  auto frames = f.walk({&cfi, &scan});
+  REQUIRE(frames.size() == 3);
+  CHECK(frames[0].trust == FrameTrust::Context);
+  CHECK(frames[0].ipIsExact);
+  CHECK(frames[1].trust == FrameTrust::Cfi);
+  CHECK_FALSE(frames[1].ipIsExact);
+  CHECK(frames[1].lookupAddress() == 0x11ff);
+  CHECK(frames[2].trust == FrameTrust::Scan);
+  CHECK(frames[2].index == 2);
+  CHECK(f.walker->stopReason() == StopReason::EndOfStack);
+}
+
+TEST_CASE("a caller whose stack pointer does not move up is refused") {
+  Fixture f;
+  TableUnwinder cfi(FrameTrust::Cfi);
+  cfi.callers[0x1100] = {0x1200, 0x8100};
+  auto frames = f.walk({&cfi});
+  CHECK(frames.size() == 1);
+  CHECK(f.walker->stopReason() == StopReason::SpNotIncreasing);
+}
+
+TEST_CASE("a caller outside executable memory is refused") {
+  Fixture f;
+  TableUnwinder cfi(FrameTrust::Cfi);
+  cfi.callers[0x1100] = {0x8800, 0x8200}; // points into the stack
+  auto frames = f.walk({&cfi});
+  CHECK(frames.size() == 1);
+  CHECK(f.walker->stopReason() == StopReason::IpNotExecutable);
+}
+
+TEST_CASE("a null return address ends the walk without asking the fallbacks") {
+  Fixture f;
+  TableUnwinder cfi(FrameTrust::Cfi), scan(FrameTrust::Scan);
+  cfi.callers[0x1100] = {0, 0x8200};
+  scan.callers[0x1100] = {0x1300, 0x8300};
+  auto frames = f.walk({&cfi, &scan});
+  CHECK(frames.size() == 1);
+  CHECK(f.walker->stopReason() == StopReason::NullIp);
+  CHECK(scan.calls == 0);
+}
+
+TEST_CASE("without any unwind information the walk says so") {
+  Fixture f;
+  TableUnwinder cfi(FrameTrust::Cfi);
+  auto frames = f.walk({&cfi});
+  CHECK(frames.size() == 1);
+  CHECK(f.walker->stopReason() == StopReason::NoUnwindInfo);
+  CHECK(f.walker->stopDetail() == "not in table");
+}
+
+TEST_CASE("the frame limit stops the walk") {
+  Fixture f;
+  TableUnwinder cfi(FrameTrust::Cfi);
+  for (uint64_t i = 0; i < 50; ++i) cfi.callers[0x1100 + i] = {0x1101 + i, 0x8101 + i * 8};
+  auto frames = f.walk({&cfi}, nullptr, 10);
+  CHECK(frames.size() == 10);
+  CHECK(f.walker->stopReason() == StopReason::MaxFrames);
+}
+
+TEST_CASE("a context without a stack pointer gives no frame") {
+  Fixture f;
+  f.thread.context.forget(7);
+  TableUnwinder cfi(FrameTrust::Cfi);
+  CHECK(f.walk({&cfi}).empty());
+  CHECK(f.walker->stopReason() == StopReason::NoContext);
+}
+
+TEST_CASE("module lookup and memory reads go through the target") {
+  Target target(Arch::X86_64, OS::Linux, "test", std::make_unique<BufferMemory>());
+  Module a, b;
+  a.name = "a";
+  a.base = 0x1000;
+  a.size = 0x100;
+  b.name = "b";
+  b.base = 0x3000;
+  b.size = 0x100;
+  target.modules = {b, a};
+  target.sortModules();
+  CHECK(target.moduleAt(0x1050)->name == "a");
+  CHECK(target.moduleAt(0x3000)->name == "b");
+  CHECK(target.moduleAt(0x1100) == nullptr);
+  CHECK(target.moduleAt(0x500) == nullptr);
+}
+
+TEST_CASE("buffer memory reads whole ranges only, and C strings stop at NUL or the limit") {
+  BufferMemory memory;
+  memory.add(0x100, {'h', 'i', 0, 'x'});
+  memory.add(0x200, std::vector<uint8_t>(100, 'a'));
+  CHECK(memory.readCString(0x100) == "hi");
+  CHECK_FALSE(memory.readCString(0x200, 50));
+  CHECK_FALSE(memory.readCString(0x200)); // runs off the end without a NUL
+  uint8_t buffer[8];
+  CHECK_FALSE(memory.read(0x102, buffer));
+  CHECK(memory.readValue<uint16_t>(0x100) == uint16_t('h' | ('i' << 8)));
+}

@@ -1,1 +1,81 @@
+#include "CoreBuilder.h"
+#include "CoreNotes.h"
+
 #include <catch2/catch.hpp>
+
+using namespace stackwalk;
+using namespace stackwalk::elfcore;
+using stackwalk::test::Bytes;
+
+TEST_CASE("NT_PRSTATUS gives the tid, the signal and the registers in DWARF numbering") {
+  Bytes desc = test::prstatus(4242, 0x401000, 0x7ffe0000, 0x7ffe0100, 11);
+  auto status = parsePrStatus(desc, Arch::X86_64);
+  REQUIRE(status);
+  CHECK(status->tid == 4242);
+  CHECK(status->signal == 11);
+  CHECK(status->registers.pc() == 0x401000u);
+  CHECK(status->registers.sp() == 0x7ffe0000u);
+  CHECK(status->registers.get(6) == 0x7ffe0100u); // rbp
+  CHECK(status->registers.isKnown(58));           // fs_base
+  CHECK_FALSE(parsePrStatus(Bytes{}, Arch::X86_64));
+}
+
+TEST_CASE("NT_PRPSINFO gives pid, name and arguments") {
+  Bytes desc;
+  desc.resize(136);
+  desc.set<uint32_t>(24, 77);
+  std::memcpy(desc.data() + 40, "myprog", 6);
+  std::memcpy(desc.data() + 56, "./myprog --flag   ", 18);
+  auto info = parsePrPsInfo(desc);
+  REQUIRE(info);
+  CHECK(info->pid == 77);
+  CHECK(info->name == "myprog");
+  CHECK(info->arguments == "./myprog --flag");
+}
+
+TEST_CASE("NT_SIGINFO keeps a fault address only for a kernel-sent fault") {
+  Bytes desc;
+  desc.resize(128);
+  desc.set<int32_t>(0, 11);
+  desc.set<int32_t>(8, 1); // SEGV_MAPERR
+  desc.set<uint64_t>(16, 0x10);
+  auto fault = parseSigInfo(desc);
+  REQUIRE(fault);
+  CHECK(fault->faultAddress == 0x10u);
+  desc.set<int32_t>(8, -6); // SI_TKILL: sent by tgkill, si_addr holds a pid
+  CHECK_FALSE(parseSigInfo(desc)->faultAddress);
+  desc.set<int32_t>(0, 6);
+  desc.set<int32_t>(8, 1);
+  CHECK_FALSE(parseSigInfo(desc)->faultAddress);
+}
+
+TEST_CASE("NT_FILE lists mappings with their paths; a bad count yields nothing") {
+  Bytes desc;
+  desc.put<uint64_t>(2);
+  desc.put<uint64_t>(4096);
+  for (uint64_t v : {0x1000, 0x3000, 0, 0x3000, 0x4000, 2}) desc.put<uint64_t>(v);
+  for (char c : std::string("/bin/a\0/lib/b\0", 14)) desc.push_back(uint8_t(c));
+  auto mappings = parseFileNote(desc);
+  REQUIRE(mappings.size() == 2);
+  CHECK(mappings[1].path == "/lib/b");
+  CHECK(mappings[1].fileOffset == 2 * 4096);
+  desc.set<uint64_t>(0, 1u << 30);
+  CHECK(parseFileNote(desc).empty());
+}
+
+TEST_CASE("the auxiliary vector ends at AT_NULL") {
+  Bytes desc;
+  for (uint64_t v : {3, 0x400040, 33, 0x7fff0000, 0, 0, 9, 9}) desc.put<uint64_t>(v);
+  auto auxv = parseAuxv(desc);
+  REQUIRE(auxv.size() == 2);
+  CHECK(auxv[1] == std::make_pair(uint64_t(33), uint64_t(0x7fff0000)));
+}
+
+TEST_CASE("only signals whose default action dumps core are crashes") {
+  CHECK(dumpsCore(11));
+  CHECK(dumpsCore(6));
+  CHECK_FALSE(dumpsCore(19)); // SIGSTOP
+  CHECK_FALSE(dumpsCore(0));
+  CHECK(signalName(11) == "SIGSEGV");
+  CHECK(signalName(99) == "signal 99");
+}

@@ -1,1 +1,39 @@
+#include "CallInstruction.h"
+
 #include <catch2/catch.hpp>
+
+using namespace stackwalk;
+
+namespace {
+// A target whose code at 0x1000 ends with `bytes`; returns the address after them.
+bool followsCall(std::vector<uint8_t> bytes, Arch arch = Arch::X86_64) {
+  auto memory = std::make_unique<BufferMemory>();
+  std::vector<uint8_t> code(16, 0x90);
+  code.insert(code.end(), bytes.begin(), bytes.end());
+  memory->add(0x1000, code);
+  Target target(arch, OS::Linux, "test", std::move(memory));
+  return followsCallInstruction(target, 0x1000 + code.size());
+}
+} // namespace
+
+TEST_CASE("x86 call forms are recognized by the bytes before the return address") {
+  CHECK(followsCall({0xe8, 0x10, 0x20, 0x30, 0x40}));             // call rel32
+  CHECK(followsCall({0xff, 0xd0}));                               // call rax
+  CHECK(followsCall({0x41, 0xff, 0xd3}));                         // call r11
+  CHECK(followsCall({0xff, 0x15, 0x01, 0x02, 0x03, 0x04}));       // call [rip+disp32]
+  CHECK(followsCall({0xff, 0x50, 0x08}));                         // call [rax+8]
+  CHECK(followsCall({0xff, 0x14, 0xc5, 1, 2, 3, 4}));             // call [rax*8+disp32]
+  CHECK(followsCall({0xff, 0x54, 0x24, 0x08}));                   // call [rsp+8]
+}
+
+TEST_CASE("other instructions before an address are not calls") {
+  CHECK_FALSE(followsCall({0x90, 0x90, 0x90, 0x90, 0x90}));
+  CHECK_FALSE(followsCall({0xff, 0xe0}));       // jmp rax (/4)
+  CHECK_FALSE(followsCall({0x48, 0x89, 0xe5})); // mov rbp, rsp
+}
+
+TEST_CASE("arm64 bl and blr") {
+  CHECK(followsCall({0x00, 0x00, 0x00, 0x94}, Arch::Arm64)); // bl
+  CHECK(followsCall({0x00, 0x02, 0x3f, 0xd6}, Arch::Arm64)); // blr x16
+  CHECK_FALSE(followsCall({0x1f, 0x20, 0x03, 0xd5}, Arch::Arm64)); // nop
+}

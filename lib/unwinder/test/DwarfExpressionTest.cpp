@@ -1,1 +1,105 @@
+#include "stackwalk/unwinder/DwarfExpression.h"
+
+#include "llvm/BinaryFormat/Dwarf.h"
+
 #include <catch2/catch.hpp>
+
+using namespace stackwalk;
+using namespace llvm::dwarf;
+
+namespace {
+
+struct Env {
+  BufferMemory memory;
+  RegisterFile regs{Arch::X86_64};
+  DwarfExpressionContext context;
+  Env() {
+    memory.add(0x1000, {0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11});
+    regs.set(7, 0x1000); // rsp
+    context.memory = &memory;
+    context.registers = &regs;
+    context.cfa = 0x2000;
+  }
+  llvm::Expected<DwarfExpressionResult> eval(std::vector<uint8_t> ops, std::vector<uint64_t> initial = {}) {
+    return evaluateDwarfExpression(ops, context, initial);
+  }
+};
+
+std::string errorOf(llvm::Expected<DwarfExpressionResult> result) {
+  if (result) return "";
+  return llvm::toString(result.takeError());
+}
+
+} // namespace
+
+TEST_CASE("arithmetic and stack operations") {
+  Env env;
+  auto r = env.eval({DW_OP_lit5, DW_OP_lit3, DW_OP_minus, DW_OP_const1s, 0xfe, DW_OP_mul}); // (5-3)*-2
+  REQUIRE(bool(r));
+  CHECK(int64_t(r->value) == -4);
+  r = env.eval({DW_OP_lit1, DW_OP_lit2, DW_OP_lit3, DW_OP_rot, DW_OP_drop, DW_OP_drop}); // rot: 3 1 2
+  REQUIRE(bool(r));
+  CHECK(r->value == 3);
+  r = env.eval({DW_OP_constu, 0x80, 0x01, DW_OP_plus_uconst, 0x10, DW_OP_lit4, DW_OP_shr}); // (128+16)>>4
+  REQUIRE(bool(r));
+  CHECK(r->value == 9);
+}
+
+TEST_CASE("register-relative addresses and memory reads, as CFI rules use them") {
+  Env env;
+  auto r = env.eval({DW_OP_breg7, 0x00, DW_OP_deref});
+  REQUIRE(bool(r));
+  CHECK(r->kind == DwarfExpressionResult::Kind::Address);
+  CHECK(r->value == 0x1122334455667788);
+  r = env.eval({DW_OP_breg7, 0x04, DW_OP_deref_size, 2});
+  REQUIRE(bool(r));
+  CHECK(r->value == 0x3344);
+  r = env.eval({DW_OP_lit8, DW_OP_plus}, {0x100}); // the CFA pushed first
+  REQUIRE(bool(r));
+  CHECK(r->value == 0x108);
+  r = env.eval({DW_OP_call_frame_cfa});
+  REQUIRE(bool(r));
+  CHECK(r->value == 0x2000);
+}
+
+TEST_CASE("conditional branches and loops that end") {
+  Env env;
+  // counter = 3; do { counter -= 1 } while (counter); result 0
+  auto r = env.eval({DW_OP_lit3, DW_OP_lit1, DW_OP_minus, DW_OP_dup, DW_OP_bra, 0xfa, 0xff});
+  REQUIRE(bool(r));
+  CHECK(r->value == 0);
+  r = env.eval({DW_OP_skip, 0x01, 0x00, DW_OP_lit1, DW_OP_lit2}); // skips lit1
+  REQUIRE(bool(r));
+  CHECK(r->value == 2);
+}
+
+TEST_CASE("location kinds: a value, a register") {
+  Env env;
+  auto r = env.eval({DW_OP_lit7, DW_OP_stack_value});
+  REQUIRE(bool(r));
+  CHECK(r->kind == DwarfExpressionResult::Kind::Value);
+  r = env.eval({DW_OP_reg3});
+  REQUIRE(bool(r));
+  CHECK(r->kind == DwarfExpressionResult::Kind::Register);
+  CHECK(r->value == 3);
+  r = env.eval({DW_OP_regx, 17});
+  REQUIRE(bool(r));
+  CHECK(r->value == 17);
+}
+
+TEST_CASE("hostile expressions end in errors, never hangs or crashes") {
+  Env env;
+  CHECK(errorOf(env.eval({DW_OP_skip, 0xfd, 0xff})) == "DWARF expression runs too long (a loop?)");
+  CHECK(errorOf(env.eval({DW_OP_skip, 0x00, 0x10})) == "DWARF branch leaves the expression");
+  std::vector<uint8_t> overflow(2000, DW_OP_lit1);
+  CHECK(errorOf(env.eval(overflow)) == "DWARF expression stack overflow");
+  CHECK(errorOf(env.eval({DW_OP_plus})) == "DWARF expression stack underflow");
+  CHECK(errorOf(env.eval({DW_OP_breg5, 0})) == "register 5 is not known in this frame");
+  CHECK(errorOf(env.eval({DW_OP_bregx, 0x80, 0x01, 0})) == "register 128 is not known in this frame");
+  CHECK(errorOf(env.eval({DW_OP_lit0, DW_OP_deref})) == "memory at 0x0 is not in the dump");
+  CHECK(errorOf(env.eval({DW_OP_lit1, DW_OP_lit0, DW_OP_div})) == "DWARF expression divides by zero");
+  CHECK(errorOf(env.eval({DW_OP_const4u, 1, 2})).rfind("DWARF expression is truncated", 0) == 0);
+  CHECK(errorOf(env.eval({0xe0})) == "unsupported DWARF operation 0xe0");
+  CHECK(errorOf(env.eval({DW_OP_reg3, DW_OP_lit1})) == "operations after a location description's end");
+  CHECK(errorOf(env.eval({DW_OP_fbreg, 8})) == "DW_OP_fbreg without a frame base");
+}

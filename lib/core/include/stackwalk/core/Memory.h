@@ -6,6 +6,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace stackwalk {
 
@@ -29,6 +31,17 @@ public:
   // or unterminated within the limit.
   std::optional<std::string> readCString(uint64_t address,
                                          size_t maxLength = 4096) const;
+};
+
+// Memory held in byte buffers at chosen addresses: for tests, fuzz targets and
+// small pieces of a dump that are copied rather than mapped.
+class BufferMemory : public MemorySource {
+public:
+  void add(uint64_t address, std::vector<uint8_t> bytes);
+  bool read(uint64_t address, std::span<uint8_t> out) const override;
+
+private:
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> ranges_;
 };
 
 } // namespace stackwalk
