@@ -89,29 +89,60 @@ Json frameJson(const ReportFrame &frame, const PrintOptions &options) {
   return out;
 }
 
+// nlohmann's dump of a value, re-indented to sit `depth` levels down, so the
+// streamed document reads exactly as one dump(1) of the whole would.
+std::string nested(const Json &value, size_t depth) {
+  std::string text = value.dump(1);
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    out.push_back(c);
+    if (c == '\n') out.append(depth, ' ');
+  }
+  return out;
+}
+
+class JsonPrinter : public ReportPrinter {
+public:
+  JsonPrinter(std::ostream &out, const PrintOptions &options) : out_(out), options_(options) {}
+  void begin(const Report &report) override;
+  void thread(const ReportThread &thread) override;
+  void end(const Report &report) override;
+
+private:
+  std::ostream &out_;
+  PrintOptions options_;
+  size_t threads_ = 0;
+};
+
+void JsonPrinter::begin(const Report &report) {
+  out_ << "{\n \"schema\": \"stackwalk/1\",\n \"dump\": " << nested(dumpJson(report), 1)
+       << ",\n \"crash\": " << nested(crashJson(*report.target), 1)
+       << ",\n \"modules\": " << nested(modulesJson(*report.target), 1)
+       << ",\n \"runtimes\": [],\n \"threads\": [";
+}
+
+void JsonPrinter::thread(const ReportThread &thread) {
+  Json frames = Json::array();
+  for (const ReportFrame &frame : thread.frames) frames.push_back(frameJson(frame, options_));
+  Json json{{"tid", thread.tid},
+            {"name", orNull(thread.name)},
+            {"crashed", thread.crashed},
+            {"managed_thread_id", nullptr},
+            {"stop_reason", std::string(stopReasonName(thread.stopReason))},
+            {"stop_detail", stringOrNull(thread.stopDetail)},
+            {"frames", std::move(frames)}};
+  out_ << (threads_++ ? ",\n  " : "\n  ") << nested(json, 2);
+}
+
+void JsonPrinter::end(const Report &report) {
+  out_ << (threads_ ? "\n ]" : "]") << ",\n \"warnings\": " << nested(Json(report.warnings), 1) << "\n}\n";
+}
+
 } // namespace
 
-void printJson(std::ostream &out, const Report &report, const PrintOptions &options) {
-  Json threads = Json::array();
-  for (const ReportThread &thread : report.threads) {
-    Json frames = Json::array();
-    for (const ReportFrame &frame : thread.frames) frames.push_back(frameJson(frame, options));
-    threads.push_back(Json{{"tid", thread.tid},
-                           {"name", orNull(thread.name)},
-                           {"crashed", thread.crashed},
-                           {"managed_thread_id", nullptr},
-                           {"stop_reason", std::string(stopReasonName(thread.stopReason))},
-                           {"stop_detail", stringOrNull(thread.stopDetail)},
-                           {"frames", std::move(frames)}});
-  }
-  Json document{{"schema", "stackwalk/1"},
-                {"dump", dumpJson(report)},
-                {"crash", crashJson(*report.target)},
-                {"modules", modulesJson(*report.target)},
-                {"runtimes", Json::array()},
-                {"threads", std::move(threads)},
-                {"warnings", report.warnings}};
-  out << document.dump(1) << "\n";
+std::unique_ptr<ReportPrinter> makeJsonPrinter(std::ostream &out, const PrintOptions &options) {
+  return std::make_unique<JsonPrinter>(out, options);
 }
 
 } // namespace stackwalk

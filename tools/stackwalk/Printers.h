@@ -3,6 +3,7 @@
 
 #include "Report.h"
 
+#include <memory>
 #include <ostream>
 
 namespace stackwalk {
@@ -12,7 +13,7 @@ struct PrintOptions {
   bool rawContext = false;
 };
 
-void printText(std::ostream &out, const Report &report, const PrintOptions &options);
-void printJson(std::ostream &out, const Report &report, const PrintOptions &options);
+std::unique_ptr<ReportPrinter> makeTextPrinter(std::ostream &out, const PrintOptions &options);
+std::unique_ptr<ReportPrinter> makeJsonPrinter(std::ostream &out, const PrintOptions &options);
 
 } // namespace stackwalk

@@ -38,8 +38,7 @@ void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer
   base.sp = frame.sp;
   base.module = frame.module;
   base.signalTrampoline = frame.signalTrampoline;
-  // physicalFrames is complete before entries are made, and moving a vector
-  // keeps its elements in place, so this pointer stays valid.
+  // physicalFrames is complete before entries are made, so this stays valid.
   base.registers = &frame.regs;
   const std::vector<SourceFrame> *sources = nullptr;
   if (frame.module) sources = &symbolizer.symbolize(*frame.module, frame.symbolAddress());
@@ -63,17 +62,24 @@ void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer
 
 } // namespace
 
-Report buildReport(const std::string &dumpPath, const Target &target, const ReportOptions &options) {
+Report planReport(const std::string &dumpPath, const Target &target, const ReportOptions &options) {
   Report report;
   report.dumpPath = dumpPath;
   report.target = &target;
   report.warnings = target.warnings;
+  report.threads = selectThreads(target, options, report.warnings);
+  return report;
+}
+
+void writeReport(const Report &report, const ReportOptions &options, ReportPrinter &printer) {
+  const Target &target = *report.target;
   CfiUnwinder cfi;
   BadCallUnwinder badCall;
   FramePointerUnwinder framePointer;
   StackScanUnwinder scan;
   Symbolizer symbolizer;
-  for (const ThreadInfo *info : selectThreads(target, options, report.warnings)) {
+  printer.begin(report);
+  for (const ThreadInfo *info : report.threads) {
     ReportThread thread;
     thread.tid = info->tid;
     thread.name = info->name;
@@ -83,9 +89,9 @@ Report buildReport(const std::string &dumpPath, const Target &target, const Repo
     thread.stopReason = walker.stopReason();
     thread.stopDetail = walker.stopDetail();
     for (const Frame &frame : thread.physicalFrames) addEntries(thread, frame, symbolizer);
-    report.threads.push_back(std::move(thread));
+    printer.thread(thread);
   }
-  return report;
+  printer.end(report);
 }
 
 } // namespace stackwalk

@@ -43,15 +43,28 @@ struct ReportOptions {
   WalkLimits limits;
 };
 
+// The report's frame: everything but the threads, which are walked one at a
+// time and handed to a printer so memory does not grow with the thread count.
 struct Report {
   std::string dumpPath;
   const Target *target = nullptr;
-  std::vector<ReportThread> threads;
+  std::vector<const ThreadInfo *> threads; // selected, in print order
   std::vector<std::string> warnings;
 };
 
-// Walks the selected threads: the ones named, all of them, or by default the
+class ReportPrinter {
+public:
+  virtual ~ReportPrinter() = default;
+  virtual void begin(const Report &report) = 0;
+  virtual void thread(const ReportThread &thread) = 0;
+  virtual void end(const Report &report) = 0;
+};
+
+// Selects the threads: the ones named, all of them, or by default the
 // crashing thread (else the first).
-Report buildReport(const std::string &dumpPath, const Target &target, const ReportOptions &options);
+Report planReport(const std::string &dumpPath, const Target &target, const ReportOptions &options);
+
+// Walks each selected thread and prints it before walking the next.
+void writeReport(const Report &report, const ReportOptions &options, ReportPrinter &printer);
 
 } // namespace stackwalk

@@ -64,30 +64,42 @@ void printRegisters(std::ostream &out, const RegisterFile &regs) {
   if (column) out << "\n";
 }
 
+class TextPrinter : public ReportPrinter {
+public:
+  TextPrinter(std::ostream &out, const PrintOptions &options) : out_(out), options_(options) {}
+  void begin(const Report &report) override { printHeader(out_, report); }
+  void thread(const ReportThread &thread) override;
+  void end(const Report &) override {}
+
+private:
+  std::ostream &out_;
+  PrintOptions options_;
+};
+
+void TextPrinter::thread(const ReportThread &thread) {
+  out_ << "\nThread " << thread.tid;
+  if (thread.name) out_ << " \"" << *thread.name << "\"";
+  if (thread.crashed) out_ << " (crashed)";
+  out_ << "\n";
+  for (const ReportFrame &frame : thread.frames) {
+    char prefix[96];
+    std::snprintf(prefix, sizeof prefix, "  #%-3u %s %s ", frame.index, addressString(frame.sp).c_str(),
+                  addressString(frame.ip).c_str());
+    out_ << prefix << (frame.inlined ? "(inlined) " : "") << location(frame)
+         << (frame.signalTrampoline ? " <signal handler called>" : "") << "  (" << trustName(frame.trust) << ")\n";
+    if (options_.registers && frame.registers) printRegisters(out_, *frame.registers);
+    if (options_.rawContext && frame.registers)
+      out_ << "        raw context: " << hexString(toWindowsContext(*frame.registers)) << "\n";
+  }
+  out_ << "  stop: " << stopReasonName(thread.stopReason);
+  if (!thread.stopDetail.empty()) out_ << " (" << thread.stopDetail << ")";
+  out_ << "\n";
+}
+
 } // namespace
 
-void printText(std::ostream &out, const Report &report, const PrintOptions &options) {
-  printHeader(out, report);
-  for (const ReportThread &thread : report.threads) {
-    out << "\nThread " << thread.tid;
-    if (thread.name) out << " \"" << *thread.name << "\"";
-    if (thread.crashed) out << " (crashed)";
-    out << "\n";
-    for (const ReportFrame &frame : thread.frames) {
-      char prefix[96];
-      std::snprintf(prefix, sizeof prefix, "  #%-3u %s %s ", frame.index, addressString(frame.sp).c_str(),
-                    addressString(frame.ip).c_str());
-      out << prefix << (frame.inlined ? "(inlined) " : "") << location(frame)
-          << (frame.signalTrampoline ? " <signal handler called>" : "") << "  ("
-          << trustName(frame.trust) << ")\n";
-      if (options.registers && frame.registers) printRegisters(out, *frame.registers);
-      if (options.rawContext && frame.registers)
-        out << "        raw context: " << hexString(toWindowsContext(*frame.registers)) << "\n";
-    }
-    out << "  stop: " << stopReasonName(thread.stopReason);
-    if (!thread.stopDetail.empty()) out << " (" << thread.stopDetail << ")";
-    out << "\n";
-  }
+std::unique_ptr<ReportPrinter> makeTextPrinter(std::ostream &out, const PrintOptions &options) {
+  return std::make_unique<TextPrinter>(out, options);
 }
 
 } // namespace stackwalk

@@ -72,8 +72,9 @@ int main(int argc, char **argv) {
     return ExitUnreadable;
   }
   stackwalk::ModuleResolver(searchOptions).resolve(**target);
-  stackwalk::Report report = stackwalk::buildReport(dumpPath, **target, reportOptions);
-  if (json) stackwalk::printJson(std::cout, report, printOptions);
-  else stackwalk::printText(std::cout, report, printOptions);
+  stackwalk::Report report = stackwalk::planReport(dumpPath, **target, reportOptions);
+  auto printer = json ? stackwalk::makeJsonPrinter(std::cout, printOptions)
+                      : stackwalk::makeTextPrinter(std::cout, printOptions);
+  stackwalk::writeReport(report, reportOptions, *printer);
   return ExitOk;
 }

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 using namespace llvm;
 using namespace llvm::object;
 
@@ -146,6 +149,27 @@ std::optional<std::pair<std::string, uint32_t>> ModuleImage::debugLink() const {
   if (crcOffset + 4 > data.size()) return std::nullopt;
   uint32_t crc = support::endian::read32le(data.data() + crcOffset);
   return std::make_pair(data.substr(0, nul).str(), crc);
+}
+
+void ModuleImage::releaseCompressedPages() const {
+  // Only a file mapping may be dropped: on heap memory MADV_DONTNEED zeroes.
+  if (!isElf() || buffer_->getBufferKind() != MemoryBuffer::MemoryBuffer_MMap) return;
+  const long pageSize = sysconf(_SC_PAGESIZE);
+  uintptr_t fileStart = reinterpret_cast<uintptr_t>(buffer_->getBufferStart());
+  for (const SectionRef &section : object_->sections()) {
+    if (!(ELFSectionRef(section).getFlags() & ELF::SHF_COMPRESSED)) continue;
+    Expected<StringRef> contents = section.getContents();
+    if (!contents) {
+      consumeError(contents.takeError());
+      continue;
+    }
+    // Only whole pages inside the section, never a neighbour's.
+    uintptr_t start = reinterpret_cast<uintptr_t>(contents->data());
+    uintptr_t first = (start + pageSize - 1) & ~uintptr_t(pageSize - 1);
+    uintptr_t last = (start + contents->size()) & ~uintptr_t(pageSize - 1);
+    if (first < last && first >= fileStart)
+      madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+  }
 }
 
 bool ModuleImage::hasDwarf() const {

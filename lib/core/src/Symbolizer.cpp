@@ -22,6 +22,9 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image) {
   auto context = DWARFContext::create(dwarfSource.object(), DWARFContext::ProcessDebugRelocations::Process,
                                       nullptr, "", WithColor::defaultErrorHandler,
                                       [](Error err) { consumeError(std::move(err)); });
+  // LLVM decompressed every compressed debug section into memory; the
+  // compressed file pages will not be read again.
+  dwarfSource.releaseCompressedPages();
   auto module = symbolize::SymbolizableObjectFile::create(&symbolSource.object(), std::move(context),
                                                           /*UntagAddresses=*/false);
   symbolize::SymbolizableModule *result = nullptr;

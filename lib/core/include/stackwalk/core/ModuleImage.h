@@ -60,6 +60,10 @@ public:
   const ModuleImage *debugImage() const { return debug_.get(); }
   void setDebugImage(std::unique_ptr<ModuleImage> debug) { debug_ = std::move(debug); }
   bool hasDwarf() const;
+  // Drops the file pages of SHF_COMPRESSED sections from memory (they are
+  // read again from the file if ever needed): once LLVM has decompressed
+  // them, keeping both copies costs megabytes per module.
+  void releaseCompressedPages() const;
   bool hasSymbolTable() const;
 
 private:
