@@ -48,7 +48,7 @@ def without_nt_file(core):
     return bytes(data)
 
 
-def main(stackwalk, unpacked):
+def main(stackwalk, unpacked, options):
     core = "cores/crash-segv.core"
     files = ["--sysroot", "sysroot", "--module-path", "bin"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -143,7 +143,4 @@ def main(stackwalk, unpacked):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        print(__doc__)
-        sys.exit(2)
-    sys.exit(main(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])))
+    dumps.script_main(main, __doc__, 2)

@@ -123,7 +123,7 @@ def compare_with_gdb(report, ours_path, exe, core, tmp, deliberate):
     return dumps.compare(trimmed, os.path.join(tmp, "gdb-trimmed.json"), "--verbose")
 
 
-def main(stackwalk):
+def main(stackwalk, options):
     if not os.path.isdir(CORPUS):
         dumps.skip(f"{CORPUS} is absent")
     failures = 0
@@ -156,7 +156,4 @@ def main(stackwalk):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print(__doc__)
-        sys.exit(2)
-    sys.exit(main(os.path.abspath(sys.argv[1])))
+    dumps.script_main(main, __doc__, 1)

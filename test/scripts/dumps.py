@@ -68,5 +68,16 @@ def gdb_oracle(unpacked, name, out_dir):
         return json.load(f), json.load(k)
 
 
+def script_main(main, doc, paths):
+    """Runs a test script's main with its `paths` absolute path arguments, or
+    prints its usage. Options (words starting with --) are passed as a set."""
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    options = {a for a in sys.argv[1:] if a.startswith("--")}
+    if len(args) != paths:
+        print(doc)
+        sys.exit(2)
+    sys.exit(main(*[os.path.abspath(a) for a in args], options))
+
+
 def have_gdb():
     return shutil.which("gdb") is not None

@@ -17,7 +17,8 @@ GOLDEN = os.path.join(dumps.ROOT, "test", "golden")
 VARIANTS = [("txt", ["-a"]), ("json", ["-a", "--json", "--registers"])]
 
 
-def main(stackwalk, unpacked, update):
+def main(stackwalk, unpacked, options):
+    update = "--update" in options
     failures = 0
     for dump in dumps.manifest():
         for suffix, options in VARIANTS:
@@ -42,8 +43,4 @@ def main(stackwalk, unpacked, update):
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--update"]
-    if len(args) != 2:
-        print(__doc__)
-        sys.exit(2)
-    sys.exit(main(os.path.abspath(args[0]), os.path.abspath(args[1]), "--update" in sys.argv))
+    dumps.script_main(main, __doc__, 2)

@@ -15,7 +15,7 @@ import tempfile
 import dumps
 
 
-def main(stackwalk, unpacked):
+def main(stackwalk, unpacked, options):
     if not os.path.exists(dumps.COMPARE):
         dumps.skip(f"{dumps.COMPARE} is absent (../shared is not beside the project)")
     live = dumps.have_gdb()
@@ -49,7 +49,4 @@ def main(stackwalk, unpacked):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        print(__doc__)
-        sys.exit(2)
-    sys.exit(main(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])))
+    dumps.script_main(main, __doc__, 2)
