@@ -2,6 +2,10 @@
 # make-dumps.sh: rebuild the test programs and recapture every core from scratch.
 #
 #   test/dumps/make-dumps.sh            (run as a user that may ptrace its children; root here)
+#   test/dumps/make-dumps.sh NAME...    only (re)make the dumps named: the other dumps' cores,
+#                                       binaries, debug files, libraries and oracles are left
+#                                       as they are, their dumps.json entries kept (use this
+#                                       to add a dump without changing the reviewed ones)
 #
 # Builds in the fixed directory /tmp/stackwalk-dumps (sources are copied to .../src and
 # compiled there with relative names, executables go to .../bin), so the paths recorded in
@@ -39,7 +43,10 @@ DUMPS=(
 "crash-callnull|crash-callnull.c|gcc|-O0 -g -fno-omit-frame-pointer|crash|SIGSEGV from calling a null function pointer: the crashing frame's IP is 0 and its caller's return address is at [rsp]; one other thread blocked."
 "crash-abort|crash-abort.c|gcc|-O0 -g -fno-omit-frame-pointer|crash|A failed assert() in the main thread: __assert_fail -> abort -> raise -> __pthread_kill_implementation (SIGABRT); two other threads blocked."
 "crash-cxx-uncaught|crash-cxx-uncaught.cpp|g++|-O2 -g|crash|An uncaught C++ exception in a secondary thread: __cxa_throw -> std::terminate -> __verbose_terminate_handler -> abort (SIGABRT); two other threads blocked."
+"debugframe-only|debugframe-only.c|gcc|-O2 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables|live|No .eh_frame for the program's own functions (only crt1's _start and the PLT have FDEs there): their CFI is only in .debug_frame, and that only in the separate debugframe-only.debug (strip --strip-debug --strip-unneeded, found by .gnu_debuglink or by build-id under debug/.build-id); -O2 without frame pointers, three threads 3-4 frames deep in the program."
 )
+# Dumps whose debug info is split into bin/NAME.debug (+ debug/.build-id/xx/yyyy.debug).
+SPLIT=(stripped-debuglink debugframe-only)
 
 field() { # field N "a|b|c"
     local IFS='|'
@@ -56,7 +63,32 @@ done
 
 NORAND="setarch $(uname -m) -R"
 
-rm -rf "$ROOT"
+# make-dumps.sh NAME...: keep only those entries of DUMPS (ALL keeps the full list for the
+# manifest's order).
+ALL=("${DUMPS[@]}")
+PARTIAL=
+if [[ $# -gt 0 ]]; then
+    PARTIAL=1
+    sel=()
+    for want in "$@"; do
+        found=
+        for d in "${ALL[@]}"; do
+            [[ $(field 0 "$d") == "$want" ]] && { sel+=("$d"); found=1; }
+        done
+        [[ -n $found ]] || die "no dump named $want"
+    done
+    DUMPS=("${sel[@]}")
+fi
+is_split() { local s; for s in "${SPLIT[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
+
+if [[ -z $PARTIAL ]]; then
+    rm -rf "$ROOT"
+else
+    for d in "${DUMPS[@]}"; do
+        name=$(field 0 "$d")
+        rm -rf "$BIN/$name" "$BIN/$name.debug" "$RUN/$name" "$ROOT/$name.core"
+    done
+fi
 mkdir -p "$SRC" "$BIN" "$RUN"
 cp "$HERE"/programs/*.c "$HERE"/programs/*.cpp "$HERE"/programs/*.h "$SRC"/
 
@@ -74,7 +106,59 @@ build() {
         strip --strip-all "$BIN/$name"
         (cd "$BIN" && objcopy --add-gnu-debuglink="$name.debug" "$name")
         ;;
+    debugframe-only)
+        objcopy --only-keep-debug "$BIN/$name" "$BIN/$name.debug"
+        strip --strip-debug --strip-unneeded "$BIN/$name"
+        (cd "$BIN" && objcopy --add-gnu-debuglink="$name.debug" "$name")
+        check_debugframe_only "$BIN/$name" "$BIN/$name.debug"
+        ;;
     esac
+}
+
+# The program's own functions (FUNC symbols of the debug file, minus the crt files' ones)
+# must have an FDE in the debug file's .debug_frame, none in the executable's .eh_frame,
+# and the executable must have no .debug_frame of its own.
+check_debugframe_only() { # exe debugfile
+    local crt='^(_start|_init|_fini|deregister_tm_clones|register_tm_clones|__do_global_dtors_aux|frame_dummy)$'
+    readelf -SW "$1" 2>/dev/null | grep -q '\.debug_frame' && die "$1 still has .debug_frame"
+    readelf -SW "$2" 2>/dev/null | grep -q '\.debug_frame' || die "$2 has no .debug_frame"
+    python3 - "$1" "$2" "$crt" <<'EOF' || die "$1: .eh_frame / .debug_frame coverage is wrong"
+import re, subprocess, sys
+exe, dbg, crt = sys.argv[1:]
+def fdes(path):
+    # (readelf follows .gnu_debuglink and exits 1 with "Unable to find program
+    # interpreter name" on the debug file's NOBITS .interp: ignore its status)
+    out = subprocess.run(["readelf", "--debug-dump=frames", path],
+                         capture_output=True, text=True).stdout
+    sect, res = None, []
+    for line in out.splitlines():
+        m = re.match(r"Contents of the (\S+) section", line)
+        if m:
+            sect = m.group(1)
+        m = re.search(r"FDE .*pc=([0-9a-f]+)\.\.([0-9a-f]+)", line)
+        if m:
+            res.append((sect, int(m.group(1), 16), int(m.group(2), 16)))
+    return res
+funcs = []
+for line in subprocess.run(["readelf", "-sW", dbg], capture_output=True,
+                           text=True).stdout.splitlines():
+    f = line.split()
+    if len(f) >= 8 and f[3] == "FUNC" and f[6] not in ("UND", "ABS") and int(f[1], 16) > 0 \
+            and not re.match(crt, f[7]):
+        funcs.append((f[7], int(f[1], 16)))
+eh = [(a, b) for s, a, b in fdes(exe) if s == ".eh_frame"]
+df = [(a, b) for s, a, b in fdes(dbg) if s == ".debug_frame"]
+bad = 0
+for name, addr in funcs:
+    if any(a <= addr < b for a, b in eh):
+        print("make-dumps: in .eh_frame:", name); bad = 1
+    if not any(a <= addr < b for a, b in df):
+        print("make-dumps: not in .debug_frame:", name); bad = 1
+print("make-dumps: %s: %d functions (%s), all only in .debug_frame; .eh_frame FDEs: %s"
+      % (exe, len(funcs), " ".join(sorted(n for n, _ in funcs)),
+         ", ".join("%#x..%#x" % r for r in eh)))
+sys.exit(bad or not funcs)
+EOF
 }
 
 for d in "${DUMPS[@]}"; do
@@ -148,7 +232,7 @@ done
 
 # ---------------------------------------------------------------- commit tree
 cd "$HERE"
-rm -rf cores bin debug sysroot oracle
+[[ -n $PARTIAL ]] || rm -rf cores bin debug sysroot oracle
 mkdir -p cores bin debug sysroot oracle
 
 libs_of() { # core -> shared libraries named in its NT_FILE note
@@ -162,11 +246,19 @@ for d in "${DUMPS[@]}"; do
     $XZ -c "$BIN/$name" >"bin/$name.xz"
     libs_of "$ROOT/$name.core" >>"$ROOT/libs.txt"
 done
-$XZ -c "$BIN/stripped-debuglink.debug" >"bin/stripped-debuglink.debug.xz"
-bid=$(eu-readelf -n "$BIN/stripped-debuglink" | awk '/Build ID:/ {print $NF}')
-[[ -n $bid ]] || die "stripped-debuglink has no build-id"
-mkdir -p "debug/.build-id/${bid:0:2}"
-$XZ -c "$BIN/stripped-debuglink.debug" >"debug/.build-id/${bid:0:2}/${bid:2}.debug.xz"
+: >"$ROOT/bids.txt"
+for d in "${DUMPS[@]}"; do
+    name=$(field 0 "$d")
+    is_split "$name" || continue
+    $XZ -c "$BIN/$name.debug" >"bin/$name.debug.xz"
+    bid=$(eu-readelf -n "$BIN/$name" | awk '/Build ID:/ {print $NF}')
+    [[ -n $bid ]] || die "$name has no build-id"
+    [[ $(eu-readelf -n "$BIN/$name.debug" | awk '/Build ID:/ {print $NF}') == "$bid" ]] ||
+        die "$name.debug has another build-id"
+    mkdir -p "debug/.build-id/${bid:0:2}"
+    $XZ -c "$BIN/$name.debug" >"debug/.build-id/${bid:0:2}/${bid:2}.debug.xz"
+    echo "$name $bid" >>"$ROOT/bids.txt"
+done
 
 # Each library is stored once, at the path NT_FILE records (the real file). The dynamic
 # linker's own names for them (what gdb and r_debug use) may go through symlinks:
@@ -176,6 +268,8 @@ $XZ -c "$BIN/stripped-debuglink.debug" >"debug/.build-id/${bid:0:2}/${bid:2}.deb
 sort -u "$ROOT/libs.txt" | while read -r lib; do
     [[ $lib == "$ROOT"/* ]] && continue
     [[ -f $lib ]] || die "library $lib named in a core is not on this machine"
+    # (a partial run keeps the libraries already stored, as the other cores recorded them)
+    [[ -n $PARTIAL && -f sysroot$lib.xz ]] && continue
     mkdir -p "sysroot$(dirname "$lib")"
     $XZ -c "$lib" >"sysroot$lib.xz"
     for l in "$(dirname "$lib")"/*; do
@@ -186,7 +280,7 @@ sort -u "$ROOT/libs.txt" | while read -r lib; do
 done
 
 # ---------------------------------------------------------------- manifest
-printf '%s\n' "${DUMPS[@]}" >"$ROOT/dumps.txt"
+printf '%s\n' "${ALL[@]}" >"$ROOT/dumps.txt"
 for d in "${DUMPS[@]}"; do
     name=$(field 0 "$d")
     notes=$(eu-readelf -n "$ROOT/$name.core")
@@ -197,15 +291,20 @@ for d in "${DUMPS[@]}"; do
         "$(grep -A4 -m1 'CORE .* PRSTATUS' <<<"$notes" | grep -m1 -o ' pid: [0-9]*' | cut -d' ' -f3)" \
         "$(grep -A2 'CORE .* SIGINFO' <<<"$notes" | grep -m1 -o 'fault address: [0-9a-fx]*' | cut -d' ' -f3)"
 done >"$ROOT/methods.txt"
-python3 - "$ROOT" "$bid" <<'EOF'
+python3 - "$ROOT" "$PARTIAL" <<'EOF'
 import json, os, subprocess, sys
-root, bid = sys.argv[1], sys.argv[2]
+root, partial = sys.argv[1], sys.argv[2]
+bids = dict(line.split() for line in open(os.path.join(root, "bids.txt")))
+# A partial run keeps the other dumps' entries and sysroot links.
+old = json.load(open("dumps.json")) if partial else {"dumps": []}
+old_entries = {e["name"]: e for e in old["dumps"]}
 methods = {}
 for line in open(os.path.join(root, "methods.txt")):
     name, method, threads, sig, tid, *addr = line.split()
     methods[name] = (method, int(threads), int(sig), int(tid), addr[0] if addr else None)
 links = {"lib": "usr/lib", "lib64": "usr/lib64",
          "usr/lib64/ld-linux-x86-64.so.2": "../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"}
+links.update(old.get("sysroot_links", {}))
 for line in open(os.path.join(root, "links.txt")):
     link, target = line.split()
     links[link] = target
@@ -222,9 +321,16 @@ for pkg in ("libc6", "libc6-dbg", "libstdc++6", "libgcc-s1", "gdb", "gcc-12", "l
         r = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", pkg],
                            capture_output=True, text=True)
     packages[pkg] = r.stdout.strip() if r.returncode == 0 else None
+if partial and old.get("packages") and old["packages"] != packages:
+    sys.exit("make-dumps: the packages differ from those the other dumps were made with: "
+             "%s != %s; regenerate everything" % (packages, old["packages"]))
 dumps = []
 for line in open(os.path.join(root, "dumps.txt")):
     name, src, cc, flags, capture, shows = line.rstrip("\n").split("|", 5)
+    if name not in methods:
+        if name in old_entries:
+            dumps.append(old_entries[name])
+        continue
     method, threads, sig, tid, addr = methods[name]
     crash = None
     if capture == "crash":
@@ -245,7 +351,8 @@ for line in open(os.path.join(root, "dumps.txt")):
         "oracle": f"oracle/{name}.gdb.json",
         "oracle_frame_kinds": f"oracle/{name}.gdb-kinds.json",
     }
-    if name == "stripped-debuglink":
+    if name in bids:
+        bid = bids[name]
         entry["debug_file"] = f"bin/{name}.debug"
         entry["build_id"] = bid
         entry["build_id_debug_file"] = f"debug/.build-id/{bid[:2]}/{bid[2:]}.debug"

@@ -32,9 +32,8 @@ def one_line_error(result):
     return len(lines) == 1 and lines[0].startswith("stackwalk: ")
 
 
-def without_nt_file(core):
-    """The core with its NT_FILE note's type changed, so readers skip it."""
-    data = bytearray(core)
+def notes(data):
+    """(offset of the note header, descriptor offset, type) of every note in a core."""
     phoff, = struct.unpack_from("<Q", data, 32)
     phnum, = struct.unpack_from("<H", data, 56)
     for i in range(phnum):
@@ -42,9 +41,24 @@ def without_nt_file(core):
         position = offset
         while p_type == 4 and position + 12 <= offset + size:
             namesz, descsz, note_type = struct.unpack_from("<III", data, position)
-            if note_type == 0x46494C45:
-                struct.pack_into("<I", data, position + 8, 0x7FFF0000)
+            yield position, position + 12 + ((namesz + 3) & ~3), note_type
             position += 12 + ((namesz + 3) & ~3) + ((descsz + 3) & ~3)
+
+
+def without_nt_file(core):
+    """The core with its NT_FILE note's type changed, so readers skip it."""
+    data = bytearray(core)
+    for header, _, note_type in list(notes(data)):
+        if note_type == 0x46494C45:
+            struct.pack_into("<I", data, header + 8, 0x7FFF0000)
+    return bytes(data)
+
+
+def patch_note(core, note_type, offset, payload):
+    """The core with `payload` written into the descriptor of its first note of a type."""
+    data = bytearray(core)
+    desc = next(d for _, d, t in notes(data) if t == note_type)
+    data[desc + offset: desc + offset + len(payload)] = payload
     return bytes(data)
 
 
@@ -130,6 +144,12 @@ def main(stackwalk, unpacked, options):
         with open(patched, "wb") as f:
             f.write(without_nt_file(open(os.path.join(unpacked, core), "rb").read()))
         r = run(stackwalk, [patched, "--json", "-a"] + files, unpacked)
+        bad_name = os.path.join(tmp, "bad-name.core")
+        with open(bad_name, "wb") as f:
+            f.write(patch_note(open(os.path.join(unpacked, core), "rb").read(), 3, 40, b"\xff\xfe\x80name"))
+        r2 = run(stackwalk, [bad_name, "--json"] + files, unpacked)
+        check(r2.returncode == 0 and json.loads(r2.stdout)["dump"]["process_name"].startswith("\ufffd\ufffd\ufffdname"),
+              "a process name that is not UTF-8: valid JSON, the bytes replaced")
         report = json.loads(r.stdout)
         normal = json.loads(run(stackwalk, [core, "--json", "-a"] + files, unpacked).stdout)
         ips = lambda rep: [[f["ip"], f["function"]] for t in rep["threads"] for f in t["frames"]]

@@ -92,7 +92,8 @@ Json frameJson(const ReportFrame &frame, const PrintOptions &options) {
 // nlohmann's dump of a value, re-indented to sit `depth` levels down, so the
 // streamed document reads exactly as one dump(1) of the whole would.
 std::string nested(const Json &value, size_t depth) {
-  std::string text = value.dump(1);
+  // Names, paths and arguments come from the dump and need not be UTF-8.
+  std::string text = value.dump(1, ' ', false, Json::error_handler_t::replace);
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
