@@ -22,4 +22,21 @@ inline std::string offsetString(uint64_t v) {
   return buffer;
 }
 
+// Text from a dump (names, paths, arguments) with control characters shown as
+// \xNN, so a hostile dump cannot drive the terminal.
+inline std::string printable(const std::string &text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c != 0x7f) {
+      out.push_back(char(c));
+      continue;
+    }
+    char escape[8];
+    std::snprintf(escape, sizeof escape, "\\x%02x", c);
+    out += escape;
+  }
+  return out;
+}
+
 } // namespace stackwalk

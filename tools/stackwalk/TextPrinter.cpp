@@ -23,17 +23,17 @@ std::string location(const ReportFrame &frame) {
     if (frame.line) out += ":" + std::to_string(*frame.line);
     out += "]";
   }
-  return out;
+  return printable(out);
 }
 
 void printHeader(std::ostream &out, const Report &report) {
   const Target &target = *report.target;
-  out << "dump:    " << report.dumpPath << " (" << target.format() << ", " << osName(target.os()) << " "
+  out << "dump:    " << printable(report.dumpPath) << " (" << target.format() << ", " << osName(target.os()) << " "
       << archName(target.arch()) << ")\n";
   out << "process: ";
   if (target.process.pid) out << *target.process.pid << " ";
-  out << (target.process.name.empty() ? "?" : target.process.name);
-  if (!target.process.commandLine.empty()) out << " (" << target.process.commandLine << ")";
+  out << (target.process.name.empty() ? "?" : printable(target.process.name));
+  if (!target.process.commandLine.empty()) out << " (" << printable(target.process.commandLine) << ")";
   out << "\n";
   if (target.crash) {
     const CrashInfo &crash = *target.crash;
@@ -44,7 +44,7 @@ void printHeader(std::ostream &out, const Report &report) {
   } else {
     out << "crash:   none recorded\n";
   }
-  for (const std::string &warning : report.warnings) out << "warning: " << warning << "\n";
+  for (const std::string &warning : report.warnings) out << "warning: " << printable(warning) << "\n";
 }
 
 void printRegisters(std::ostream &out, const RegisterFile &regs) {
@@ -78,7 +78,7 @@ private:
 
 void TextPrinter::thread(const ReportThread &thread) {
   out_ << "\nThread " << thread.tid;
-  if (thread.name) out_ << " \"" << *thread.name << "\"";
+  if (thread.name) out_ << " \"" << printable(*thread.name) << "\"";
   if (thread.crashed) out_ << " (crashed)";
   out_ << "\n";
   for (const ReportFrame &frame : thread.frames) {

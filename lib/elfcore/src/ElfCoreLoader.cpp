@@ -78,7 +78,7 @@ Expected<std::vector<Elf64_Phdr>> CoreReader::programHeaders(const Elf64_Ehdr &h
     count = fit;
   }
   std::vector<Elf64_Phdr> phdrs(count);
-  std::memcpy(phdrs.data(), bytes().data() + header.e_phoff, count * sizeof(Elf64_Phdr));
+  if (count) std::memcpy(phdrs.data(), bytes().data() + header.e_phoff, count * sizeof(Elf64_Phdr));
   return phdrs;
 }
 
