@@ -37,7 +37,11 @@ case "${1:-}" in
     ;;
   test)
     build
-    cd "$BUILD" && exec ctest --output-on-failure
+    (cd "$BUILD" && ctest --output-on-failure)
+    # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
+    cmake -S . -B "$BUILD-asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTACKWALK_SANITIZE=ON >/dev/null
+    cmake --build "$BUILD-asan"
+    cd "$BUILD-asan" && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 exec ctest --output-on-failure
     ;;
   build)
     build
