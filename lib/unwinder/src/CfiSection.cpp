@@ -1,4 +1,5 @@
 #include "CfiSection.h"
+#include "CfaGnuRewrite.h"
 
 #include "llvm/BinaryFormat/Dwarf.h"
 #include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
@@ -49,10 +50,27 @@ Expected<EntryHeader> readHeader(const DWARFDataExtractor &data, uint64_t offset
 
 } // namespace
 
-struct CfiSection::ParsedFde {
-  std::unique_ptr<FDE> fde;
+struct CfiSection::FdeHeader {
+  bool dwarf64 = false;
+  uint64_t length = 0, cieOffset = 0;
+  uint64_t begin = 0, range = 0;
+  uint64_t programOffset = 0, end = 0;
   CIE *cie = nullptr;
 };
+
+Error CfiSection::parseProgram(CFIProgram &program, uint64_t entryOffset, uint64_t begin, uint64_t end) {
+  std::span<const uint8_t> bytes(data_.bytes_begin() + begin, end - begin);
+  if (auto rewritten = rewriteGnuNegativeOffsets(bytes, addressSize_)) {
+    // The parsed program points into its bytes, so they live as long as the section.
+    std::vector<uint8_t> &storage = rewritten_[entryOffset] = std::move(*rewritten);
+    DWARFDataExtractor data(StringRef(reinterpret_cast<const char *>(storage.data()), storage.size()), true,
+                            addressSize_);
+    uint64_t at = 0;
+    return program.parse(data, &at, storage.size());
+  }
+  DWARFDataExtractor data(data_, true, addressSize_);
+  return program.parse(data, &begin, end);
+}
 
 CfiSection::CfiSection(Kind kind, StringRef data, uint64_t address, Triple::ArchType arch, StringRef hdr,
                        uint64_t hdrAddress)
@@ -111,14 +129,13 @@ Expected<CIE *> CfiSection::cieAt(uint64_t offset) {
   auto cie = std::make_unique<CIE>(header->dwarf64, offset, header->length, version, SmallString<8>(augmentation),
                                    addressSize, segmentSize, codeAlign, dataAlign, raRegister, augmentationData,
                                    fdeEncoding, lsdaEncoding, personality, personalityEncoding, arch_);
-  uint64_t programOffset = cursor.tell();
-  if (Error err = cie->cfis().parse(data, &programOffset, header->end)) return std::move(err);
+  if (Error err = parseProgram(cie->cfis(), offset, cursor.tell(), header->end)) return std::move(err);
   CIE *result = cie.get();
   cies_[offset] = std::move(cie);
   return result;
 }
 
-Expected<CfiSection::ParsedFde> CfiSection::parseFde(uint64_t offset) {
+Expected<CfiSection::FdeHeader> CfiSection::parseFdeHeader(uint64_t offset) {
   DWARFDataExtractor data(data_, true, addressSize_);
   auto header = readHeader(data, offset);
   if (!header) return header.takeError();
@@ -152,12 +169,7 @@ Expected<CfiSection::ParsedFde> CfiSection::parseFde(uint64_t offset) {
     at = cursor.tell();
   }
   if (at > header->end) return fail("FDE header runs past its end");
-  ParsedFde parsed;
-  parsed.cie = *cie;
-  parsed.fde = std::make_unique<FDE>(header->dwarf64, offset, header->length, cieOffset, begin, range, *cie,
-                                     std::nullopt, arch_);
-  if (Error err = parsed.fde->cfis().parse(data, &at, header->end)) return std::move(err);
-  return parsed;
+  return FdeHeader{header->dwarf64, header->length, cieOffset, begin, range, at, header->end, *cie};
 }
 
 // Size of one field of .eh_frame_hdr's table, or 0 for a table we cannot search.
@@ -219,13 +231,12 @@ void CfiSection::buildIndex() {
     }
     bool isCie = kind_ == Kind::EhFrame ? header->id == 0
                                          : header->id == (header->dwarf64 ? UINT64_MAX : 0xffffffffu);
+    // Only the headers: a damaged program is reported when its FDE is used.
     if (!isCie) {
-      if (auto parsed = parseFde(offset)) {
-        uint64_t begin = parsed->fde->getInitialLocation();
-        index_->push_back({begin, begin + parsed->fde->getAddressRange(), offset});
-      } else {
-        consumeError(parsed.takeError());
-      }
+      if (auto fde = parseFdeHeader(offset))
+        index_->push_back({fde->begin, fde->begin + fde->range, offset});
+      else
+        consumeError(fde.takeError());
     }
     offset = header->end;
   }
@@ -256,19 +267,25 @@ Expected<const CfiSection::Entry *> CfiSection::find(uint64_t address) {
     uint64_t begin = entry->fde->getInitialLocation();
     return address >= begin && address - begin < entry->fde->getAddressRange() ? entry : nullptr;
   }
-  auto parsed = parseFde(*offset);
-  if (!parsed) {
+  auto header = parseFdeHeader(*offset);
+  if (!header) {
     entries_[*offset] = nullptr;
-    return parsed.takeError();
+    return header.takeError();
   }
-  auto table = UnwindTable::create(parsed->fde.get());
+  auto fde = std::make_unique<FDE>(header->dwarf64, *offset, header->length, header->cieOffset, header->begin,
+                                   header->range, header->cie, std::nullopt, arch_);
+  if (Error err = parseProgram(fde->cfis(), *offset, header->programOffset, header->end)) {
+    entries_[*offset] = nullptr;
+    return std::move(err);
+  }
+  auto table = UnwindTable::create(fde.get());
   if (!table) {
     entries_[*offset] = nullptr;
     return table.takeError();
   }
-  auto entry = std::make_unique<Entry>(Entry{std::move(parsed->fde), std::move(*table), false,
-                                             parsed->cie->getReturnAddressRegister()});
-  entry->signalFrame = parsed->cie->getAugmentationString().contains('S');
+  auto entry = std::make_unique<Entry>(Entry{std::move(fde), std::move(*table), false,
+                                             header->cie->getReturnAddressRegister()});
+  entry->signalFrame = header->cie->getAugmentationString().contains('S');
   const Entry *result = entry.get();
   entries_[*offset] = std::move(entry);
   uint64_t begin = result->fde->getInitialLocation();

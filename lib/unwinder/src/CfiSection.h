@@ -42,12 +42,14 @@ private:
   struct Range {
     uint64_t begin, end, offset;
   };
-  struct ParsedFde;
+  struct FdeHeader;
 
   bool hasUsableHdr() const;
   std::optional<uint64_t> lookupHdr(uint64_t address) const;
   std::optional<uint64_t> lookupIndex(uint64_t address);
-  llvm::Expected<ParsedFde> parseFde(uint64_t offset);
+  llvm::Expected<FdeHeader> parseFdeHeader(uint64_t offset);
+  // Parses a CIE's or FDE's instructions, rewriting what LLVM cannot parse.
+  llvm::Error parseProgram(llvm::dwarf::CFIProgram &program, uint64_t entryOffset, uint64_t begin, uint64_t end);
   llvm::Expected<llvm::dwarf::CIE *> cieAt(uint64_t offset);
   void buildIndex();
 
@@ -61,6 +63,7 @@ private:
   std::optional<std::vector<Range>> index_; // built on first use without a usable hdr
   std::map<uint64_t, std::unique_ptr<llvm::dwarf::CIE>> cies_;
   std::map<uint64_t, std::unique_ptr<Entry>> entries_; // by FDE offset; null: damaged
+  std::map<uint64_t, std::vector<uint8_t>> rewritten_; // programs rewritten for LLVM, by entry offset
 };
 
 } // namespace stackwalk

@@ -24,7 +24,9 @@ struct Bytes : std::vector<uint8_t> {
 
 // .eh_frame with one CIE ("zR" or "zRS") and one FDE for [0x1000, 0x1020):
 // CFA = rsp+8, ra at CFA-8; after 4 bytes CFA = rsp+16, rbp at CFA-16.
-Bytes ehFrame(const char *augmentation) {
+Bytes ehFrame(const char *augmentation,
+              std::initializer_list<int> fdeOps = {DW_CFA_advance_loc | 4, DW_CFA_def_cfa_offset, 16,
+                                                       DW_CFA_offset | 6, 2}) {
   Bytes b;
   b.u32(0); // length, patched
   b.u32(0); // CIE id
@@ -40,7 +42,7 @@ Bytes ehFrame(const char *augmentation) {
   b.u32(uint32_t(FunctionStart - (EhFrameAddress + b.size()))); // pc_begin, pcrel
   b.u32(0x20);                            // pc_range
   b.u8(0);                                // augmentation data length
-  b.ops({DW_CFA_advance_loc | 4, DW_CFA_def_cfa_offset, 16, DW_CFA_offset | 6, 2});
+  for (int op : fdeOps) b.u8(uint8_t(op));
   while (b.size() % 4) b.u8(DW_CFA_nop);
   b.set32(fde, uint32_t(b.size() - fde - 4));
   b.u32(0); // terminator
@@ -101,6 +103,67 @@ TEST_CASE("an FDE is found through .eh_frame_hdr's sorted table") {
   REQUIRE(entry);
   checkRows(*entry);
   CHECK(find(section, FunctionStart + 0x1000) == nullptr);
+}
+
+TEST_CASE("every DW_CFA operation is interpreted") {
+  // One program using each operation once; each row checks what it left.
+  Bytes frames = ehFrame("zR", {
+      DW_CFA_nop,
+      DW_CFA_set_loc, 0x01, 0x10, 0, 0, 0, 0, 0, 0,    // 0x1002 (address-sized, as LLVM reads it)
+      DW_CFA_advance_loc1, 1,                          // 0x1002
+      DW_CFA_offset_extended, 3, 2,                    // rbx at CFA-16
+      DW_CFA_advance_loc2, 1, 0,                       // 0x1003
+      DW_CFA_restore_extended, 3,                      // rbx: back to the CIE's (unspecified)
+      DW_CFA_undefined, 12,                            // r12 undefined
+      DW_CFA_same_value, 13,                           // r13 same
+      DW_CFA_register, 14, 0,                          // r14 in rax
+      DW_CFA_advance_loc4, 1, 0, 0, 0,                 // 0x1004
+      DW_CFA_remember_state,
+      DW_CFA_def_cfa, 6, 16,                           // CFA = rbp+16
+      DW_CFA_def_cfa_register, 7,                      // CFA = rsp+16
+      DW_CFA_offset_extended_sf, 15, 0x7e,             // r15 at CFA+16 (factored -2 * -8)
+      DW_CFA_advance_loc | 1,                          // 0x1005
+      DW_CFA_restore_state,                            // back to CFA = rsp+8, no r15
+      DW_CFA_def_cfa_sf, 7, 0x7e,                      // CFA = rsp+16
+      DW_CFA_def_cfa_offset_sf, 0x7d,                  // CFA = rsp+24
+      DW_CFA_val_offset, 1, 1,                         // rdx = CFA-8
+      DW_CFA_val_offset_sf, 2, 0x7f,                   // rcx = CFA+8
+      DW_CFA_GNU_args_size, 16,
+      0x2f, 4, 3,                                      // DW_CFA_GNU_negative_offset_extended: rsi at CFA+24 (-3 * -8)
+      DW_CFA_advance_loc | 1,                          // 0x1006
+      DW_CFA_expression, 5, 2, DW_OP_breg7, 8,         // rdi at [rsp+8]
+      DW_CFA_val_expression, 8, 2, DW_OP_breg7, 16,    // r8 = rsp+16
+      DW_CFA_restore | 16,                             // ra: back to the CIE's rule
+      DW_CFA_advance_loc | 1,                          // 0x1007
+      DW_CFA_def_cfa_expression, 2, DW_OP_breg7, 32,   // CFA = rsp+32
+  });
+  CfiSection section(CfiSection::Kind::EhFrame, asRef(frames), EhFrameAddress, llvm::Triple::x86_64);
+  const CfiSection::Entry *entry = find(section, FunctionStart);
+  REQUIRE(entry);
+  auto rowAt = [&](uint64_t address) -> const UnwindRow & {
+    const UnwindRow *found = nullptr;
+    for (const UnwindRow &row : entry->table)
+      if (row.getAddress() <= address) found = &row;
+    REQUIRE(found);
+    return *found;
+  };
+  auto rule = [&](uint64_t address, unsigned reg) { return rowAt(address).getRegisterLocations().getRegisterLocation(reg); };
+  CHECK(rule(0x1002, 3) == UnwindLocation::createAtCFAPlusOffset(-16));
+  CHECK_FALSE(rule(0x1003, 3));
+  CHECK(rule(0x1003, 12) == UnwindLocation::createUndefined());
+  CHECK(rule(0x1003, 13) == UnwindLocation::createSame());
+  CHECK(rule(0x1003, 14) == UnwindLocation::createIsRegisterPlusOffset(0, 0));
+  CHECK(rowAt(0x1004).getCFAValue() == UnwindLocation::createIsRegisterPlusOffset(7, 16));
+  CHECK(rule(0x1004, 15) == UnwindLocation::createAtCFAPlusOffset(16));
+  CHECK(rowAt(0x1005).getCFAValue() == UnwindLocation::createIsRegisterPlusOffset(7, 24));
+  CHECK_FALSE(rule(0x1005, 15));
+  CHECK(rule(0x1005, 1) == UnwindLocation::createIsCFAPlusOffset(-8));
+  CHECK(rule(0x1005, 2) == UnwindLocation::createIsCFAPlusOffset(8));
+  CHECK(rule(0x1005, 4) == UnwindLocation::createAtCFAPlusOffset(24));
+  CHECK(rule(0x1006, 5)->getLocation() == UnwindLocation::DWARFExpr);
+  CHECK(rule(0x1006, 8)->getLocation() == UnwindLocation::DWARFExpr);
+  CHECK(rule(0x1006, 16) == UnwindLocation::createAtCFAPlusOffset(-8));
+  CHECK(rowAt(0x1007).getCFAValue().getLocation() == UnwindLocation::DWARFExpr);
 }
 
 TEST_CASE("'S' in the augmentation marks a signal frame") {
