@@ -120,6 +120,13 @@ def main(stackwalk, unpacked, options):
     check(r.returncode == 0 and not report["threads"] and any("thread 1 " in w for w in report["warnings"]),
           "--thread of an absent thread: a warning")
 
+    def debug_file(args):
+        report = json.loads(run(stackwalk, ["cores/stripped-debuglink.core", "--json"] + args, unpacked).stdout)
+        return next(m["debug_file"] for m in report["modules"] if m["name"] == "stripped-debuglink")
+    check(debug_file(files + ["--module-path", "debug"]).startswith("debug/.build-id/"),
+          "a separate debug file found by build-id under a module path")
+    check(debug_file(files) == "bin/stripped-debuglink.debug", "a separate debug file found by .gnu_debuglink")
+
     r = run(stackwalk, [core, "--json", "--max-frames", "2"] + files, unpacked)
     thread = json.loads(r.stdout)["threads"][0]
     physical = [f for f in thread["frames"] if not f["inlined"]]
