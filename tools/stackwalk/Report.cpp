@@ -68,6 +68,9 @@ Report planReport(const std::string &dumpPath, const Target &target, const Repor
   report.target = &target;
   report.warnings = target.warnings;
   report.threads = selectThreads(target, options, report.warnings);
+  if (target.arch() != Arch::X86_64)
+    report.warnings.push_back("unwinding " + std::string(archName(target.arch())) +
+                              " stacks is not implemented: each thread shows its context frame only");
   return report;
 }
 
@@ -84,7 +87,9 @@ void writeReport(const Report &report, const ReportOptions &options, ReportPrint
     thread.tid = info->tid;
     thread.name = info->name;
     thread.crashed = target.crash && target.crash->threadId == info->tid;
-    StackWalker walker(target, *info, {&cfi, &badCall, &framePointer, &scan}, options.limits);
+    std::vector<Unwinder *> unwinders;
+    if (target.arch() == Arch::X86_64) unwinders = {&cfi, &badCall, &framePointer, &scan};
+    StackWalker walker(target, *info, unwinders, options.limits);
     while (auto frame = walker.next()) thread.physicalFrames.push_back(std::move(*frame));
     thread.stopReason = walker.stopReason();
     thread.stopDetail = walker.stopDetail();

@@ -7,6 +7,7 @@
 
 #include "stackwalk/core/ModuleResolver.h"
 #include "stackwalk/elfcore/ElfCoreLoader.h"
+#include "stackwalk/minidump/MinidumpLoader.h"
 
 #include <CLI/CLI.hpp>
 
@@ -22,9 +23,11 @@ llvm::Expected<std::unique_ptr<stackwalk::Target>> loadDump(const std::string &p
   if (!file) return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot open " + path);
   uint8_t head[64] = {};
   file.read(reinterpret_cast<char *>(head), sizeof head);
-  if (stackwalk::looksLikeElfCore({head, size_t(file.gcount())})) return stackwalk::loadElfCore(path);
+  std::span<const uint8_t> bytes(head, size_t(file.gcount()));
+  if (stackwalk::looksLikeElfCore(bytes)) return stackwalk::loadElfCore(path);
+  if (stackwalk::looksLikeMinidump(bytes)) return stackwalk::loadMinidump(path);
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 path + " is not a dump stackwalk can read (expected an ELF core file)");
+                                 path + " is not a dump stackwalk can read (an ELF core or a minidump)");
 }
 
 } // namespace

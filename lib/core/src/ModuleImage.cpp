@@ -46,6 +46,16 @@ Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromBytes(std::vector<uint8_
   return image;
 }
 
+Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromMemory(const MemorySource &memory, uint64_t address,
+                                                                uint64_t maxSize, const std::string &name) {
+  // Halve the size until a read succeeds: the image ends where readable memory does.
+  for (uint64_t size = maxSize; size >= 64; size /= 2) {
+    std::vector<uint8_t> bytes(size);
+    if (memory.read(address, bytes)) return fromBytes(std::move(bytes), name);
+  }
+  return createStringError(inconvertibleErrorCode(), "no image of " + name + " in the dump's memory");
+}
+
 namespace {
 template <typename ELFT>
 Error readElfLayout(const ELFObjectFile<ELFT> &elf, std::vector<LoadSegment> &segments,

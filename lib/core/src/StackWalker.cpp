@@ -36,6 +36,7 @@ std::string_view stopReasonName(StopReason reason) {
   case StopReason::IpNotExecutable: return "ip_not_executable";
   case StopReason::NoUnwindInfo: return "no_unwind_info";
   case StopReason::MaxFrames: return "max_frames";
+  case StopReason::NoUnwinder: return "no_unwinder";
   }
   return "unknown";
 }
@@ -102,6 +103,8 @@ std::optional<std::pair<StopReason, std::string>> StackWalker::rejectCaller(cons
 }
 
 std::optional<Frame> StackWalker::unwindOnce() {
+  if (unwinders_.empty())
+    return stop(StopReason::NoUnwinder, "stackwalk cannot unwind " + std::string(archName(target_.arch())) + " stacks yet");
   const Frame &callee = *previous_;
   std::optional<std::pair<StopReason, std::string>> firstFailure;
   for (Unwinder *unwinder : unwinders_) {

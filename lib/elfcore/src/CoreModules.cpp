@@ -150,9 +150,7 @@ std::vector<Module> modulesFromLinkMap(uint64_t atPhdr, const std::string &execu
 
 std::optional<Module> vdsoModule(uint64_t address, uint64_t mappingEnd, const MemorySource &memory) {
   if (mappingEnd <= address) return std::nullopt;
-  std::vector<uint8_t> bytes(std::min<uint64_t>(mappingEnd - address, MaxVdsoBytes));
-  if (!memory.read(address, bytes)) return std::nullopt;
-  auto image = ModuleImage::fromBytes(std::move(bytes), "[vdso]");
+  auto image = ModuleImage::fromMemory(memory, address, std::min<uint64_t>(mappingEnd - address, MaxVdsoBytes), "[vdso]");
   if (!image) {
     llvm::consumeError(image.takeError());
     return std::nullopt;

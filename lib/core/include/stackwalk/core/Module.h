@@ -17,7 +17,10 @@ struct Module {
   uint64_t base = 0;        // lowest mapped address
   uint64_t size = 0;        // extent of the mappings
   std::vector<uint8_t> buildId; // ELF GNU build-id as found in dump memory
-  std::string debugId;          // PE: PDB GUID+age; ELF: unused
+  std::string debugId;          // PE: PDB GUID and age, as symbol stores name them
+  std::string debugFile;        // PE: the PDB's name from the CodeView record
+  std::optional<uint32_t> peTimeDateStamp, peSizeOfImage; // PE identity
+  std::string version;          // file version, "1.2.3.4", where recorded
   bool isMainExecutable = false;
 
   // The file that was found for it and matched its identity, or null.

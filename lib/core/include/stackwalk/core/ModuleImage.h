@@ -5,6 +5,8 @@
 // file when one was found, because symbols and .debug_frame may live there.
 #pragma once
 
+#include "stackwalk/core/Memory.h"
+
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -30,6 +32,10 @@ public:
   // Wraps bytes copied from the dump (the vDSO, or a module whose file is missing).
   static llvm::Expected<std::unique_ptr<ModuleImage>>
   fromBytes(std::vector<uint8_t> bytes, const std::string &name);
+  // Copies up to maxSize bytes at an address (fewer where the memory ends) and
+  // wraps them: for images that exist only in the process, like the vDSO.
+  static llvm::Expected<std::unique_ptr<ModuleImage>> fromMemory(const MemorySource &memory, uint64_t address,
+                                                                 uint64_t maxSize, const std::string &name);
 
   const std::string &path() const { return path_; }
   // True for an image copied from the dump (the vDSO), which has no file.

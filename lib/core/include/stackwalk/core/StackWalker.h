@@ -86,6 +86,7 @@ enum class StopReason {
   IpNotExecutable,  // the caller's instruction pointer is not in executable memory
   NoUnwindInfo,     // no unwinder could find the caller
   MaxFrames,        // --max-frames reached
+  NoUnwinder,       // no unwinder exists for the architecture
 };
 std::string_view stopReasonName(StopReason reason);
 

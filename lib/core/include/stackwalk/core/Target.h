@@ -55,6 +55,9 @@ public:
   std::vector<ThreadInfo> threads;
   std::vector<MemoryRegion> regions; // mappings and their permissions, sorted
   std::vector<std::string> warnings;
+  std::string osVersion;                          // e.g. "10.0.17134" or a kernel release
+  std::vector<Module> unloadedModules;            // modules the process had unloaded
+  std::vector<std::pair<std::string, std::string>> annotations; // e.g. Crashpad's
 
   // Modules sorted by base; call sortModules() after changing the list.
   std::vector<Module> modules;

@@ -1,0 +1,78 @@
+#include "stackwalk/minidump/MinidumpLoader.h"
+
+#include "MinidumpMemory.h"
+#include "MinidumpReader.h"
+#include "Streams.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace stackwalk {
+
+bool looksLikeMinidump(std::span<const uint8_t> head) {
+  return head.size() >= 4 && std::memcmp(head.data(), "MDMP", 4) == 0;
+}
+
+namespace {
+
+constexpr uint64_t AT_SYSINFO_EHDR = 33;
+constexpr uint64_t MaxVdsoBytes = 64 * 1024;
+
+// Linux minidumps (Breakpad, Crashpad): regions from /proc/PID/maps, the
+// process from status and cmdline, and the vDSO from the dump's memory.
+void addLinuxDetails(Target &target, const minidump::LinuxStreams &linux) {
+  if (target.regions.empty()) target.regions = linux.maps;
+  if (!linux.processName.empty()) target.process.name = linux.processName;
+  if (!linux.commandLine.empty()) target.process.commandLine = linux.commandLine;
+  if (!target.process.pid) target.process.pid = linux.pid;
+  if (!linux.distribution.empty()) target.osVersion = linux.distribution + " (" + target.osVersion + ")";
+  for (auto [key, value] : linux.auxv) {
+    if (key != AT_SYSINFO_EHDR) continue;
+    auto vdso = std::find_if(target.modules.begin(), target.modules.end(), [&](const Module &m) { return m.base == value; });
+    if (vdso == target.modules.end() || vdso->image) continue;
+    if (auto image = ModuleImage::fromMemory(target, value, std::min<uint64_t>(vdso->size, MaxVdsoBytes), vdso->name)) {
+      vdso->image = std::shared_ptr<ModuleImage>(std::move(*image));
+      vdso->imageNote = "copied from the dump's memory";
+    } else {
+      llvm::consumeError(image.takeError());
+    }
+  }
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<Target>> loadMinidump(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer) return llvm::createStringError(buffer.getError(), "cannot open " + path + ": " + buffer.getError().message());
+  std::shared_ptr<llvm::MemoryBuffer> file(std::move(*buffer));
+  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t *>(file->getBufferStart()), file->getBufferSize());
+  std::vector<std::string> warnings;
+  auto reader = minidump::Reader::create(bytes, warnings);
+  if (!reader) return reader.takeError();
+
+  minidump::SystemDescription system = minidump::readSystemInfo(*reader);
+  auto memory = std::make_unique<minidump::MinidumpMemory>(file, minidump::readMemoryRanges(*reader));
+  auto target = std::make_unique<Target>(system.arch, system.os, "minidump", std::move(memory));
+  target->osVersion = system.osVersion;
+  target->threads = minidump::readThreads(*reader, system.arch);
+  std::optional<RegisterFile> exceptionContext;
+  target->crash = minidump::readException(*reader, system.os, system.arch, exceptionContext);
+  // Walk the crashed thread from the exception's context, as WinDbg's .ecxr
+  // and minidump-stackwalk do: the thread list holds the thread inside the
+  // handler that wrote the dump.
+  if (target->crash && exceptionContext)
+    for (ThreadInfo &thread : target->threads)
+      if (thread.tid == target->crash->threadId) thread.context = *exceptionContext;
+  target->modules = minidump::readModules(*reader);
+  target->unloadedModules = minidump::readUnloadedModules(*reader);
+  target->regions = minidump::readMemoryInfo(*reader);
+  target->process.pid = minidump::readProcessId(*reader);
+  if (!target->modules.empty()) target->process.name = target->modules.front().name;
+  if (system.os == OS::Linux) addLinuxDetails(*target, minidump::readLinuxStreams(*reader));
+  target->annotations = minidump::readCrashpadInfo(*reader);
+  target->sortModules();
+  target->warnings = std::move(warnings);
+  return target;
+}
+
+} // namespace stackwalk

@@ -1,0 +1,80 @@
+#include "MinidumpReader.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ConvertUTF.h"
+
+namespace stackwalk::minidump {
+
+namespace {
+constexpr size_t MaxStreams = 4096;
+constexpr uint32_t MaxStringBytes = 64 * 1024;
+} // namespace
+
+llvm::Expected<Reader> Reader::create(std::span<const uint8_t> file, std::vector<std::string> &warnings) {
+  Reader reader(file, warnings);
+  auto header = reader.readAt<llvm::minidump::Header>(0);
+  if (!header || header->Signature != llvm::minidump::Header::MagicSignature)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "not a minidump (no MDMP signature)");
+  if ((header->Version & 0xffff) != llvm::minidump::Header::MagicVersion)
+    warnings.push_back("unexpected minidump version 0x" + llvm::utohexstr(header->Version & 0xffff, true));
+  reader.timeDateStamp_ = header->TimeDateStamp;
+  uint64_t count = header->NumberOfStreams;
+  uint64_t rva = header->StreamDirectoryRVA;
+  uint64_t fit = rva > file.size() ? 0 : (file.size() - rva) / sizeof(llvm::minidump::Directory);
+  if (count > fit || count > MaxStreams) {
+    warnings.push_back("the stream directory claims " + std::to_string(count) + " streams; " +
+                       std::to_string(std::min<uint64_t>(fit, MaxStreams)) + " are read");
+    count = std::min<uint64_t>(fit, MaxStreams);
+  }
+  if (count == 0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the minidump's stream directory is empty or outside the file");
+  for (uint64_t i = 0; i < count; ++i)
+    reader.directory_.push_back(*reader.readAt<llvm::minidump::Directory>(rva + i * sizeof(llvm::minidump::Directory)));
+  return reader;
+}
+
+std::span<const uint8_t> Reader::slice(uint64_t rva, uint64_t size, const std::string &what) const {
+  if (rva > file_.size()) {
+    if (size) warn(what + " lies outside the file");
+    return {};
+  }
+  if (size > file_.size() - rva) {
+    warn(what + " runs past the end of the file (" + std::to_string(size) + " bytes claimed, " +
+         std::to_string(file_.size() - rva) + " present)");
+    size = file_.size() - rva;
+  }
+  return file_.subspan(rva, size);
+}
+
+std::span<const uint8_t> Reader::slice(LocationDescriptor location, const std::string &what) const {
+  return slice(location.RVA, location.DataSize, what);
+}
+
+std::optional<std::span<const uint8_t>> Reader::stream(StreamType type) const {
+  for (const llvm::minidump::Directory &entry : directory_)
+    if (entry.Type == type)
+      return slice(entry.Location, "stream 0x" + llvm::utohexstr(uint32_t(type), true));
+  return std::nullopt;
+}
+
+std::optional<std::string> Reader::string(uint64_t rva) const {
+  auto length = readAt<uint32_t>(rva);
+  if (!length || *length > MaxStringBytes || *length % 2) return std::nullopt;
+  std::span<const uint8_t> bytes = slice(rva + 4, *length, "a string");
+  if (bytes.size() != *length) return std::nullopt;
+  std::string out;
+  llvm::ArrayRef<llvm::UTF16> units(reinterpret_cast<const llvm::UTF16 *>(bytes.data()), bytes.size() / 2);
+  std::vector<llvm::UTF16> aligned(units.begin(), units.end());
+  if (!llvm::convertUTF16ToUTF8String(aligned, out)) return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> Reader::utf8String(uint64_t rva) const {
+  auto length = readAt<uint32_t>(rva);
+  if (!length || *length > MaxStringBytes) return std::nullopt;
+  std::span<const uint8_t> bytes = slice(rva + 4, *length, "a string");
+  if (bytes.size() != *length) return std::nullopt;
+  return std::string(bytes.begin(), bytes.end());
+}
+
+} // namespace stackwalk::minidump

@@ -1,0 +1,80 @@
+// Bounds-checked access to a minidump's header, stream directory, strings and
+// lists. Uses LLVM's struct definitions (llvm/BinaryFormat/Minidump.h) as typed
+// views, but not llvm::object::MinidumpFile, which rejects a whole dump for
+// one stream that runs past the end of the file.
+#pragma once
+
+#include "llvm/BinaryFormat/Minidump.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace stackwalk::minidump {
+
+using llvm::minidump::LocationDescriptor;
+using llvm::minidump::StreamType;
+
+class Reader {
+public:
+  static llvm::Expected<Reader> create(std::span<const uint8_t> file, std::vector<std::string> &warnings);
+
+  uint32_t timeDateStamp() const { return timeDateStamp_; }
+
+  // The first stream of a type, clipped to the file (with a warning).
+  std::optional<std::span<const uint8_t>> stream(StreamType type) const;
+  // Bytes a location descriptor names; empty (with a warning) when outside the file.
+  std::span<const uint8_t> slice(LocationDescriptor location, const std::string &what) const;
+  std::span<const uint8_t> slice(uint64_t rva, uint64_t size, const std::string &what) const;
+
+  template <typename T> std::optional<T> read(std::span<const uint8_t> bytes, uint64_t offset) const {
+    if (offset > bytes.size() || sizeof(T) > bytes.size() - offset) return std::nullopt;
+    T value;
+    std::memcpy(&value, bytes.data() + offset, sizeof(T));
+    return value;
+  }
+  template <typename T> std::optional<T> readAt(uint64_t rva) const { return read<T>(file_, rva); }
+
+  // A MINIDUMP_STRING (u32 byte length, UTF-16LE) as UTF-8.
+  std::optional<std::string> string(uint64_t rva) const;
+  // A Crashpad MinidumpUTF8String (u32 length, bytes).
+  std::optional<std::string> utf8String(uint64_t rva) const;
+
+  // The entries of a list stream {u32 count; T entries[]}, tolerating the
+  // 4 bytes of padding some writers put after the count; a count that does
+  // not fit is cut to what the stream holds (with a warning).
+  template <typename T> std::vector<T> list(std::span<const uint8_t> stream, const std::string &what) const {
+    return listOf<T>(stream, sizeof(T), what);
+  }
+  template <typename T>
+  std::vector<T> listOf(std::span<const uint8_t> stream, size_t entrySize, const std::string &what) const;
+
+  void warn(std::string message) const { warnings_.push_back(std::move(message)); }
+
+private:
+  Reader(std::span<const uint8_t> file, std::vector<std::string> &warnings) : file_(file), warnings_(warnings) {}
+
+  std::span<const uint8_t> file_;
+  std::vector<llvm::minidump::Directory> directory_;
+  uint32_t timeDateStamp_ = 0;
+  std::vector<std::string> &warnings_;
+};
+
+template <typename T>
+std::vector<T> Reader::listOf(std::span<const uint8_t> stream, size_t entrySize, const std::string &what) const {
+  std::vector<T> out;
+  auto count = read<uint32_t>(stream, 0);
+  if (!count || entrySize < sizeof(T)) return out;
+  size_t start = 4;
+  if (uint64_t(*count) * entrySize + 8 == stream.size()) start = 8;
+  uint64_t fit = (stream.size() - start) / entrySize;
+  if (*count > fit) warn(what + ": " + std::to_string(*count) + " entries claimed, " + std::to_string(fit) + " present");
+  for (uint64_t i = 0; i < std::min<uint64_t>(*count, fit); ++i) out.push_back(*read<T>(stream, start + i * entrySize));
+  return out;
+}
+
+} // namespace stackwalk::minidump

@@ -1,0 +1,58 @@
+// Readers of the individual minidump streams, each filling its part of the
+// Target. All of them tolerate damage: what cannot be read is skipped with a
+// warning through the Reader.
+#pragma once
+
+#include "MinidumpMemory.h"
+#include "MinidumpReader.h"
+
+#include "stackwalk/core/Target.h"
+
+#include <map>
+
+namespace stackwalk::minidump {
+
+struct SystemDescription {
+  Arch arch = Arch::Unknown;
+  OS os = OS::Unknown;
+  std::string osVersion;
+};
+
+SystemDescription readSystemInfo(const Reader &reader);
+
+// Threads with their contexts and names (ThreadList or ThreadExList, ThreadNameList).
+std::vector<ThreadInfo> readThreads(const Reader &reader, Arch arch);
+
+// Modules with identities (CodeView RSDS / NB10 / BpEL, version info).
+std::vector<Module> readModules(const Reader &reader);
+std::vector<Module> readUnloadedModules(const Reader &reader);
+
+// MemoryList, Memory64List and the threads' stacks, clipped to the file.
+std::vector<MemoryRange> readMemoryRanges(const Reader &reader);
+// MemoryInfoList: regions with their protection.
+std::vector<MemoryRegion> readMemoryInfo(const Reader &reader);
+
+// The exception stream as a crash, and its thread's context if it has one.
+std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
+                                       std::optional<RegisterFile> &exceptionContext);
+
+// MiscInfo: the process id.
+std::optional<uint64_t> readProcessId(const Reader &reader);
+
+// Breakpad's Linux streams: /proc/PID/maps, status, cmdline, auxv, lsb-release.
+struct LinuxStreams {
+  std::vector<MemoryRegion> maps;
+  std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> executableMappings; // by path
+  std::string processName, commandLine, distribution;
+  std::optional<uint64_t> pid;
+  std::vector<std::pair<uint64_t, uint64_t>> auxv;
+  std::vector<std::pair<std::string, uint64_t>> linkMap; // DSO_DEBUG: name, load bias
+};
+LinuxStreams readLinuxStreams(const Reader &reader);
+
+// Crashpad's info stream: report and client ids and simple annotations.
+std::vector<std::pair<std::string, std::string>> readCrashpadInfo(const Reader &reader);
+
+std::string exceptionName(uint32_t code, OS os);
+
+} // namespace stackwalk::minidump

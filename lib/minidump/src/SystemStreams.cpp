@@ -1,0 +1,138 @@
+// SystemInfo, MiscInfo, Exception and Crashpad's info stream.
+#include "Streams.h"
+
+#include "stackwalk/core/ModuleImage.h"
+#include "stackwalk/core/WindowsContext.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+namespace stackwalk::minidump {
+
+using llvm::minidump::ProcessorArchitecture;
+using llvm::minidump::OSPlatform;
+
+SystemDescription readSystemInfo(const Reader &reader) {
+  SystemDescription out;
+  auto stream = reader.stream(StreamType::SystemInfo);
+  auto info = stream ? reader.read<llvm::minidump::SystemInfo>(*stream, 0) : std::nullopt;
+  if (!info) {
+    reader.warn("no SystemInfo stream: the architecture is unknown");
+    return out;
+  }
+  uint16_t processor = uint16_t(ProcessorArchitecture(info->ProcessorArch));
+  switch (processor) {
+  case uint16_t(ProcessorArchitecture::AMD64): out.arch = Arch::X86_64; break;
+  case uint16_t(ProcessorArchitecture::X86): out.arch = Arch::X86; break;
+  case uint16_t(ProcessorArchitecture::ARM64): case 0x8003: // Breakpad's old ARM64 value
+    out.arch = Arch::Arm64;
+    break;
+  default:
+    reader.warn("unsupported processor architecture " + std::to_string(processor));
+  }
+  switch (uint32_t(OSPlatform(info->PlatformId))) {
+  case uint32_t(OSPlatform::Win32S): case uint32_t(OSPlatform::Win32Windows): case uint32_t(OSPlatform::Win32NT):
+    out.os = OS::Windows;
+    break;
+  case uint32_t(OSPlatform::Linux): case uint32_t(OSPlatform::Android): out.os = OS::Linux; break;
+  default: break;
+  }
+  out.osVersion = std::to_string(info->MajorVersion) + "." + std::to_string(info->MinorVersion) + "." +
+                  std::to_string(info->BuildNumber);
+  // Breakpad stores the kernel's uname there; Windows its service pack.
+  if (auto extra = reader.string(info->CSDVersionRVA); extra && !extra->empty()) out.osVersion += " " + *extra;
+  return out;
+}
+
+std::optional<uint64_t> readProcessId(const Reader &reader) {
+  // MINIDUMP_MISC_INFO: SizeOfInfo, Flags1, ProcessId, ...; Flags1 bit 0: the id is valid.
+  auto stream = reader.stream(StreamType::MiscInfo);
+  if (!stream) return std::nullopt;
+  auto flags = reader.read<uint32_t>(*stream, 4);
+  auto pid = reader.read<uint32_t>(*stream, 8);
+  if (!flags || !pid || !(*flags & 1)) return std::nullopt;
+  return *pid;
+}
+
+std::string exceptionName(uint32_t code, OS os) {
+  static const std::pair<uint32_t, const char *> Names[] = {
+      {0xC0000005, "EXCEPTION_ACCESS_VIOLATION"},      {0x80000003, "EXCEPTION_BREAKPOINT"},
+      {0x80000004, "EXCEPTION_SINGLE_STEP"},           {0x80000002, "EXCEPTION_DATATYPE_MISALIGNMENT"},
+      {0xC0000006, "EXCEPTION_IN_PAGE_ERROR"},         {0xC0000008, "EXCEPTION_INVALID_HANDLE"},
+      {0xC000001D, "EXCEPTION_ILLEGAL_INSTRUCTION"},   {0xC0000025, "EXCEPTION_NONCONTINUABLE_EXCEPTION"},
+      {0xC0000026, "EXCEPTION_INVALID_DISPOSITION"},   {0xC000008C, "EXCEPTION_ARRAY_BOUNDS_EXCEEDED"},
+      {0xC000008D, "EXCEPTION_FLT_DENORMAL_OPERAND"},  {0xC000008E, "EXCEPTION_FLT_DIVIDE_BY_ZERO"},
+      {0xC000008F, "EXCEPTION_FLT_INEXACT_RESULT"},    {0xC0000090, "EXCEPTION_FLT_INVALID_OPERATION"},
+      {0xC0000091, "EXCEPTION_FLT_OVERFLOW"},          {0xC0000092, "EXCEPTION_FLT_STACK_CHECK"},
+      {0xC0000093, "EXCEPTION_FLT_UNDERFLOW"},         {0xC0000094, "EXCEPTION_INT_DIVIDE_BY_ZERO"},
+      {0xC0000095, "EXCEPTION_INT_OVERFLOW"},          {0xC0000096, "EXCEPTION_PRIV_INSTRUCTION"},
+      {0xC00000FD, "EXCEPTION_STACK_OVERFLOW"},        {0xC0000374, "STATUS_HEAP_CORRUPTION"},
+      {0xC0000409, "STATUS_STACK_BUFFER_OVERRUN"},     {0xE06D7363, "Microsoft C++ exception"},
+      {0x20474343, "GCC C++ exception"},               {0x40010005, "DBG_CONTROL_C"},
+  };
+  if (os == OS::Linux) {
+    // Breakpad records the signal number as the exception code.
+    static const char *const Signals[] = {nullptr,  "SIGHUP",  "SIGINT",  "SIGQUIT", "SIGILL",  "SIGTRAP",
+                                          "SIGABRT", "SIGBUS",  "SIGFPE",  "SIGKILL", "SIGUSR1", "SIGSEGV"};
+    if (code > 0 && code < std::size(Signals)) return Signals[code];
+    return "signal " + std::to_string(code);
+  }
+  for (auto [value, name] : Names)
+    if (value == code) return name;
+  return "exception 0x" + llvm::utohexstr(code, true);
+}
+
+std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
+                                       std::optional<RegisterFile> &exceptionContext) {
+  auto stream = reader.stream(StreamType::Exception);
+  if (!stream) return std::nullopt;
+  auto exception = reader.read<llvm::minidump::ExceptionStream>(*stream, 0);
+  if (!exception) {
+    reader.warn("the exception stream is too short");
+    return std::nullopt;
+  }
+  const llvm::minidump::Exception &record = exception->ExceptionRecord;
+  CrashInfo crash;
+  crash.threadId = exception->ThreadId;
+  crash.name = exceptionName(record.ExceptionCode, os);
+  crash.address = record.ExceptionAddress;
+  if (os == OS::Linux) {
+    crash.signal = int(record.ExceptionCode);
+    crash.code = int(record.ExceptionFlags);
+  } else {
+    crash.exceptionCode = record.ExceptionCode;
+    // An access violation's second parameter is the address it touched.
+    if (record.ExceptionCode == 0xC0000005 && record.NumberParameters >= 2)
+      crash.address = record.ExceptionInformation[1];
+  }
+  std::span<const uint8_t> context = reader.slice(exception->ThreadContext, "the exception's context");
+  if (!context.empty()) {
+    if (auto regs = fromWindowsContext(arch, context)) exceptionContext = *regs;
+    else reader.warn("the exception's context: " + llvm::toString(regs.takeError()));
+  }
+  return crash;
+}
+
+std::vector<std::pair<std::string, std::string>> readCrashpadInfo(const Reader &reader) {
+  // MinidumpCrashpadInfo: u32 version; UUID report_id; UUID client_id;
+  // LocationDescriptor simple_annotations; LocationDescriptor module_list.
+  std::vector<std::pair<std::string, std::string>> out;
+  auto stream = reader.stream(StreamType(0x43500001));
+  if (!stream || stream->size() < 36) return out;
+  out.emplace_back("crashpad.report_id", hexString(stream->subspan(4, 16)));
+  out.emplace_back("crashpad.client_id", hexString(stream->subspan(20, 16)));
+  auto annotations = reader.read<LocationDescriptor>(*stream, 36);
+  if (!annotations) return out;
+  // MinidumpSimpleStringDictionary: u32 count; {u32 key RVA, u32 value RVA}[].
+  struct Entry {
+    uint32_t key, value;
+  };
+  std::span<const uint8_t> dictionary = reader.slice(*annotations, "Crashpad's annotations");
+  for (const Entry &entry : reader.list<Entry>(dictionary, "Crashpad's annotations")) {
+    auto key = reader.utf8String(entry.key);
+    auto value = reader.utf8String(entry.value);
+    if (key && value) out.emplace_back(*key, *value);
+  }
+  return out;
+}
+
+} // namespace stackwalk::minidump

@@ -1,0 +1,233 @@
+#include "MinidumpBuilder.h"
+
+#include "stackwalk/minidump/MinidumpLoader.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <unistd.h>
+
+using namespace stackwalk;
+using stackwalk::test::MinidumpBuilder;
+
+namespace {
+
+using B = MinidumpBuilder;
+
+std::vector<uint8_t> systemInfo(uint16_t arch, uint32_t platform) {
+  std::vector<uint8_t> s;
+  B::put16(s, arch);
+  B::put16(s, 6);
+  B::put16(s, 0);
+  s.push_back(4);
+  s.push_back(1);
+  B::put32(s, 10);
+  B::put32(s, 0);
+  B::put32(s, 17134);
+  B::put32(s, platform);
+  B::put32(s, 0); // CSDVersionRVA
+  s.resize(56, 0);
+  return s;
+}
+
+std::vector<uint8_t> amd64Context(uint64_t rip, uint64_t rsp, size_t size = 0x4d0) {
+  std::vector<uint8_t> c(size, 0);
+  uint32_t flags = 0x100003;
+  std::memcpy(&c[0x30], &flags, 4);
+  std::memcpy(&c[0xf8], &rip, 8);
+  std::memcpy(&c[0x98], &rsp, 8);
+  return c;
+}
+
+// MINIDUMP_THREAD: id, suspend, priority class, priority, TEB, stack {start, size, rva}, context {size, rva}.
+void addThread(std::vector<uint8_t> &list, uint32_t tid, uint64_t stackStart, uint32_t stackSize, uint32_t stackRva,
+               uint32_t contextSize, uint32_t contextRva) {
+  B::put32(list, tid);
+  B::put32(list, 0);
+  B::put32(list, 0);
+  B::put32(list, 0);
+  B::put64(list, 0);
+  B::put64(list, stackStart);
+  B::put32(list, stackSize);
+  B::put32(list, stackRva);
+  B::put32(list, contextSize);
+  B::put32(list, contextRva);
+}
+
+// MINIDUMP_MODULE (108 bytes) with an RSDS CodeView record.
+void addModule(B &builder, std::vector<uint8_t> &list, uint64_t base, uint32_t size, uint32_t stamp,
+               const std::string &path) {
+  uint32_t name = builder.addString(path);
+  std::vector<uint8_t> cv;
+  B::put32(cv, 0x53445352);
+  for (uint8_t b : {0x78, 0x56, 0x34, 0x12, 0x34, 0x12, 0x78, 0x56, 1, 2, 3, 4, 5, 6, 7, 8}) cv.push_back(b);
+  B::put32(cv, 2);
+  for (char c : std::string("app.pdb")) cv.push_back(uint8_t(c));
+  cv.push_back(0);
+  uint32_t cvRva = builder.add(cv);
+  size_t start = list.size();
+  B::put64(list, base);
+  B::put32(list, size);
+  B::put32(list, 0);
+  B::put32(list, stamp);
+  B::put32(list, name);
+  list.resize(start + 24 + 52, 0); // VS_FIXEDFILEINFO left empty
+  B::put32(list, uint32_t(cv.size()));
+  B::put32(list, cvRva);
+  list.resize(start + 108, 0);
+}
+
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::vector<uint8_t> &bytes) {
+    char name[] = "/tmp/stackwalk-mdmp-XXXXXX";
+    int fd = mkstemp(name);
+    REQUIRE(write(fd, bytes.data(), bytes.size()) == ssize_t(bytes.size()));
+    close(fd);
+    path = name;
+  }
+  ~TempFile() { std::remove(path.c_str()); }
+};
+
+std::unique_ptr<Target> load(const std::vector<uint8_t> &bytes) {
+  TempFile file(bytes);
+  auto target = loadMinidump(file.path);
+  if (!target) FAIL(llvm::toString(target.takeError()));
+  return std::move(*target);
+}
+
+// A Windows x64 dump: two threads (one named), a module, its stack memory,
+// an access violation and the process id.
+B windowsDump(size_t contextSize = 0x4d0) {
+  B builder;
+  std::vector<uint8_t> stack(0x100);
+  for (size_t i = 0; i < stack.size(); ++i) stack[i] = uint8_t(i);
+  uint32_t stackRva = builder.add(stack);
+  uint32_t ctx1 = builder.add(amd64Context(0x140001010, 0x10000, contextSize));
+  uint32_t ctx2 = builder.add(amd64Context(0x140001020, 0x20000));
+  std::vector<uint8_t> threads;
+  B::put32(threads, 2);
+  addThread(threads, 100, 0x10000, 0x100, stackRva, uint32_t(contextSize), ctx1);
+  addThread(threads, 200, 0x20000, 0, 0, 0x4d0, ctx2);
+  std::vector<uint8_t> modules;
+  B::put32(modules, 1);
+  addModule(builder, modules, 0x140000000, 0x5000, 0x5f000000, "C:\\app\\App.exe");
+  std::vector<uint8_t> names;
+  B::put32(names, 1);
+  B::put32(names, 200);
+  B::put64(names, builder.addString("worker"));
+  std::vector<uint8_t> exception;
+  B::put32(exception, 100);
+  B::put32(exception, 0);
+  B::put32(exception, 0xC0000005);
+  B::put32(exception, 0);
+  B::put64(exception, 0);
+  B::put64(exception, 0x140001010);
+  B::put32(exception, 2);
+  B::put32(exception, 0);
+  B::put64(exception, 1);    // write
+  B::put64(exception, 0x18); // address
+  exception.resize(8 + 152, 0);
+  B::put32(exception, 0); // no exception context
+  B::put32(exception, 0);
+  std::vector<uint8_t> misc;
+  B::put32(misc, 24);
+  B::put32(misc, 1);
+  B::put32(misc, 4242);
+  misc.resize(24, 0);
+  builder.stream(7, systemInfo(9, 2));
+  builder.stream(3, threads);
+  builder.stream(4, modules);
+  builder.stream(24, names);
+  builder.stream(6, exception);
+  builder.stream(15, misc);
+  return builder;
+}
+
+} // namespace
+
+TEST_CASE("a Windows x64 minidump: threads, contexts, names, modules, memory, exception") {
+  auto target = load(windowsDump().build());
+  CHECK(target->arch() == Arch::X86_64);
+  CHECK(target->os() == OS::Windows);
+  CHECK(target->osVersion == "10.0.17134");
+  REQUIRE(target->threads.size() == 2);
+  CHECK(target->threads[0].context.pc() == 0x140001010u);
+  CHECK(target->threads[1].name == "worker");
+  REQUIRE(target->modules.size() == 1);
+  const Module &app = target->modules[0];
+  CHECK(app.name == "App.exe");
+  CHECK(app.peTimeDateStamp == 0x5f000000u);
+  CHECK(app.peSizeOfImage == 0x5000u);
+  CHECK(app.debugId == "123456781234567801020304050607082"); // GUID then age in hex, as symbol stores name it
+  CHECK(app.debugFile == "app.pdb");
+  CHECK(target->process.name == "App.exe");
+  CHECK(target->process.pid == 4242u);
+  REQUIRE(target->crash);
+  CHECK(target->crash->name == "EXCEPTION_ACCESS_VIOLATION");
+  CHECK(target->crash->address == 0x18u);
+  CHECK(target->readValue<uint8_t>(0x10005) == 5);
+  CHECK_FALSE(target->readValue<uint8_t>(0x10100));
+}
+
+TEST_CASE("a stream past the end of the file is cut, with a warning") {
+  B builder = windowsDump();
+  builder.rawDirectoryEntry(5, 0x1000, 0x7ffffff0); // MemoryList far outside
+  auto target = load(builder.build());
+  CHECK(target->threads.size() == 2);
+  REQUIRE_FALSE(target->warnings.empty());
+  CHECK(target->warnings[0] == "stream 0x5 lies outside the file");
+}
+
+TEST_CASE("a context of the wrong size leaves that thread's registers unknown") {
+  auto target = load(windowsDump(0x100).build());
+  CHECK_FALSE(target->threads[0].context.pc());
+  CHECK(target->threads[1].context.pc());
+  bool warned = false;
+  for (const std::string &w : target->warnings) warned |= w.find("thread 100's context") != std::string::npos;
+  CHECK(warned);
+}
+
+TEST_CASE("a list that claims more entries than it holds is cut to what is there") {
+  B builder;
+  std::vector<uint8_t> threads;
+  B::put32(threads, 1000);
+  addThread(threads, 7, 0, 0, 0, 0x4d0, builder.add(amd64Context(1, 2)));
+  builder.stream(7, systemInfo(9, 2));
+  builder.stream(3, threads);
+  auto target = load(builder.build());
+  CHECK(target->threads.size() == 1);
+  CHECK(target->warnings.end() != std::find(target->warnings.begin(), target->warnings.end(),
+                                            "ThreadList: 1000 entries claimed, 1 present"));
+}
+
+TEST_CASE("Memory64List ranges follow one another from the base RVA") {
+  B builder = windowsDump();
+  std::vector<uint8_t> bytes = {0xaa, 0xbb, 0xcc, 0xdd};
+  uint32_t base = builder.add(bytes);
+  std::vector<uint8_t> list;
+  B::put64(list, 2);
+  B::put64(list, base);
+  B::put64(list, 0x50000);
+  B::put64(list, 1);
+  B::put64(list, 0x60000);
+  B::put64(list, 3);
+  builder.stream(9, list);
+  auto target = load(builder.build());
+  CHECK(target->readValue<uint8_t>(0x50000) == 0xaa);
+  CHECK(target->readValue<uint16_t>(0x60001) == 0xddcc);
+  CHECK_FALSE(target->readValue<uint8_t>(0x50001));
+}
+
+TEST_CASE("not a minidump, or no directory: an error") {
+  std::vector<uint8_t> junk(64, 'x');
+  TempFile file(junk);
+  auto result = loadMinidump(file.path);
+  REQUIRE_FALSE(bool(result));
+  CHECK(llvm::toString(result.takeError()) == "not a minidump (no MDMP signature)");
+  B empty;
+  TempFile emptyFile(empty.build());
+  auto none = loadMinidump(emptyFile.path);
+  REQUIRE_FALSE(bool(none));
+  llvm::consumeError(none.takeError());
+}
