@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+
 namespace stackwalk {
 namespace {
 
@@ -13,6 +15,22 @@ using Json = nlohmann::ordered_json;
 
 template <typename T> Json orNull(const std::optional<T> &v) { return v ? Json(*v) : Json(nullptr); }
 Json stringOrNull(const std::string &s) { return s.empty() ? Json(nullptr) : Json(s); }
+
+Json annotationsJson(const Target &target) {
+  Json out = Json::object();
+  for (const auto &[key, value] : target.annotations) out[key] = value;
+  return out;
+}
+
+// An identity as symbol servers index files: ELF build-id, or PE
+// TimeDateStamp and SizeOfImage.
+Json codeId(const Module &module) {
+  if (!module.buildId.empty()) return hexString(module.buildId);
+  if (!module.peTimeDateStamp || !module.peSizeOfImage) return nullptr;
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%08X%x", *module.peTimeDateStamp, *module.peSizeOfImage);
+  return std::string(buffer);
+}
 
 Json dumpJson(const Report &report) {
   const Target &target = *report.target;
@@ -22,7 +40,9 @@ Json dumpJson(const Report &report) {
               {"arch", std::string(archName(target.arch()))},
               {"pid", orNull(target.process.pid)},
               {"process_name", stringOrNull(target.process.name)},
-              {"command_line", stringOrNull(target.process.commandLine)}};
+              {"command_line", stringOrNull(target.process.commandLine)},
+              {"os_version", stringOrNull(target.osVersion)},
+              {"annotations", annotationsJson(target)}};
 }
 
 Json crashJson(const Target &target) {
@@ -37,9 +57,9 @@ Json crashJson(const Target &target) {
   return out;
 }
 
-Json modulesJson(const Target &target) {
+Json modulesJson(const std::vector<Module> &modules) {
   Json out = Json::array();
-  for (const Module &module : target.modules) {
+  for (const Module &module : modules) {
     const ModuleImage *image = module.image.get();
     std::string symbols = "none";
     if (image) {
@@ -54,6 +74,9 @@ Json modulesJson(const Target &target) {
                        {"size", addressString(module.size)},
                        {"build_id", module.buildId.empty() ? Json(nullptr) : Json(hexString(module.buildId))},
                        {"debug_id", stringOrNull(module.debugId)},
+                       {"debug_name", stringOrNull(module.debugFile)},
+                       {"code_id", codeId(module)},
+                       {"version", stringOrNull(module.version)},
                        {"symbols", symbols},
                        {"note", stringOrNull(module.imageNote)}});
   }
@@ -119,7 +142,8 @@ private:
 void JsonPrinter::begin(const Report &report) {
   out_ << "{\n \"schema\": \"stackwalk/1\",\n \"dump\": " << nested(dumpJson(report), 1)
        << ",\n \"crash\": " << nested(crashJson(*report.target), 1)
-       << ",\n \"modules\": " << nested(modulesJson(*report.target), 1)
+       << ",\n \"modules\": " << nested(modulesJson(report.target->modules), 1)
+       << ",\n \"unloaded_modules\": " << nested(modulesJson(report.target->unloadedModules), 1)
        << ",\n \"runtimes\": [],\n \"threads\": [";
 }
 
