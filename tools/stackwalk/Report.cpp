@@ -2,6 +2,7 @@
 
 #include "stackwalk/unwinder/CfiUnwinder.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
+#include "stackwalk/unwinder/Win64Unwinder.h"
 
 #include <algorithm>
 
@@ -77,6 +78,7 @@ Report planReport(const std::string &dumpPath, const Target &target, const Repor
 void writeReport(const Report &report, const ReportOptions &options, ReportPrinter &printer) {
   const Target &target = *report.target;
   CfiUnwinder cfi;
+  Win64Unwinder win64;
   BadCallUnwinder badCall;
   FramePointerUnwinder framePointer;
   StackScanUnwinder scan;
@@ -88,7 +90,8 @@ void writeReport(const Report &report, const ReportOptions &options, ReportPrint
     thread.name = info->name;
     thread.crashed = target.crash && target.crash->threadId == info->tid;
     std::vector<Unwinder *> unwinders;
-    if (target.arch() == Arch::X86_64) unwinders = {&cfi, &badCall, &framePointer, &scan};
+    if (target.arch() == Arch::X86_64 && target.os() == OS::Windows) unwinders = {&win64, &badCall, &scan};
+    else if (target.arch() == Arch::X86_64) unwinders = {&cfi, &badCall, &framePointer, &scan};
     StackWalker walker(target, *info, unwinders, options.limits);
     while (auto frame = walker.next()) thread.physicalFrames.push_back(std::move(*frame));
     thread.stopReason = walker.stopReason();

@@ -1,0 +1,32 @@
+// Windows x64 unwinding by UNWIND_INFO codes (Microsoft's "x64 exception
+// handling"; algorithm as in RtlVirtualUnwind). LLVM has the structures
+// (llvm/Support/Win64EH.h) but no unwinder, so this is ours.
+//
+// It works on any code described by a RUNTIME_FUNCTION whose RVAs are
+// relative to a base address: a PE image's .pdata, or JIT-compiled code that
+// the .NET runtime describes the same way.
+#pragma once
+
+#include "stackwalk/core/StackWalker.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+
+namespace stackwalk {
+
+struct RuntimeFunction {
+  uint32_t begin = 0, end = 0, unwindInfo = 0; // RVAs
+};
+
+// Unwinds `frame` (which must be inside `function`) to its caller. Registers
+// the codes do not restore keep their values only if nonvolatile. Errors
+// describe unreadable or malformed unwind data.
+llvm::Expected<UnwindResult> unwindWin64(const MemorySource &memory, uint64_t imageBase,
+                                         const RuntimeFunction &function, const Frame &frame);
+
+// The frame of a function without unwind data (a leaf): the return address
+// is at the stack pointer.
+UnwindResult unwindWin64Leaf(const MemorySource &memory, const Frame &frame);
+
+} // namespace stackwalk
