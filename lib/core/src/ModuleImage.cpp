@@ -1,6 +1,7 @@
 #include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/core/ElfNotes.h"
 
+#include "llvm/Object/COFF.h"
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/Endian.h"
 
@@ -101,10 +102,37 @@ Error readElfLayout(const ELFObjectFile<ELFT> &elf, std::vector<LoadSegment> &se
 }
 } // namespace
 
+namespace {
+// A PE image's sections as loadable segments at ImageBase + RVA, with the
+// headers at the image base, so reads by address work as in the process.
+void readPeLayout(const COFFObjectFile &coff, std::vector<LoadSegment> &segments, uint64_t &preferredBase,
+                  std::optional<ModuleImage::PeIdentity> &identity) {
+  const pe32plus_header *header64 = coff.getPE32PlusHeader();
+  const pe32_header *header32 = coff.getPE32Header();
+  if (!header64 && !header32) return;
+  preferredBase = coff.getImageBase();
+  uint32_t headersSize = header64 ? header64->SizeOfHeaders : header32->SizeOfHeaders;
+  uint32_t imageSize = header64 ? header64->SizeOfImage : header32->SizeOfImage;
+  identity = ModuleImage::PeIdentity{coff.getTimeDateStamp(), imageSize};
+  segments.push_back({preferredBase, headersSize, 0, headersSize, false});
+  for (const SectionRef &ref : coff.sections()) {
+    const coff_section *section = coff.getCOFFSection(ref);
+    uint64_t memSize = std::max<uint64_t>(section->VirtualSize, section->SizeOfRawData);
+    segments.push_back({preferredBase + section->VirtualAddress, memSize, section->PointerToRawData,
+                        std::min<uint64_t>(section->SizeOfRawData, memSize),
+                        bool(section->Characteristics & COFF::IMAGE_SCN_MEM_EXECUTE)});
+  }
+}
+} // namespace
+
 Error ModuleImage::parse() {
   auto object = ObjectFile::createObjectFile(buffer_->getMemBufferRef());
   if (!object) return object.takeError();
   object_ = std::move(*object);
+  if (auto *coff = dyn_cast<COFFObjectFile>(object_.get())) {
+    readPeLayout(*coff, segments_, preferredBase_, peIdentity_);
+    return Error::success();
+  }
   if (auto *elf = dyn_cast<ELF64LEObjectFile>(object_.get()))
     return readElfLayout(*elf, segments_, buildId_, preferredBase_);
   if (auto *elf = dyn_cast<ELF32LEObjectFile>(object_.get()))

@@ -6,6 +6,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cstdio>
+
 namespace stackwalk {
 namespace {
 
@@ -34,6 +36,21 @@ bool crcMatches(const std::string &path, uint32_t expected) {
 
 } // namespace
 
+std::optional<std::string> ModuleResolver::findIgnoringCase(const std::string &dir, const std::string &name) const {
+  // Windows names a module as it likes (NTDLL.DLL, ntdll.dll): compare names
+  // without case, from one listing of each directory.
+  auto [listing, fresh] = listings_.try_emplace(dir);
+  if (fresh) {
+    std::error_code error;
+    for (llvm::sys::fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error))
+      listing->second.emplace(llvm::StringRef(llvm::sys::path::filename(it->path())).lower(),
+                              std::string(llvm::sys::path::filename(it->path())));
+  }
+  auto found = listing->second.find(llvm::StringRef(name).lower());
+  if (found == listing->second.end()) return std::nullopt;
+  return joinPath(dir, found->second);
+}
+
 std::vector<std::string> ModuleResolver::imageCandidates(const Module &module) const {
   std::vector<std::string> out;
   if (module.isMainExecutable && !options_.executable.empty()) out.push_back(options_.executable);
@@ -41,10 +58,31 @@ std::vector<std::string> ModuleResolver::imageCandidates(const Module &module) c
     out.push_back(options_.sysroot.empty() ? module.recordedPath
                                            : joinPath(options_.sysroot, module.recordedPath));
   for (const std::string &dir : options_.modulePaths) {
-    out.push_back(joinPath(dir, module.name));
+    if (auto flat = findIgnoringCase(dir, module.name)) out.push_back(*flat);
     if (!module.buildId.empty()) out.push_back(buildIdPath(dir, module.buildId, ""));
+    // Microsoft's symbol-store layout: name/<TimeDateStamp><SizeOfImage>/name.
+    if (module.peTimeDateStamp && module.peSizeOfImage)
+      if (auto named = findIgnoringCase(dir, module.name)) {
+        char key[32];
+        std::snprintf(key, sizeof key, "%08X%x", *module.peTimeDateStamp, *module.peSizeOfImage);
+        if (auto keyed = findIgnoringCase(*named, key))
+          if (auto file = findIgnoringCase(*keyed, module.name)) out.push_back(*file);
+      }
   }
   return out;
+}
+
+std::optional<std::string> ModuleResolver::identityMismatch(const Module &module, const ModuleImage &image) {
+  if (!module.buildId.empty() && image.buildId() != module.buildId)
+    return "build-id " + hexString(image.buildId());
+  const auto &pe = image.peIdentity();
+  if (pe && module.peTimeDateStamp && module.peSizeOfImage &&
+      (pe->timeDateStamp != *module.peTimeDateStamp || pe->sizeOfImage != *module.peSizeOfImage)) {
+    char text[64];
+    std::snprintf(text, sizeof text, "TimeDateStamp %08X, SizeOfImage %x", pe->timeDateStamp, pe->sizeOfImage);
+    return std::string(text);
+  }
+  return std::nullopt;
 }
 
 std::shared_ptr<ModuleImage> ModuleResolver::findImage(const Module &module, std::string &note) const {
@@ -56,11 +94,12 @@ std::shared_ptr<ModuleImage> ModuleResolver::findImage(const Module &module, std
       mismatches += " " + path + " (" + llvm::toString(image.takeError()) + ")";
       continue;
     }
-    if (!module.buildId.empty() && (*image)->buildId() != module.buildId) {
-      mismatches += " " + path + " (build-id " + hexString((*image)->buildId()) + ")";
+    if (auto mismatch = identityMismatch(module, **image)) {
+      mismatches += " " + path + " (" + *mismatch + ")";
       continue;
     }
-    note = module.buildId.empty() ? "identity not checked: the dump records no build-id" : "";
+    bool checked = !module.buildId.empty() || (module.peTimeDateStamp && (*image)->peIdentity());
+    note = checked ? "" : "identity not checked: the dump records none";
     return std::shared_ptr<ModuleImage>(std::move(*image));
   }
   note = mismatches.empty() ? "no file found" : "no matching file; rejected:" + mismatches;

@@ -45,7 +45,14 @@ public:
 
   // The ELF GNU build-id, empty when there is none.
   const std::vector<uint8_t> &buildId() const { return buildId_; }
-  // The lowest PT_LOAD vaddr (page-aligned); the module base minus this is the bias.
+  // A PE image's TimeDateStamp and SizeOfImage, its identity in minidumps
+  // and symbol stores.
+  struct PeIdentity {
+    uint32_t timeDateStamp, sizeOfImage;
+  };
+  const std::optional<PeIdentity> &peIdentity() const { return peIdentity_; }
+  // Where the image expects to load: ELF's lowest PT_LOAD vaddr (page-aligned),
+  // PE's ImageBase. The module base minus this is the load bias.
   uint64_t preferredBase() const { return preferredBase_; }
   const std::vector<LoadSegment> &segments() const { return segments_; }
 
@@ -81,6 +88,7 @@ private:
   std::vector<uint8_t> ownedBytes_;
   std::unique_ptr<llvm::object::ObjectFile> object_;
   std::vector<uint8_t> buildId_;
+  std::optional<PeIdentity> peIdentity_;
   uint64_t preferredBase_ = 0;
   std::vector<LoadSegment> segments_;
   std::unique_ptr<ModuleImage> debug_;

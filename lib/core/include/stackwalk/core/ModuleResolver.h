@@ -4,6 +4,8 @@
 
 #include "stackwalk/core/Target.h"
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,8 +30,12 @@ private:
   std::shared_ptr<ModuleImage> findImage(const Module &module, std::string &note) const;
   std::unique_ptr<ModuleImage> findDebugImage(const ModuleImage &image) const;
   std::vector<std::string> imageCandidates(const Module &module) const;
+  std::optional<std::string> findIgnoringCase(const std::string &dir, const std::string &name) const;
+  // Why a file is not the module the dump describes, or nullopt when it is.
+  static std::optional<std::string> identityMismatch(const Module &module, const ModuleImage &image);
 
   ModuleSearchOptions options_;
+  mutable std::map<std::string, std::map<std::string, std::string>> listings_; // dir -> lower name -> name
 };
 
 } // namespace stackwalk
