@@ -19,14 +19,26 @@ def skip(message):
     sys.exit(SKIP)
 
 
-def manifest():
-    with open(os.path.join(SOURCE, "dumps.json")) as f:
+def manifest(subdir=""):
+    with open(os.path.join(SOURCE, subdir, "dumps.json")) as f:
         return json.load(f)["dumps"]
 
 
 def stackwalk_args(dump):
     """Arguments that point stackwalk at a dump's files, relative to the unpacked tree."""
     return [dump["core"], "--sysroot", "sysroot", "--module-path", "bin", "--module-path", "debug"]
+
+
+def windows_args(dump):
+    """The same for a dump of test/dumps/windows, relative to its unpacked folder."""
+    return [dump["dump"], "--module-path", "bin", "--module-path", "system32"]
+
+
+def all_dumps():
+    """(name, working directory below the unpacked tree, arguments) of every project dump."""
+    out = [(d["name"], "", stackwalk_args(d)) for d in manifest()]
+    out += [("windows-" + d["name"], "windows", windows_args(d)) for d in manifest("windows")]
+    return out
 
 
 def run_stackwalk(stackwalk, unpacked, args, check=True):

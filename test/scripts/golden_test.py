@@ -20,17 +20,17 @@ VARIANTS = [("txt", ["-a"]), ("json", ["-a", "--json", "--registers"])]
 def main(stackwalk, unpacked, options):
     update = "--update" in options
     failures = 0
-    for dump in dumps.manifest():
+    for name, subdir, args in dumps.all_dumps():
         for suffix, options in VARIANTS:
-            result = dumps.run_stackwalk(stackwalk, unpacked, dumps.stackwalk_args(dump) + options)
-            path = os.path.join(GOLDEN, f"{dump['name']}.{suffix}")
+            result = dumps.run_stackwalk(stackwalk, os.path.join(unpacked, subdir), args + options)
+            path = os.path.join(GOLDEN, f"{name}.{suffix}")
             want = open(path).read() if os.path.exists(path) else ""
             if result.stdout == want:
-                print(f"ok   {dump['name']}.{suffix}")
+                print(f"ok   {name}.{suffix}")
                 continue
             diff = list(difflib.unified_diff(want.splitlines(), result.stdout.splitlines(),
-                                             f"golden/{dump['name']}.{suffix}", "stackwalk", lineterm=""))
-            print(f"{'UPDATED' if update else 'FAIL'} {dump['name']}.{suffix}")
+                                             f"golden/{name}.{suffix}", "stackwalk", lineterm=""))
+            print(f"{'UPDATED' if update else 'FAIL'} {name}.{suffix}")
             print("\n".join(diff[:80]) + ("\n..." if len(diff) > 80 else ""))
             if update:
                 os.makedirs(GOLDEN, exist_ok=True)

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""The minidumps of ../shared/corpus, against what their projects expect
+(../shared/corpus/README.md).
+
+Usage: minidump_corpus_test.py STACKWALK
+"""
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+
+import dumps
+
+CORPUS = os.path.join(dumps.SHARED, "corpus", "minidump")
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(f"{'ok  ' if ok else 'FAIL'} {what}")
+    failures += not ok
+
+
+def run(stackwalk, dump, *args):
+    return subprocess.run([stackwalk, os.path.join(CORPUS, dump), "-a", "--json", *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+def report(stackwalk, dump, *args):
+    result = run(stackwalk, dump, *args)
+    if result.returncode != 0:
+        raise RuntimeError(f"{dump}: exit {result.returncode}: {result.stderr}")
+    return json.loads(result.stdout)
+
+
+def physical(thread):
+    return [f for f in thread["frames"] if not f["inlined"]]
+
+
+def base_name(name):
+    return re.sub(r"\(.*\)$", "", name or "")
+
+
+def memory_list(path):
+    """(start, bytes) of each MemoryList range of a minidump."""
+    data = open(path, "rb").read()
+    count, rva = struct.unpack_from("<II", data, 8)
+    ranges = []
+    for i in range(count):
+        kind, size, at = struct.unpack_from("<III", data, rva + 12 * i)
+        if kind == 5:  # MemoryList
+            n, = struct.unpack_from("<I", data, at)
+            for j in range(n):
+                start, length, where = struct.unpack_from("<QII", data, at + 4 + 16 * j)
+                ranges.append((start, data[where:where + length]))
+    return ranges
+
+
+def bytes_before(ranges, address, n):
+    for start, blob in ranges:
+        if start <= address - n and address <= start + len(blob):
+            return blob[address - n - start: address - start]
+    return None
+
+
+def lldb_linux(stackwalk):
+    """TestMiniDumpNew.py: crash(), then _start, given the executable."""
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copy(os.path.join(CORPUS, "lldb", "linux-x86_64"), tmp)
+        r = report(stackwalk, "lldb/linux-x86_64.dmp", "--module-path", tmp)
+    thread = next(t for t in r["threads"] if t["crashed"])
+    names = [base_name(f["function"]) for f in physical(thread)]
+    check(names == ["crash", "_start"], f"lldb linux-x86_64.dmp: crash, _start (got {names})")
+
+
+def rust_linux_mini(stackwalk):
+    """linux-mini.dmp has no module files. rust-minidump's snapshot scans up 13
+    frames above the context; stackwalk keeps those the dump supports: the
+    frame-pointer chain (main's rbp leads to __libc_start_main) and scanned
+    return addresses whose preceding bytes in the dump are a call. The others
+    are rejected because no call can be shown before them: either the dump
+    holds those bytes and they are not a call (refuted), or it does not hold
+    the code at all (unproven); `crash + 0x3f` is an address in the ELF
+    header, not code."""
+    r = report(stackwalk, "rust-minidump/linux-mini.dmp")
+    snapshot = open(os.path.join(CORPUS, "rust-minidump", "snapshots", "linux_json_pretty.snap")).read()
+    theirs = json.loads(snapshot.split("---", 2)[2])
+    their_thread = theirs["threads"][theirs["crash_info"]["crashing_thread"]]
+    # rust-minidump's "offset" of a caller frame is its return address minus 1.
+    their_ips = [int(f["offset"], 16) + (0 if f["trust"] == "context" else 1) for f in their_thread["frames"]]
+    ours = next(t for t in r["threads"] if t["crashed"])
+    our_ips = [int(f["ip"], 16) for f in physical(ours)]
+    check(all(ip in their_ips for ip in our_ips), "linux-mini.dmp: every frame stackwalk prints is one rust-minidump found")
+    check(len(our_ips) < len(their_ips), f"linux-mini.dmp: fewer frames ({len(our_ips)} of {len(their_ips)})")
+    check([f["trust"] for f in physical(ours)][0] == "context"
+          and all(f["trust"] in ("frame_pointer", "scan") for f in physical(ours)[1:]),
+          "linux-mini.dmp: frames past the context are marked frame_pointer or scan")
+    check(any("have no file" in w for w in r["warnings"]), "linux-mini.dmp: the report says module files are missing")
+    ranges = memory_list(os.path.join(CORPUS, "rust-minidump", "linux-mini.dmp"))
+    refuted, unproven, wrongly = [], [], []
+    for ip in their_ips[1:]:
+        if ip in our_ips:
+            continue
+        before = bytes_before(ranges, ip, 7)
+        if before is None:
+            unproven.append(ip)
+            continue
+        refuted.append(ip)
+        call = before[2] == 0xE8 or any(before[-n] == 0xFF and (before[-n + 1] >> 3) & 7 == 2 for n in range(2, 8))
+        if call:
+            wrongly.append(ip)
+    check(not wrongly, f"linux-mini.dmp: {len(refuted)} rejected candidates have code in the dump and no call before them"
+                       + (f" (but {[hex(i) for i in wrongly]} do)" if wrongly else ""))
+    print(f"     linux-mini.dmp: rejected {len(refuted)} refuted by the dump, {len(unproven)} without code in the dump")
+    check(0x400040 not in our_ips, "linux-mini.dmp: `crash + 0x3f` (an ELF header address) is not a frame")
+
+
+def windows_dumps(stackwalk):
+    r = report(stackwalk, "rust-minidump/invalid-parameter.dmp")
+    check(len(r["threads"]) > 0 and len(r["modules"]) > 0, "invalid-parameter.dmp loads with threads and modules")
+    for thread in r["threads"]:
+        if any(f["trust"] not in ("context", "scan") for f in thread["frames"]):
+            check(False, "invalid-parameter.dmp: without module files, frames are the context or marked scan")
+    r = report(stackwalk, "breakpad/tiny-exe-fastfail.dmp")
+    crashed = next(t for t in r["threads"] if t["crashed"])
+    check(r["crash"]["exception_code"] == "0x00000000c0000409" and crashed["frames"][0]["trust"] == "context",
+          "tiny-exe-fastfail.dmp: the fast-fail exception and the crashing thread's context")
+    r = report(stackwalk, "rust-minidump/test.dmp")
+    check(r["dump"]["arch"] == "x86" and all(len(t["frames"]) == 1 and t["stop_reason"] == "no_unwinder"
+                                              for t in r["threads"]),
+          "test.dmp (x86): each thread's context frame, and the report says deeper unwinding is not available")
+    check(r["crash"]["name"] == "EXCEPTION_ACCESS_VIOLATION" and r["crash"]["address"] == "0x0000000000000045",
+          "test.dmp: the access violation at 0x45, as rust-minidump and Breakpad report it")
+
+
+def malformed(stackwalk):
+    for dump in ("rust-minidump/invalid-range.dmp", "rust-minidump/invalid-record-count.dmp"):
+        result = run(stackwalk, dump)
+        lines = result.stderr.strip().splitlines()
+        check(result.returncode == 0 or (result.returncode == 3 and len(lines) == 1 and lines[0].startswith("stackwalk: ")),
+              f"{os.path.basename(dump)}: a clear error or a partial report")
+    r = report(stackwalk, "breakpad/linux_inline.dmp")
+    check(r["crash"]["name"] == "SIGILL" and r["threads"], "linux_inline.dmp (Crashpad) loads: SIGILL, threads")
+
+
+def main(stackwalk, options):
+    if not os.path.isdir(CORPUS):
+        dumps.skip(f"{CORPUS} is absent")
+    lldb_linux(stackwalk)
+    rust_linux_mini(stackwalk)
+    windows_dumps(stackwalk)
+    malformed(stackwalk)
+    print(f"{failures} check(s) failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    dumps.script_main(main, __doc__, 1)
