@@ -6,6 +6,7 @@
 #include "llvm/Support/Endian.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -24,6 +25,19 @@ std::string hexString(std::span<const uint8_t> bytes) {
     out.push_back(Digits[b & 15]);
   }
   return out;
+}
+
+std::string pdbDebugId(std::span<const uint8_t, 16> guid, uint32_t age) {
+  char text[64];
+  auto le = [&](size_t at, size_t n) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < n; ++i) v |= uint32_t(guid[at + i]) << (8 * i);
+    return v;
+  };
+  int n = std::snprintf(text, sizeof text, "%08X%04X%04X", le(0, 4), le(4, 2), le(6, 2));
+  for (size_t i = 8; i < 16; ++i) n += std::snprintf(text + n, sizeof text - n, "%02X", guid[i]);
+  std::snprintf(text + n, sizeof text - n, "%X", age);
+  return text;
 }
 
 Expected<std::unique_ptr<ModuleImage>> ModuleImage::open(const std::string &path) {
@@ -138,6 +152,22 @@ Error ModuleImage::parse() {
   if (auto *elf = dyn_cast<ELF32LEObjectFile>(object_.get()))
     return readElfLayout(*elf, segments_, buildId_, preferredBase_);
   return Error::success();
+}
+
+std::optional<ModuleImage::PdbReference> ModuleImage::pdbReference() const {
+  const auto *coff = dyn_cast<COFFObjectFile>(object_.get());
+  if (!coff) return std::nullopt;
+  const codeview::DebugInfo *info = nullptr;
+  StringRef path;
+  if (Error err = coff->getDebugPDBInfo(info, path)) {
+    consumeError(std::move(err));
+    return std::nullopt;
+  }
+  if (!info || info->Signature.CVSignature != OMF::Signature::PDB70) return std::nullopt;
+  // Built on Windows or elsewhere: the name after the last separator of either kind.
+  size_t slash = path.find_last_of("\\/");
+  return PdbReference{std::string(slash == StringRef::npos ? path : path.substr(slash + 1)),
+                      pdbDebugId(std::span<const uint8_t, 16>(info->PDB70.Signature, 16), info->PDB70.Age)};
 }
 
 bool ModuleImage::isElf() const { return isa<ELFObjectFileBase>(object_.get()); }

@@ -1,6 +1,9 @@
 #include "stackwalk/core/ModuleResolver.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/DebugInfo/PDB/Native/InfoStream.h"
+#include "llvm/DebugInfo/PDB/Native/NativeSession.h"
+#include "llvm/DebugInfo/PDB/Native/PDBFile.h"
 #include "llvm/Support/CRC.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -143,6 +146,49 @@ std::unique_ptr<ModuleImage> ModuleResolver::findDebugImage(const ModuleImage &i
   return nullptr;
 }
 
+namespace {
+// The PDB's own GUID and age, spelled as debug ids are.
+std::optional<std::string> pdbFileDebugId(const std::string &path) {
+  std::unique_ptr<llvm::pdb::IPDBSession> session;
+  if (llvm::Error err = llvm::pdb::NativeSession::createFromPdbPath(path, session)) {
+    llvm::consumeError(std::move(err));
+    return std::nullopt;
+  }
+  auto &native = static_cast<llvm::pdb::NativeSession &>(*session);
+  auto info = native.getPDBFile().getPDBInfoStream();
+  if (!info) {
+    llvm::consumeError(info.takeError());
+    return std::nullopt;
+  }
+  llvm::codeview::GUID guid = info->getGuid();
+  return pdbDebugId(std::span<const uint8_t, 16>(guid.Guid, 16), info->getAge());
+}
+} // namespace
+
+std::optional<std::string> ModuleResolver::findPdb(const Module &module, const ModuleImage &image) const {
+  // The dump's CodeView record names the PDB; Wine's minidumps leave it out,
+  // and the image's own debug directory says the same.
+  std::string name = module.debugFile, id = module.debugId;
+  if (auto reference = image.pdbReference(); reference && (name.empty() || id.empty())) {
+    name = reference->name;
+    id = reference->debugId;
+  }
+  size_t slash = name.find_last_of("\\/");
+  if (slash != std::string::npos) name = name.substr(slash + 1);
+  if (name.empty() || id.empty()) return std::nullopt;
+  for (const std::string &dir : options_.modulePaths) {
+    std::vector<std::string> candidates;
+    if (auto flat = findIgnoringCase(dir, name)) {
+      candidates.push_back(*flat);
+      if (auto keyed = findIgnoringCase(*flat, id))
+        if (auto file = findIgnoringCase(*keyed, name)) candidates.push_back(*file);
+    }
+    for (const std::string &path : candidates)
+      if (isFile(path) && pdbFileDebugId(path) == id) return path;
+  }
+  return std::nullopt;
+}
+
 void ModuleResolver::resolve(Target &target) const {
   std::vector<std::string> missing, rejected;
   for (Module &module : target.modules) {
@@ -155,6 +201,8 @@ void ModuleResolver::resolve(Target &target) const {
     }
     if (!module.image->hasDwarf() && !module.image->debugImage())
       if (auto debug = findDebugImage(*module.image)) module.image->setDebugImage(std::move(debug));
+    if (module.image->pdbReference() && module.image->pdbPath().empty())
+      if (auto pdb = findPdb(module, *module.image)) module.image->setPdbPath(*pdb);
   }
   // One line per kind of problem; each module's own note says where we looked.
   auto summarize = [&](const std::vector<std::string> &names, const std::string &what) {

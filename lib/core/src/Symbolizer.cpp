@@ -1,6 +1,9 @@
 #include "stackwalk/core/Symbolizer.h"
 
 #include "llvm/DebugInfo/DWARF/DWARFContext.h"
+#include "llvm/DebugInfo/PDB/PDB.h"
+#include "llvm/DebugInfo/PDB/PDBContext.h"
+#include "llvm/Object/COFF.h"
 #include "llvm/DebugInfo/Symbolize/SymbolizableObjectFile.h"
 #include "llvm/Demangle/Demangle.h"
 
@@ -11,21 +14,35 @@ namespace stackwalk {
 Symbolizer::Symbolizer() = default;
 Symbolizer::~Symbolizer() = default;
 
+// Debug info for an image: its PDB when the resolver found one, else DWARF
+// from its separate debug file or itself.
+std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
+  const auto *coff = dyn_cast<object::COFFObjectFile>(&image.object());
+  if (coff && !image.pdbPath().empty()) {
+    std::unique_ptr<pdb::IPDBSession> session;
+    if (Error err = pdb::loadDataForPDB(pdb::PDB_ReaderType::Native, image.pdbPath(), session))
+      consumeError(std::move(err));
+    else
+      return std::make_unique<pdb::PDBContext>(*coff, std::move(session));
+  }
+  const ModuleImage *debug = image.debugImage();
+  const ModuleImage &dwarfSource = debug ? *debug : image;
+  auto context = DWARFContext::create(dwarfSource.object(), DWARFContext::ProcessDebugRelocations::Process, nullptr,
+                                      "", WithColor::defaultErrorHandler, [](Error err) { consumeError(std::move(err)); });
+  // LLVM decompressed every compressed debug section into memory; the
+  // compressed file pages will not be read again.
+  dwarfSource.releaseCompressedPages();
+  return context;
+}
+
 symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image) {
   auto found = modules_.find(&image);
   if (found != modules_.end()) return found->second.get();
   // Separate debug files carry the full symbol table as well as DWARF; the
   // image itself may only have .dynsym.
   const ModuleImage *debug = image.debugImage();
-  const ModuleImage &dwarfSource = debug ? *debug : image;
   const ModuleImage &symbolSource = debug && debug->hasSymbolTable() ? *debug : image;
-  auto context = DWARFContext::create(dwarfSource.object(), DWARFContext::ProcessDebugRelocations::Process,
-                                      nullptr, "", WithColor::defaultErrorHandler,
-                                      [](Error err) { consumeError(std::move(err)); });
-  // LLVM decompressed every compressed debug section into memory; the
-  // compressed file pages will not be read again.
-  dwarfSource.releaseCompressedPages();
-  auto module = symbolize::SymbolizableObjectFile::create(&symbolSource.object(), std::move(context),
+  auto module = symbolize::SymbolizableObjectFile::create(&symbolSource.object(), debugContext(image),
                                                           /*UntagAddresses=*/false);
   symbolize::SymbolizableModule *result = nullptr;
   if (module)

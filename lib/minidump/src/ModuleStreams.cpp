@@ -33,12 +33,7 @@ void readCodeView(const Reader &reader, const llvm::minidump::Module &raw, Modul
   if (!signature) return;
   char buffer[64];
   if (*signature == RSDS && record.size() >= 24) {
-    auto data1 = *reader.read<uint32_t>(record, 4);
-    auto data2 = *reader.read<uint16_t>(record, 8);
-    auto data3 = *reader.read<uint16_t>(record, 10);
-    auto age = *reader.read<uint32_t>(record, 20);
-    std::snprintf(buffer, sizeof buffer, "%08X%04X%04X", data1, data2, data3);
-    module.debugId = buffer + llvm::toHex(llvm::ArrayRef<uint8_t>(record.data() + 12, 8)) + llvm::utohexstr(age);
+    module.debugId = pdbDebugId(std::span<const uint8_t, 16>(record.data() + 4, 16), *reader.read<uint32_t>(record, 20));
     module.debugFile = cString(record.subspan(24));
   } else if (*signature == NB10 && record.size() >= 16) {
     std::snprintf(buffer, sizeof buffer, "%08X%X", *reader.read<uint32_t>(record, 8), *reader.read<uint32_t>(record, 12));

@@ -66,6 +66,16 @@ public:
   };
   std::optional<Section> section(llvm::StringRef name) const;
 
+  // A PE image's CodeView record: the PDB it was linked with.
+  struct PdbReference {
+    std::string name; // file name, without the directories it was built in
+    std::string debugId;
+  };
+  std::optional<PdbReference> pdbReference() const;
+  // The PDB file the resolver found for it, empty when none.
+  const std::string &pdbPath() const { return pdbPath_; }
+  void setPdbPath(std::string path) { pdbPath_ = std::move(path); }
+
   // .gnu_debuglink: the debug file's name and CRC.
   std::optional<std::pair<std::string, uint32_t>> debugLink() const;
 
@@ -92,9 +102,14 @@ private:
   uint64_t preferredBase_ = 0;
   std::vector<LoadSegment> segments_;
   std::unique_ptr<ModuleImage> debug_;
+  std::string pdbPath_;
 };
 
 // Lower-case hex of bytes, as build-ids are written.
 std::string hexString(std::span<const uint8_t> bytes);
+
+// A PDB's identity as symbol stores spell it: the GUID's fields in upper-case
+// hex (Data1, Data2, Data3 as numbers, then Data4's bytes), then the age.
+std::string pdbDebugId(std::span<const uint8_t, 16> guid, uint32_t age);
 
 } // namespace stackwalk

@@ -29,6 +29,8 @@ public:
 private:
   std::shared_ptr<ModuleImage> findImage(const Module &module, std::string &note) const;
   std::unique_ptr<ModuleImage> findDebugImage(const ModuleImage &image) const;
+  // The PDB of a PE module: flat, or in symbol-store layout name.pdb/<id>/name.pdb.
+  std::optional<std::string> findPdb(const Module &module, const ModuleImage &image) const;
   std::vector<std::string> imageCandidates(const Module &module) const;
   std::optional<std::string> findIgnoringCase(const std::string &dir, const std::string &name) const;
   // Why a file is not the module the dump describes, or nullopt when it is.

@@ -12,9 +12,12 @@
 #include <string>
 #include <vector>
 
-namespace llvm::symbolize {
+namespace llvm {
+class DIContext;
+namespace symbolize {
 class SymbolizableModule;
 }
+} // namespace llvm
 
 namespace stackwalk {
 
@@ -38,6 +41,7 @@ public:
 
 private:
   llvm::symbolize::SymbolizableModule *moduleFor(const ModuleImage &image);
+  static std::unique_ptr<llvm::DIContext> debugContext(const ModuleImage &image);
 
   std::map<const ModuleImage *, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
   std::map<std::pair<const ModuleImage *, uint64_t>, std::vector<SourceFrame>> cache_;
