@@ -31,6 +31,16 @@ def mark_inline_frames(oracle):
     return oracle
 
 
+def frames_without_source(ours_path, oracle, executable):
+    """The program's physical frames, at pcs winedbg names, that lack a name or file:line."""
+    with open(ours_path) as f:
+        ours = json.load(f)
+    named = {int(fr["pc"], 16) for t in oracle["threads"] for fr in t["frames"] if fr["function"]}
+    return [f"{fr['ip']} {fr['function']}" for t in ours["threads"] for fr in t["frames"]
+            if fr["module"] and fr["module"].lower() == executable.lower() and not fr["inlined"]
+            and int(fr["ip"], 16) in named and not (fr["function"] and fr["file"] and fr["line"])]
+
+
 def main(stackwalk, unpacked, options):
     if not os.path.exists(dumps.COMPARE):
         dumps.skip(f"{dumps.COMPARE} is absent (../shared is not beside the project)")
@@ -53,6 +63,10 @@ def main(stackwalk, unpacked, options):
             if not ok:
                 failures += 1
                 print("     " + summary.replace("\n", "\n     "))
+            unsourced = frames_without_source(ours, oracle, os.path.basename(dump["executable"]))
+            print(f"{'ok  ' if not unsourced else 'FAIL'} {name}: the program's frames that winedbg names carry a "
+                  f"function and file:line" + (f" (not: {unsourced})" if unsourced else ""))
+            failures += bool(unsourced)
     print(f"{failures} comparison(s) failed")
     return 1 if failures else 0
 

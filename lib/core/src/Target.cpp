@@ -33,6 +33,12 @@ bool Target::read(uint64_t address, std::span<uint8_t> out) const {
   return module->image->readAtFileAddress(address - module->loadBias(), out);
 }
 
+bool Target::mayBeExecutable(uint64_t address) const {
+  if (regionAt(address)) return isExecutable(address);
+  const Module *module = moduleAt(address);
+  return module && (!module->image || isExecutable(address));
+}
+
 bool Target::isExecutable(uint64_t address) const {
   if (const MemoryRegion *region = regionAt(address)) return region->executable;
   const Module *module = moduleAt(address);

@@ -73,6 +73,10 @@ public:
   const MemoryRegion *regionAt(uint64_t address) const;
   // Executable per the dump's mapping permissions, or the module file's segments.
   bool isExecutable(uint64_t address) const;
+  // False only when the dump or a module file shows the address is not code:
+  // inside a module whose file is missing, with no mapping information, it
+  // may well be.
+  bool mayBeExecutable(uint64_t address) const;
 
 private:
   Arch arch_;
