@@ -8,9 +8,11 @@
 # Builds with Debian's MinGW-w64 (x86_64-w64-mingw32-gcc/g++, -static, -gdwarf-4) in the fixed
 # directory /tmp/stackwalk-windows-dumps (sources copied to .../src and compiled there with
 # relative names; executables in .../bin), so the paths recorded in the dumps and in the DWARF
-# are the same on every run. Every capture starts a fresh wineserver on a fixed WINEPREFIX
-# (.../wineprefix, made once with wineboot), so the process and thread ids, the load addresses
-# and the stacks come out the same from one run to the next.
+# are the same on every run. pdb-threads is the exception: clang-19 + lld-19 (MinGW target,
+# same MinGW-w64 libraries), CodeView in a PDB; its PDB goes to symbols-flat/ and, in
+# Microsoft symbol-store layout, to symbols/. Every capture starts a fresh wineserver on a
+# fixed WINEPREFIX (.../wineprefix, made once with wineboot), so the process and thread ids,
+# the load addresses and the stacks come out the same from one run to the next.
 #
 # For each program: run it under wine, wait for its READY lines (one per parked thread) and
 # one more second for the threads to settle, then
@@ -40,6 +42,16 @@ RUN=$ROOT/run
 WINEDLLDIR=/usr/lib/x86_64-linux-gnu/wine/x86_64-windows
 XZ="xz -9e -T1 --check=crc64"
 CFLAGS_COMMON="-gdwarf-4 -Wall -Wextra -static -Wl,--no-insert-timestamp -Wl,--build-id"
+# Dumps whose compiler is clang-*: CodeView in a PDB (lld's MinGW mode). Compiled and linked
+# in two steps, so the object file has a fixed name (the PDB records it, and lld's GUID is a
+# hash of the PDB's contents: the same build gives the same GUID). With --pdb, lld's
+# --strip-all means -debug:nodwarf,nosymtab: the executable has neither the MinGW libraries'
+# DWARF nor a COFF symbol table, as an MSVC build (the PDB has the program's CodeView and the
+# publics of every object's external symbols); the RSDS record names the PDB as Wine sees it,
+# next to the executable (-pdbaltpath).
+# NAME is replaced by the dump's name.
+CLANG_PDB_CFLAGS="--target=x86_64-w64-windows-gnu -gcodeview -g -Wall -Wextra -Wno-unknown-attributes"
+CLANG_PDB_LDFLAGS="--target=x86_64-w64-windows-gnu -fuse-ld=lld -static -Wl,--no-insert-timestamp -Wl,--strip-all -Wl,-Xlink=-pdbaltpath:Z:\\tmp\\stackwalk-windows-dumps\\bin\\NAME.pdb -Wl,--pdb=$BIN/NAME.pdb"
 
 export WINEPREFIX=$ROOT/wineprefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" WINEARCH=win64
 unset DISPLAY WAYLAND_DISPLAY || true
@@ -52,10 +64,20 @@ DUMPS=(
 "cxx-throw|cxx-throw.cpp|x86_64-w64-mingw32-g++|-O2|5|live|C++ exceptions in flight (SEH model): a destructor blocked in a cleanup landing pad; a std::terminate handler blocked under __cxa_call_terminate <- __gxx_personality_imp <- _GCC_specific_handler <- __gxx_personality_seh0 <- ntdll call_handler/call_stack_handlers/dispatch_exception <- RtlRaiseException (assembly, no DWARF) <- RaiseException <- _Unwind_RaiseException <- __cxa_throw (throw through a noexcept frame; GCC's personality calls terminate already in phase 1); a language-specific handler (.seh_handler) blocked while RtlUnwindEx calls it in phase 2 (call_unwind_handler/RtlUnwindEx <- _GCC_specific_handler <- ... <- RtlRaiseException <- RaiseException <- __cxa_throw). The libgcc/libstdc++ frames have no DWARF (winedbg shows no name; the COFF symbol table has them); a thread blocked inside a catch block."
 "cxx-names-O0|cxx-names.cpp|x86_64-w64-mingw32-g++|-O0|4|live|C++ names at -O0: app::Runner::run/wait_all, a virtual app::Worker<int>::run / Worker<double>::run, the recursive member template Worker<T>::descend<3..0>, a lambda inside descend<0>, app::Counter::operator+=, functions in app::detail."
 "crash-av|crash-av.c|x86_64-w64-mingw32-gcc|-O2 -ldbghelp|3|crash|An access violation (write to 0x10) in a secondary thread under process_records -> apply_record -> store_value; the program's SetUnhandledExceptionFilter filter wrote the dump with MiniDumpWriteDump (Wine's dbghelp) and the exception pointers, so it has an Exception stream and the crashing thread's context is the fault's. Two other threads parked."
+"pdb-threads|pdb-threads.c|clang-19|-O1|4|live|Symbols in a PDB, not DWARF: built by clang-19 for x86_64-w64-windows-gnu with -gcodeview and linked by lld (MinGW mode, --pdb, --strip-all: no DWARF and no COFF symbol table in the executable; its RSDS debug directory entry names the PDB and carries its GUID/age; the MinGW CRT's functions are only PDB publics, and the static __tmainCRTStartup is in neither). C, -O1, no frame pointers. Four threads parked: main in WaitForMultipleObjects (pdb_main_wait -> pdb_main_wait_inner), waiter in WaitForSingleObject (pdb_waiter_thread -> level1 -> level2 -> level3), sleeper in Sleep(INFINITE) (pdb_sleeper_thread -> pdb_sleep_middle -> pdb_sleep_forever), reader in ReadFile on an empty pipe (pdb_reader_thread -> top -> outer -> middle -> inner)."
 )
 
 field() { local IFS='|'; local -a f; read -r -a f <<<"$2"; printf '%s' "${f[$1]}"; }
 die() { echo "make-dumps: $*" >&2; exit 1; }
+# The symbol-store directory name of an executable's PDB: its RSDS GUID as 32 upper-case hex
+# digits (Data1 Data2 Data3 Data4, as llvm-readobj prints it without the dashes) + the age
+# in hex without padding.
+pdb_store_id() {
+    llvm-readobj-19 --coff-debug-directory "$1" | awk '
+        $1 == "PDBGUID:" { g = $2; gsub(/[{}-]/, "", g) }
+        $1 == "PDBAge:" { a = $2 }
+        END { if (g == "" || a == "") exit 1; printf "%s%X\n", toupper(g), a }'
+}
 
 for tool in x86_64-w64-mingw32-gcc x86_64-w64-mingw32-g++ wine winedbg wineserver wineboot xz python3; do
     command -v "$tool" >/dev/null || die "missing tool: $tool"
@@ -86,8 +108,27 @@ fi
 # ---------------------------------------------------------------- build
 for d in "${DUMPS[@]}"; do
     name=$(field 0 "$d"); src=$(field 1 "$d"); cc=$(field 2 "$d"); flags=$(field 3 "$d")
-    # shellcheck disable=SC2086
-    (cd "$SRC" && $cc $CFLAGS_COMMON -o "$BIN/$name.exe" "$src" $flags) || die "build of $name failed"
+    if [[ $cc == clang-* ]]; then
+        # (clang-19 + lld-19: apt-get install clang-19 lld-19)
+        for tool in "$cc" llvm-readobj-19 llvm-pdbutil-19; do
+            command -v "$tool" >/dev/null || die "missing tool: $tool (for $name)"
+        done
+        rm -f "$BIN/$name.pdb"
+        # shellcheck disable=SC2086
+        (cd "$SRC" && $cc $CLANG_PDB_CFLAGS $flags -c -o "$name.o" "$src" &&
+            $cc ${CLANG_PDB_LDFLAGS//NAME/$name} -o "$BIN/$name.exe" "$name.o") || die "build of $name failed"
+        [[ -s $BIN/$name.pdb ]] || die "build of $name wrote no PDB"
+        # The executable's RSDS record and the PDB's info stream must agree (GUID, age).
+        exe_id=$(pdb_store_id "$BIN/$name.exe") || die "$name.exe: no RSDS debug directory entry"
+        pdb_id=$(llvm-pdbutil-19 dump -summary "$BIN/$name.pdb" | awk '
+            $1 == "GUID:" { g = $2; gsub(/[{}-]/, "", g) } $1 == "Age:" { a = $2 }
+            END { printf "%s%X\n", toupper(g), a }')
+        [[ $exe_id == "$pdb_id" ]] || die "$name: the executable names PDB $exe_id, the PDB is $pdb_id"
+        echo "make-dumps: $name: PDB $name.pdb, symbol-store id $exe_id"
+    else
+        # shellcheck disable=SC2086
+        (cd "$SRC" && $cc $CFLAGS_COMMON -o "$BIN/$name.exe" "$src" $flags) || die "build of $name failed"
+    fi
 done
 echo "make-dumps: built $(ls "$BIN" | wc -l) programs in $BIN"
 
@@ -268,7 +309,7 @@ done
 
 # ---------------------------------------------------------------- commit tree
 cd "$HERE"
-[[ -n $PARTIAL ]] || rm -rf dumps bin system32 oracle
+[[ -n $PARTIAL ]] || rm -rf dumps bin system32 oracle symbols symbols-flat
 mkdir -p dumps bin system32 oracle
 for d in "${DUMPS[@]}"; do
     name=$(field 0 "$d")
@@ -276,6 +317,15 @@ for d in "${DUMPS[@]}"; do
     $XZ -c "$BIN/$name.exe" >"bin/$name.exe.xz"
     cp "$RUN/$name/$name.winedbg.txt" "$RUN/$name/$name.winedbg.json" oracle/
     [[ -f $RUN/$name/$name.winedbg-dump.txt ]] && cp "$RUN/$name/$name.winedbg-dump.txt" oracle/
+    if [[ $(field 2 "$d") == clang-* ]]; then
+        # The PDB twice: flat (symbols-flat/NAME.pdb) and in Microsoft symbol-store layout
+        # (symbols/NAME.pdb/<GUID><age>/NAME.pdb).
+        id=$(pdb_store_id "$BIN/$name.exe")
+        rm -rf "symbols/$name.pdb"
+        mkdir -p "symbols/$name.pdb/$id" symbols-flat
+        $XZ -c "$BIN/$name.pdb" >"symbols-flat/$name.pdb.xz"
+        cp "symbols-flat/$name.pdb.xz" "symbols/$name.pdb/$id/$name.pdb.xz"
+    fi
 done
 # The builtin DLLs any oracle thread passes through (from every dump's oracle, so a partial
 # run keeps the others' DLLs).
@@ -299,9 +349,10 @@ done <"$ROOT/dlls.txt"
 
 # ---------------------------------------------------------------- manifest
 printf '%s\n' "${ALL[@]}" >"$ROOT/dumps.txt"
-python3 - "$ROOT" "$PARTIAL" "$CFLAGS_COMMON" <<'PY'
+printf '%s\n' "${DUMPS[@]}" >"$ROOT/dumps-selected.txt"
+python3 - "$ROOT" "$PARTIAL" "$CFLAGS_COMMON" "$CLANG_PDB_CFLAGS" "$CLANG_PDB_LDFLAGS" <<'PY'
 import json, os, re, struct, subprocess, sys
-root, partial, common = sys.argv[1:]
+root, partial, common, clang_cflags, clang_ldflags = sys.argv[1:]
 old = json.load(open("dumps.json")) if partial and os.path.exists("dumps.json") else {"dumps": []}
 old_entries = {e["name"]: e for e in old["dumps"]}
 
@@ -326,6 +377,10 @@ def minidump(path):
         base, msize, cks, stamp, name_rva = struct.unpack_from("<QIIII", d, r + 4 + 108 * i)
         mods.append({"name": string(name_rva), "base": "0x%016x" % base, "size": msize,
                      "time_date_stamp": "0x%08x" % stamp, "checksum": "0x%08x" % cks})
+        cv_size, cv_rva = struct.unpack_from("<II", d, r + 4 + 108 * i + 76)
+        cv = d[cv_rva:cv_rva + cv_size] if cv_size else b""
+        info.setdefault("codeview", {})[string(name_rva)] = rsds(cv) if cv[:4] == b"RSDS" else \
+            ({"type": cv[:4].decode("latin-1")} if cv else None)
     info["modules"] = mods
     if 6 in streams:
         size, r = streams[6]
@@ -364,6 +419,37 @@ def pe_exports(path):
             res.append((rva, name))
     return res
 
+def rsds(cv):
+    """An RSDS CodeView record -> its GUID (registry form), age, PDB path, symbol-store id."""
+    g = cv[4:20]
+    d1, d2, d3 = struct.unpack_from("<IHH", g)
+    guid = "%08X-%04X-%04X-%s-%s" % (d1, d2, d3, g[8:10].hex().upper(), g[10:16].hex().upper())
+    (age,) = struct.unpack_from("<I", cv, 20)
+    path = cv[24:cv.index(b"\0", 24)].decode("utf-8")
+    return {"type": "RSDS", "guid": guid, "age": age, "path": path,
+            "symbol_store_id": guid.replace("-", "") + "%X" % age}
+
+def pe_codeview(path):
+    """The RSDS record of a PE file's CodeView debug directory entry, or None."""
+    d = open(path, "rb").read()
+    pe = struct.unpack_from("<I", d, 0x3C)[0]
+    nsect, opt_size = struct.unpack_from("<H", d, pe + 6)[0], struct.unpack_from("<H", d, pe + 20)[0]
+    opt = pe + 24
+    dbg_rva, dbg_size = struct.unpack_from("<II", d, opt + 112 + 8 * 6)   # data directory 6
+    sects = [struct.unpack_from("<IIII", d, opt + opt_size + 40 * i + 8) for i in range(nsect)]
+    def off(rva):
+        for vsize, va, rawsize, raw in sects:
+            if va <= rva < va + max(vsize, rawsize):
+                return raw + rva - va
+        raise ValueError(rva)
+    if not dbg_rva:
+        return None
+    for e in range(off(dbg_rva), off(dbg_rva) + dbg_size, 28):
+        typ, size, _, ptr = struct.unpack_from("<12xIIII", d, e)
+        if typ == 2 and d[ptr:ptr + 4] == b"RSDS":
+            return rsds(d[ptr:ptr + size])
+    return None
+
 SYMS = {}
 def symbols(module, modules):
     """(address, name) of the functions of a module: the program's COFF symbols (nm), a
@@ -374,7 +460,28 @@ def symbols(module, modules):
     rec = next((m for m in modules if re.search(r"[\\/]" + re.escape(module) + r"\.(exe|dll)$", m["name"], re.I)), None)
     exe = next((os.path.join(root, "bin", f) for f in os.listdir(os.path.join(root, "bin"))
                 if f.lower() == module.lower() + ".exe"), None)
-    if exe:
+    pdb = exe[:-4] + ".pdb" if exe else None
+    if exe and os.path.exists(pdb):
+        # no COFF symbol table: the PDB's procedures and publics (section:offset)
+        d = open(exe, "rb").read()
+        pe = struct.unpack_from("<I", d, 0x3C)[0]
+        nsect, opt_size = struct.unpack_from("<H", d, pe + 6)[0], struct.unpack_from("<H", d, pe + 20)[0]
+        (image_base,) = struct.unpack_from("<Q", d, pe + 24 + 24)
+        vas = [struct.unpack_from("<I", d, pe + 24 + opt_size + 40 * i + 12)[0] for i in range(nsect)]
+        out = subprocess.run(["llvm-pdbutil-19", "dump", "-publics", "-symbols", pdb],
+                             capture_output=True, text=True).stdout
+        name = None
+        for l in out.splitlines():
+            m = re.search(r"S_(?:PUB32|[GL]PROC32) \[size = \d+\] `(.*)`", l)
+            if m:
+                name = m.group(1)
+                continue
+            m = re.search(r"addr = (\d+):(\d+)", l)
+            if m and name and 0 < int(m.group(1)) <= nsect:
+                res.append((image_base + vas[int(m.group(1)) - 1] + int(m.group(2)), name))
+            name = None
+        res = sorted(set(res))
+    elif exe:
         out = subprocess.run(["x86_64-w64-mingw32-nm", exe], capture_output=True, text=True).stdout
         for l in out.splitlines():
             q = l.split(None, 2)
@@ -409,18 +516,25 @@ for pkg in ("wine64", "wine", "libwine", "gcc-mingw-w64-x86-64-win32", "g++-ming
             "mingw-w64-x86-64-dev", "binutils-mingw-w64-x86-64"):
     r = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", pkg], capture_output=True, text=True)
     packages[pkg] = r.stdout.strip() if r.returncode == 0 else None
+clang_dumps = [l for l in open(os.path.join(root, "dumps.txt")) if l.split("|")[2].startswith("clang-")]
+for pkg in ("clang-19", "lld-19") if clang_dumps else ():
+    r = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", pkg], capture_output=True, text=True)
+    packages[pkg] = r.stdout.strip() if r.returncode == 0 else None
 packages["wine --version"] = subprocess.run(["wine", "--version"], capture_output=True, text=True).stdout.strip()
 packages["x86_64-w64-mingw32-gcc --version"] = subprocess.run(
     ["x86_64-w64-mingw32-gcc", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-if partial and old.get("packages") and old["packages"] != packages:
+if partial and old.get("packages") and any(old["packages"][k] != packages.get(k) for k in old["packages"]):
     sys.exit("make-dumps: the packages differ from those the other dumps were made with: "
              "%s != %s; regenerate everything" % (packages, old["packages"]))
 
 dumps = []
+selected = {l.split("|")[0] for l in open(os.path.join(root, "dumps-selected.txt"))}
 for line in open(os.path.join(root, "dumps.txt")):
     name, src, cc, flags, nready, capture, shows = line.rstrip("\n").split("|", 6)
     rundir = os.path.join(root, "run", name)
-    if not os.path.exists(os.path.join("oracle", name + ".winedbg.json")) or \
+    # (a partial run keeps the other dumps' entries as they are, even when an older run left
+    # their files in $ROOT/run)
+    if name not in selected or not os.path.exists(os.path.join("oracle", name + ".winedbg.json")) or \
             not os.path.exists(os.path.join(rundir, "meta.json")):
         if name in old_entries:
             dumps.append(old_entries[name])
@@ -461,7 +575,10 @@ for line in open(os.path.join(root, "dumps.txt")):
         "executable": f"bin/{name}.exe",
         "recorded_executable": next((m["name"] for m in md["modules"] if m["name"].lower().endswith(name + ".exe")), None),
         "source": f"programs/{src}",
-        "build": f"{cc} {common} {flags}".replace("  ", " "),
+        "build": (f"{cc} {common} {flags}" if not cc.startswith("clang-") else
+                  f"{cc} {clang_cflags} {flags} -c -o {name}.o {src} && "
+                  f"{cc} {clang_ldflags} -o {name}.exe {name}.o".replace("NAME", name)
+                  .replace(os.path.join(root, "bin") + "/", "")).replace("  ", " "),
         "capture": ("winedbg --minidump (attaches: the dump also has winedbg's DbgUiRemoteBreakin "
                     "thread, and an Exception stream with EXCEPTION_BREAKPOINT in that thread)")
                    if capture == "live" else
@@ -481,6 +598,27 @@ for line in open(os.path.join(root, "dumps.txt")):
         "modules": md["modules"],
         "oracle_threads": threads,
     }
+    if cc.startswith("clang-"):
+        cv = pe_codeview(os.path.join(root, "bin", name + ".exe"))
+        rec = entry["recorded_executable"]
+        in_dump = md.get("codeview", {}).get(rec) if rec else None
+        entry["pdb"] = {
+            "name": f"{name}.pdb",
+            "guid": cv["guid"],
+            "age": cv["age"],
+            "symbol_store_id": cv["symbol_store_id"],
+            "recorded_path": cv["path"],
+            "flat": f"symbols-flat/{name}.pdb",
+            "symbol_store": f"symbols/{name}.pdb/{cv['symbol_store_id']}/{name}.pdb",
+            "codeview_record_in_dump": in_dump is not None,
+            **({"codeview_record_in_dump_matches": in_dump == cv} if in_dump else {}),
+            "comment": "The executable's CodeView debug directory entry (RSDS) names the PDB "
+                       "(recorded_path, as Wine sees it next to the executable) with this GUID "
+                       "and age, the same as the PDB's info stream (make-dumps.sh checks with "
+                       "llvm-pdbutil-19). codeview_record_in_dump: whether the dump's module "
+                       "list carries that record (Wine 8's writer leaves it out: then the "
+                       "executable's own debug directory gives it).",
+        }
     dumps.append(entry)
 manifest = {
     "comment": "Made by make-dumps.sh. Paths are relative to the directory unpack.py writes for "
