@@ -127,6 +127,17 @@ def main(stackwalk, unpacked, options):
           "a separate debug file found by build-id under a module path")
     check(debug_file(files) == "bin/stripped-debuglink.debug", "a separate debug file found by .gnu_debuglink")
 
+    def pdb(args):
+        report = json.loads(run(stackwalk, ["dumps/pdb-threads.dmp", "--json"] + args,
+                                os.path.join(unpacked, "windows")).stdout)
+        module = next(m for m in report["modules"] if m["name"] == "pdb-threads.exe")
+        return module["symbols"], module["debug_file"]
+    store = pdb(["--module-path", "bin", "--module-path", "symbols"])
+    check(store[0] == "pdb" and store[1].startswith("symbols/pdb-threads.pdb/718EF1A62028A0FB4C4C44205044422E1/"),
+          f"a PDB found in symbol-store layout ({store[1]})")
+    check(pdb(["--module-path", "bin", "--module-path", "symbols-flat"]) == ("pdb", "symbols-flat/pdb-threads.pdb"),
+          "a PDB found flat, matched by GUID and age")
+
     r = run(stackwalk, [core, "--json", "--max-frames", "2"] + files, unpacked)
     thread = json.loads(r.stdout)["threads"][0]
     physical = [f for f in thread["frames"] if not f["inlined"]]

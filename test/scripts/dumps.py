@@ -31,7 +31,7 @@ def stackwalk_args(dump):
 
 def windows_args(dump):
     """The same for a dump of test/dumps/windows, relative to its unpacked folder."""
-    return [dump["dump"], "--module-path", "bin", "--module-path", "system32"]
+    return [dump["dump"], "--module-path", "bin", "--module-path", "system32", "--module-path", "symbols"]
 
 
 def all_dumps():

@@ -62,14 +62,19 @@ Json modulesJson(const std::vector<Module> &modules) {
   for (const Module &module : modules) {
     const ModuleImage *image = module.image.get();
     std::string symbols = "none";
+    std::string debugFile;
     if (image) {
       const ModuleImage *debug = image->debugImage();
-      symbols = image->hasDwarf() || debug ? "dwarf" : image->hasSymbolTable() ? "symtab" : "dynsym";
+      symbols = !image->pdbPath().empty() ? "pdb"
+                : image->hasDwarf() || debug ? "dwarf"
+                : image->hasSymbolTable() ? "symtab"
+                                         : "dynsym";
+      debugFile = !image->pdbPath().empty() ? image->pdbPath() : debug ? debug->path() : "";
     }
     out.push_back(Json{{"name", module.name},
                        {"path", stringOrNull(module.recordedPath)},
                        {"file", image && !image->inMemory() ? Json(image->path()) : Json(nullptr)},
-                       {"debug_file", image && image->debugImage() ? Json(image->debugImage()->path()) : Json(nullptr)},
+                       {"debug_file", stringOrNull(debugFile)},
                        {"base", addressString(module.base)},
                        {"size", addressString(module.size)},
                        {"build_id", module.buildId.empty() ? Json(nullptr) : Json(hexString(module.buildId))},
