@@ -49,25 +49,14 @@ std::vector<MemoryRange> readMemoryRanges(const Reader &reader) {
 }
 
 std::vector<MemoryRegion> readMemoryInfo(const Reader &reader) {
-  // MINIDUMP_MEMORY_INFO_LIST: SizeOfHeader, SizeOfEntry, u64 NumberOfEntries.
   std::vector<MemoryRegion> regions;
   auto stream = reader.stream(StreamType::MemoryInfoList);
   if (!stream) return regions;
-  auto headerSize = reader.read<uint32_t>(*stream, 0);
-  auto entrySize = reader.read<uint32_t>(*stream, 4);
-  auto count = reader.read<uint64_t>(*stream, 8);
-  if (!headerSize || !entrySize || !count || *entrySize < sizeof(llvm::minidump::MemoryInfo)) {
-    reader.warn("MemoryInfoList: malformed header");
-    return regions;
-  }
   constexpr uint32_t Commit = 0x1000;
-  for (uint64_t i = 0; i < std::min<uint64_t>(*count, MaxRanges); ++i) {
-    auto info = reader.read<llvm::minidump::MemoryInfo>(*stream, *headerSize + i * *entrySize);
-    if (!info) {
-      reader.warn("MemoryInfoList: " + std::to_string(*count) + " entries claimed, " + std::to_string(i) + " present");
-      break;
-    }
-    if (uint32_t(llvm::minidump::MemoryState(info->State)) != Commit) continue;
+  for (std::span<const uint8_t> entry :
+       reader.sizedEntries(*stream, /*count64=*/true, sizeof(llvm::minidump::MemoryInfo), "MemoryInfoList")) {
+    auto info = reader.read<llvm::minidump::MemoryInfo>(entry, 0);
+    if (uint32_t(llvm::minidump::MemoryState(info->State)) != Commit || regions.size() >= MaxRanges) continue;
     uint32_t protect = uint32_t(llvm::minidump::MemoryProtection(info->Protect)) & 0xff;
     regions.push_back({info->BaseAddress, info->BaseAddress + info->RegionSize, (protect & 0xee) != 0,
                        (protect & 0xcc) != 0, (protect & 0xf0) != 0});

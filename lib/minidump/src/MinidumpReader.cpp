@@ -57,6 +57,23 @@ std::optional<std::span<const uint8_t>> Reader::stream(StreamType type) const {
   return std::nullopt;
 }
 
+std::vector<std::span<const uint8_t>> Reader::sizedEntries(std::span<const uint8_t> stream, bool count64,
+                                                           size_t minEntrySize, const std::string &what) const {
+  std::vector<std::span<const uint8_t>> out;
+  auto headerSize = read<uint32_t>(stream, 0);
+  auto entrySize = read<uint32_t>(stream, 4);
+  std::optional<uint64_t> count = read<uint64_t>(stream, 8);
+  if (!count64) count = read<uint32_t>(stream, 8);
+  if (!headerSize || !entrySize || !count || *entrySize < minEntrySize || *headerSize > stream.size()) {
+    warn(what + ": malformed header");
+    return out;
+  }
+  uint64_t fit = (stream.size() - *headerSize) / *entrySize;
+  if (*count > fit) warn(what + ": " + std::to_string(*count) + " entries claimed, " + std::to_string(fit) + " present");
+  for (uint64_t i = 0; i < std::min(*count, fit); ++i) out.push_back(stream.subspan(*headerSize + i * *entrySize, *entrySize));
+  return out;
+}
+
 std::optional<std::string> Reader::string(uint64_t rva) const {
   auto length = readAt<uint32_t>(rva);
   if (!length || *length > MaxStringBytes || *length % 2) return std::nullopt;

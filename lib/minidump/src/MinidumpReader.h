@@ -53,6 +53,13 @@ public:
   template <typename T>
   std::vector<T> listOf(std::span<const uint8_t> stream, size_t entrySize, const std::string &what) const;
 
+  // The entries of a list that declares its own sizes: {u32 SizeOfHeader;
+  // u32 SizeOfEntry; u32 or u64 NumberOfEntries} (MemoryInfoList,
+  // UnloadedModuleList). Entries must be at least minEntrySize bytes; a count
+  // that does not fit is cut (with a warning).
+  std::vector<std::span<const uint8_t>> sizedEntries(std::span<const uint8_t> stream, bool count64, size_t minEntrySize,
+                                                     const std::string &what) const;
+
   void warn(std::string message) const { warnings_.push_back(std::move(message)); }
 
 private:

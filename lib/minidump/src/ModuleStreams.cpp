@@ -88,30 +88,13 @@ std::vector<Module> readModules(const Reader &reader) {
 }
 
 std::vector<Module> readUnloadedModules(const Reader &reader) {
-  // MINIDUMP_UNLOADED_MODULE_LIST: SizeOfHeader, SizeOfEntry, NumberOfEntries;
-  // entries: BaseOfImage u64, SizeOfImage, CheckSum, TimeDateStamp, ModuleNameRva.
+  // Entries: BaseOfImage u64, SizeOfImage, CheckSum, TimeDateStamp, ModuleNameRva.
   std::vector<Module> modules;
   auto stream = reader.stream(StreamType::UnloadedModuleList);
   if (!stream) return modules;
-  auto headerSize = reader.read<uint32_t>(*stream, 0);
-  auto entrySize = reader.read<uint32_t>(*stream, 4);
-  auto count = reader.read<uint32_t>(*stream, 8);
-  if (!headerSize || !entrySize || !count || *entrySize < 24) {
-    reader.warn("UnloadedModuleList: malformed header");
-    return modules;
-  }
-  for (uint64_t i = 0; i < *count; ++i) {
-    uint64_t at = *headerSize + i * *entrySize;
-    auto base = reader.read<uint64_t>(*stream, at);
-    auto size = reader.read<uint32_t>(*stream, at + 8);
-    auto stamp = reader.read<uint32_t>(*stream, at + 16);
-    auto name = reader.read<uint32_t>(*stream, at + 20);
-    if (!base || !size || !stamp || !name) {
-      reader.warn("UnloadedModuleList: " + std::to_string(*count) + " entries claimed, " + std::to_string(i) + " present");
-      break;
-    }
-    modules.push_back(moduleFrom(reader, *base, *size, *stamp, *name));
-  }
+  for (std::span<const uint8_t> entry : reader.sizedEntries(*stream, /*count64=*/false, 24, "UnloadedModuleList"))
+    modules.push_back(moduleFrom(reader, *reader.read<uint64_t>(entry, 0), *reader.read<uint32_t>(entry, 8),
+                                 *reader.read<uint32_t>(entry, 16), *reader.read<uint32_t>(entry, 20)));
   return modules;
 }
 
