@@ -3,6 +3,9 @@
 #include "llvm/DebugInfo/DWARF/DWARFContext.h"
 #include "llvm/DebugInfo/PDB/PDB.h"
 #include "llvm/DebugInfo/PDB/PDBContext.h"
+#include "llvm/DebugInfo/PDB/PDBSymbolFunc.h"
+#include "llvm/DebugInfo/PDB/PDBSymbolPublicSymbol.h"
+#include "llvm/DebugInfo/PDB/PDBSymbolTypeFunctionSig.h"
 #include "llvm/Object/COFF.h"
 #include "llvm/DebugInfo/Symbolize/SymbolizableObjectFile.h"
 #include "llvm/Demangle/Demangle.h"
@@ -20,10 +23,14 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
   const auto *coff = dyn_cast<object::COFFObjectFile>(&image.object());
   if (coff && !image.pdbPath().empty()) {
     std::unique_ptr<pdb::IPDBSession> session;
-    if (Error err = pdb::loadDataForPDB(pdb::PDB_ReaderType::Native, image.pdbPath(), session))
+    if (Error err = pdb::loadDataForPDB(pdb::PDB_ReaderType::Native, image.pdbPath(), session)) {
       consumeError(std::move(err));
-    else
+    } else {
+      // The context owns the session for as long as the module is cached;
+      // keep a view of it for function starts, which PDBContext does not give.
+      pdbSessions_[&image] = session.get();
       return std::make_unique<pdb::PDBContext>(*coff, std::move(session));
+    }
   }
   const ModuleImage *debug = image.debugImage();
   const ModuleImage &dwarfSource = debug ? *debug : image;
@@ -51,6 +58,18 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image) {
     consumeError(module.takeError());
   modules_[&image] = module ? std::move(*module) : nullptr;
   return result;
+}
+
+std::optional<uint64_t> Symbolizer::pdbFunctionStart(const ModuleImage &image, uint64_t address) const {
+  auto session = pdbSessions_.find(&image);
+  if (session == pdbSessions_.end()) return std::nullopt;
+  // A function with debug info, else a public symbol (like the CRT's entry points).
+  if (auto symbol = session->second->findSymbolByAddress(address, pdb::PDB_SymType::Function))
+    if (const auto *function = dyn_cast<pdb::PDBSymbolFunc>(symbol.get())) return function->getVirtualAddress();
+  if (auto symbol = session->second->findSymbolByAddress(address, pdb::PDB_SymType::PublicSymbol))
+    if (const auto *symbolPublic = dyn_cast<pdb::PDBSymbolPublicSymbol>(symbol.get()))
+      return symbolPublic->getVirtualAddress();
+  return std::nullopt;
 }
 
 const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint64_t address) {
@@ -82,6 +101,7 @@ const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint
     bool physical = i + 1 == count;
     if (physical && line.FunctionName == DILineInfo::BadString) line.FunctionName = symbolTableEntry().FunctionName;
     if (physical && !line.StartAddress) line.StartAddress = symbolTableEntry().StartAddress;
+    if (physical && !line.StartAddress) line.StartAddress = pdbFunctionStart(image, fileAddress);
     SourceFrame frame;
     if (line.FunctionName != DILineInfo::BadString) frame.function = demangle(line.FunctionName);
     if (line.FileName != DILineInfo::BadString) frame.file = line.FileName;

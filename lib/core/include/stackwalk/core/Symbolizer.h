@@ -14,6 +14,9 @@
 
 namespace llvm {
 class DIContext;
+namespace pdb {
+class IPDBSession;
+}
 namespace symbolize {
 class SymbolizableModule;
 }
@@ -41,11 +44,13 @@ public:
 
 private:
   llvm::symbolize::SymbolizableModule *moduleFor(const ModuleImage &image);
-  static std::unique_ptr<llvm::DIContext> debugContext(const ModuleImage &image);
+  std::unique_ptr<llvm::DIContext> debugContext(const ModuleImage &image);
+  std::optional<uint64_t> pdbFunctionStart(const ModuleImage &image, uint64_t address) const;
 
   std::map<const ModuleImage *, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
   std::map<std::pair<const ModuleImage *, uint64_t>, std::vector<SourceFrame>> cache_;
   std::vector<SourceFrame> empty_;
+  std::map<const ModuleImage *, llvm::pdb::IPDBSession *> pdbSessions_; // owned by the modules' contexts
 };
 
 } // namespace stackwalk
