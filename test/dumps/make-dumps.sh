@@ -10,7 +10,10 @@
 # Builds in the fixed directory /tmp/stackwalk-dumps (sources are copied to .../src and
 # compiled there with relative names, executables go to .../bin), so the paths recorded in
 # the cores and in the DWARF are the same on every run. ASLR is disabled for the captured
-# processes (setarch -R) so that addresses stay the same from one regeneration to the next.
+# processes (setarch -R) so that addresses stay the same from one regeneration to the next,
+# except for the dumps listed in ASLR below (sig-*): those are run with ASLR on (plain
+# `setarch ARCH`, which clears ADDR_NO_RANDOMIZE) so that their load addresses differ from
+# run to run, and share one executable (EXE_OF: built once, committed once as bin/EXE.xz).
 #
 # Live, blocked processes are captured with gdb's gcore once every thread is asleep in the
 # kernel; crashing ones with the kernel's own core file (ulimit -c unlimited), or, if
@@ -44,7 +47,18 @@ DUMPS=(
 "crash-abort|crash-abort.c|gcc|-O0 -g -fno-omit-frame-pointer|crash|A failed assert() in the main thread: __assert_fail -> abort -> raise -> __pthread_kill_implementation (SIGABRT); two other threads blocked."
 "crash-cxx-uncaught|crash-cxx-uncaught.cpp|g++|-O2 -g|crash|An uncaught C++ exception in a secondary thread: __cxa_throw -> std::terminate -> __verbose_terminate_handler -> abort (SIGABRT); two other threads blocked."
 "debugframe-only|debugframe-only.c|gcc|-O2 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables|live|No .eh_frame for the program's own functions (only crt1's _start and the PLT have FDEs there): their CFI is only in .debug_frame, and that only in the separate debugframe-only.debug (strip --strip-debug --strip-unneeded, found by .gnu_debuglink or by build-id under debug/.build-id); -O2 without frame pointers, three threads 3-4 frames deep in the program."
+"sig-segv-a|sig-crash.c|gcc|-O2 -g|crash|ASLR on (crash signatures): SIGSEGV writing through a NULL buffer in a secondary thread, request_worker -> handle_request -> parse_header; main in pthread_join, a reader blocked in read. Same executable (bin/sig-crash) as sig-segv-b and sig-abort; sig-segv-b is a second run of it at other load addresses."
+"sig-segv-b|sig-crash.c|gcc|-O2 -g|crash|ASLR on (crash signatures): a second run of sig-segv-a's executable, the same SIGSEGV in request_worker -> handle_request -> parse_header, with the executable, libc and ld.so loaded at other addresses than in sig-segv-a (same stack, different pcs)."
+"sig-abort|sig-crash.c|gcc|-O2 -g|crash|ASLR on (crash signatures): the same executable as sig-segv-a/b run with the argument 'abort': SIGABRT in the main thread, main -> load_config -> validate_input -> abort -> raise -> __pthread_kill_implementation; the worker blocked in wait_request -> pthread_cond_wait, a reader in read."
 )
+# Dumps that run another name's executable: it is built once as $BIN/EXE, committed once as
+# bin/EXE.xz, and is the "executable" of each of them in dumps.json. They must be made
+# together (make-dumps.sh sig-segv-a sig-segv-b sig-abort).
+declare -A EXE_OF=([sig-segv-a]=sig-crash [sig-segv-b]=sig-crash [sig-abort]=sig-crash)
+# Command-line arguments of a dump's program (word-split).
+declare -A ARGS_OF=([sig-abort]=abort)
+# Dumps captured with ASLR on (no setarch -R): their load addresses differ between runs.
+ASLR=(sig-segv-a sig-segv-b sig-abort)
 # Dumps whose debug info is split into bin/NAME.debug (+ debug/.build-id/xx/yyyy.debug).
 SPLIT=(stripped-debuglink debugframe-only)
 
@@ -80,13 +94,37 @@ if [[ $# -gt 0 ]]; then
     DUMPS=("${sel[@]}")
 fi
 is_split() { local s; for s in "${SPLIT[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
+is_aslr() { local s; for s in "${ASLR[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
+exe_of() { printf '%s' "${EXE_OF[$1]:-$1}"; }
+# setarch -R (ASLR off), or setarch without -R for the ASLR dumps (ASLR on even when this
+# script itself runs with ADDR_NO_RANDOMIZE).
+run_prefix() { if is_aslr "$1"; then printf 'setarch %s' "$(uname -m)"; else printf '%s' "$NORAND"; fi; }
+# A partial run must make every dump that shares an executable with a selected one.
+if [[ -n $PARTIAL ]]; then
+    for d in "${DUMPS[@]}"; do
+        n=$(field 0 "$d")
+        [[ -n ${EXE_OF[$n]:-} ]] || continue
+        for other in "${!EXE_OF[@]}"; do
+            [[ ${EXE_OF[$other]} == "${EXE_OF[$n]}" ]] || continue
+            printf '%s\n' "$@" | grep -qx -- "$other" ||
+                die "$n shares bin/${EXE_OF[$n]} with $other: make them together"
+        done
+    done
+fi
+for d in "${DUMPS[@]}"; do
+    if is_aslr "$(field 0 "$d")"; then
+        [[ $(cat /proc/sys/kernel/randomize_va_space) != 0 ]] ||
+            die "kernel.randomize_va_space is 0: the ASLR dumps need it on"
+        break
+    fi
+done
 
 if [[ -z $PARTIAL ]]; then
     rm -rf "$ROOT"
 else
     for d in "${DUMPS[@]}"; do
         name=$(field 0 "$d")
-        rm -rf "$BIN/$name" "$BIN/$name.debug" "$RUN/$name" "$ROOT/$name.core"
+        rm -rf "$BIN/$name" "$BIN/$name.debug" "$RUN/$name" "$ROOT/$name.core" "$BIN/$(exe_of "$name")"
     done
 fi
 mkdir -p "$SRC" "$BIN" "$RUN"
@@ -161,8 +199,12 @@ sys.exit(bad or not funcs)
 EOF
 }
 
+declare -A BUILT
 for d in "${DUMPS[@]}"; do
-    build "$(field 0 "$d")" "$(field 1 "$d")" "$(field 2 "$d")" "$(field 3 "$d")"
+    exe=$(exe_of "$(field 0 "$d")")
+    [[ -n ${BUILT[$exe]:-} ]] && continue  # shared executable: built once
+    BUILT[$exe]=1
+    build "$exe" "$(field 1 "$d")" "$(field 2 "$d")" "$(field 3 "$d")"
 done
 echo "make-dumps: built $(ls "$BIN" | wc -l) files in $BIN"
 
@@ -204,7 +246,9 @@ capture_crash() {
     mkdir -p "$dir"
     pattern=$(cat /proc/sys/kernel/core_pattern)
     if [[ $pattern != \|* ]]; then
-        (cd "$dir" && ulimit -c unlimited && exec $NORAND "$BIN/$name" >"$dir/stdout" 2>"$dir/stderr") || true
+        # shellcheck disable=SC2046,SC2086
+        (cd "$dir" && ulimit -c unlimited && exec $(run_prefix "$name") "$BIN/$(exe_of "$name")" \
+            ${ARGS_OF[$name]:-} >"$dir/stdout" 2>"$dir/stderr") || true
         # core_pattern "core" with core_uses_pid 0 gives "core", else "core.PID"; any
         # other plain pattern is relative to the cwd too, so take any new file named core*.
         for f in "$dir"/core "$dir"/core.* "$dir"/core*; do
@@ -216,9 +260,12 @@ capture_crash() {
         METHOD[$name]=kernel
     else
         echo "make-dumps: $name: no kernel core (core_pattern '$pattern'), using gdb + gcore" >&2
+        local norand=on
+        is_aslr "$name" && norand=off
+        # shellcheck disable=SC2086
         (cd "$dir" && gdb -batch -nx -ex 'set debuginfod enabled off' -ex 'set startup-with-shell off' \
-            -ex 'set disable-randomization on' -ex run -ex "gcore $ROOT/$name.core" "$BIN/$name" \
-            >"$dir/gdb.log" 2>&1) || true
+            -ex "set disable-randomization $norand" -ex run -ex "gcore $ROOT/$name.core" \
+            --args "$BIN/$(exe_of "$name")" ${ARGS_OF[$name]:-} >"$dir/gdb.log" 2>&1) || true
         [[ -s $ROOT/$name.core ]] || die "$name: gdb fallback made no core"
         METHOD[$name]=gcore-at-signal
     fi
@@ -228,6 +275,28 @@ for d in "${DUMPS[@]}"; do
     name=$(field 0 "$d")
     if [[ $(field 4 "$d") == live ]]; then capture_live "$name"; else capture_crash "$name"; fi
     echo "make-dumps: $name: ${METHOD[$name]}, $(du -h "$ROOT/$name.core" | cut -f1)"
+done
+
+# The ASLR dumps: the executable's and libc's load addresses (first NT_FILE mapping of each)
+# must not be the ASLR-off ones, and must differ between any two dumps of one executable.
+load_base() { # core path-suffix
+    # (no early exit in awk: eu-readelf would die of SIGPIPE, and pipefail would stop us)
+    eu-readelf -n "$1" | awk -v p="$2" '!b && $NF ~ p"$" && $2 == "00000000" {split($1, r, "-"); b = r[1]}
+                                        END {print b}'
+}
+declare -A SEEN_BASE
+for d in "${DUMPS[@]}"; do
+    name=$(field 0 "$d")
+    is_aslr "$name" || continue
+    exe_base=$(load_base "$ROOT/$name.core" "/bin/$(exe_of "$name")")
+    libc_base=$(load_base "$ROOT/$name.core" "/libc.so.6")
+    [[ -n $exe_base && -n $libc_base ]] || die "$name: no load address for the executable or libc"
+    echo "make-dumps: $name: executable at 0x$exe_base, libc at 0x$libc_base"
+    [[ $exe_base != 555555554000 && $libc_base != 7ffff7* ]] || die "$name: ASLR was off"
+    for b in "$exe_base" "$libc_base"; do
+        [[ -z ${SEEN_BASE[$b]:-} ]] || die "$name: load address 0x$b as in ${SEEN_BASE[$b]}: rerun"
+        SEEN_BASE[$b]=$name
+    done
 done
 
 # ---------------------------------------------------------------- commit tree
@@ -240,10 +309,13 @@ libs_of() { # core -> shared libraries named in its NT_FILE note
 }
 
 : >"$ROOT/libs.txt"
+declare -A XZED
 for d in "${DUMPS[@]}"; do
     name=$(field 0 "$d")
     $XZ -c "$ROOT/$name.core" >"cores/$name.core.xz"
-    $XZ -c "$BIN/$name" >"bin/$name.xz"
+    exe=$(exe_of "$name")
+    [[ -n ${XZED[$exe]:-} ]] || $XZ -c "$BIN/$exe" >"bin/$exe.xz"  # a shared one once
+    XZED[$exe]=1
     libs_of "$ROOT/$name.core" >>"$ROOT/libs.txt"
 done
 : >"$ROOT/bids.txt"
@@ -291,10 +363,21 @@ for d in "${DUMPS[@]}"; do
         "$(grep -A4 -m1 'CORE .* PRSTATUS' <<<"$notes" | grep -m1 -o ' pid: [0-9]*' | cut -d' ' -f3)" \
         "$(grep -A2 'CORE .* SIGINFO' <<<"$notes" | grep -m1 -o 'fault address: [0-9a-fx]*' | cut -d' ' -f3)"
 done >"$ROOT/methods.txt"
+: >"$ROOT/exes.txt"  # name exe aslr(0|1) args...
+for d in "${DUMPS[@]}"; do
+    name=$(field 0 "$d")
+    aslr=0
+    is_aslr "$name" && aslr=1
+    echo "$name $(exe_of "$name") $aslr ${ARGS_OF[$name]:-}" >>"$ROOT/exes.txt"
+done
 python3 - "$ROOT" "$PARTIAL" <<'EOF'
 import json, os, subprocess, sys
 root, partial = sys.argv[1], sys.argv[2]
 bids = dict(line.split() for line in open(os.path.join(root, "bids.txt")))
+exes = {}
+for line in open(os.path.join(root, "exes.txt")):
+    name, exe, aslr, *args = line.split()
+    exes[name] = (exe, aslr == "1", args)
 # A partial run keeps the other dumps' entries and sysroot links.
 old = json.load(open("dumps.json")) if partial else {"dumps": []}
 old_entries = {e["name"]: e for e in old["dumps"]}
@@ -337,11 +420,12 @@ for line in open(os.path.join(root, "dumps.txt")):
         crash = {"signal": sig, "name": {11: "SIGSEGV", 6: "SIGABRT"}.get(sig),
                  "thread_id": tid,
                  "address": "0x%016x" % int(addr, 0) if addr is not None else None}
+    exe, aslr, args = exes.get(name, (name, False, []))
     entry = {
         "name": name,
         "core": f"cores/{name}.core",
-        "executable": f"bin/{name}",
-        "recorded_executable": f"{root}/bin/{name}",
+        "executable": f"bin/{exe}",
+        "recorded_executable": f"{root}/bin/{exe}",
         "source": f"programs/{src}",
         "build": f"{cc} {flags} -Wall -Wextra -pthread",
         "capture": method,
@@ -351,6 +435,10 @@ for line in open(os.path.join(root, "dumps.txt")):
         "oracle": f"oracle/{name}.gdb.json",
         "oracle_frame_kinds": f"oracle/{name}.gdb-kinds.json",
     }
+    if exe != name or args:
+        entry["arguments"] = args
+    if aslr:
+        entry["aslr"] = True
     if name in bids:
         bid = bids[name]
         entry["debug_file"] = f"bin/{name}.debug"
@@ -380,6 +468,8 @@ rm -rf "$OUT"
 python3 "$HERE/unpack.py" "$HERE" "$OUT"
 for d in "${DUMPS[@]}"; do
     name=$(field 0 "$d")
+    # oracle.sh reads OUT/bin/NAME: for a shared executable, a symlink to it (only in OUT)
+    [[ $(exe_of "$name") == "$name" ]] || ln -sfn "$(exe_of "$name")" "$OUT/bin/$name"
     "$HERE/oracle.sh" "$OUT" "$name" "oracle/$name.gdb.json" >"$RUN/$name/oracle.log" 2>&1 ||
         die "oracle for $name failed: see $RUN/$name/oracle.log"
     GDB_FRAMES="$HERE/frame-kinds.py" "$HERE/oracle.sh" "$OUT" "$name" "oracle/$name.gdb-kinds.json" \
