@@ -66,14 +66,16 @@ def compare(ours_path, oracle_path, *options):
     return result.returncode == 0, result.stdout.strip()
 
 
-def gdb_oracle(unpacked, name, out_dir):
+def gdb_oracle(unpacked, dump, out_dir):
     """Runs gdb live on a dump (test/dumps/oracle.sh), with frame kinds."""
+    name = dump["name"]
     frames = os.path.join(out_dir, name + ".gdb.json")
     kinds = os.path.join(out_dir, name + ".gdb-kinds.json")
     script = os.path.join(SOURCE, "oracle.sh")
     for path, helper in ((frames, GDB_FRAMES), (kinds, os.path.join(SOURCE, "frame-kinds.py"))):
         env = dict(os.environ, GDB_FRAMES=helper)
-        subprocess.run(["sh", script, unpacked, name, path], env=env, capture_output=True, timeout=300)
+        subprocess.run(["sh", script, unpacked, name, path, dump["executable"]], env=env, capture_output=True,
+                       timeout=300)
         if not os.path.exists(path):
             raise RuntimeError(f"gdb wrote no oracle for {name}")
     with open(frames) as f, open(kinds) as k:

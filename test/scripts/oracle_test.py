@@ -34,7 +34,7 @@ def main(stackwalk, unpacked, options):
                  open(os.path.join(dumps.SOURCE, dump["oracle_frame_kinds"])) as k:
                 oracles["committed"] = (json.load(f), json.load(k))
             if live:
-                oracles["live gdb"] = dumps.gdb_oracle(unpacked, name, tmp)
+                oracles["live gdb"] = dumps.gdb_oracle(unpacked, dump, tmp)
             for label, (frames, kinds) in oracles.items():
                 path = os.path.join(tmp, f"{name}.{label.replace(' ', '-')}.oracle.json")
                 with open(path, "w") as f:

@@ -1,5 +1,6 @@
 #include "Format.h"
 #include "Printers.h"
+#include "Signature.h"
 
 #include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/core/WindowsContext.h"
@@ -119,8 +120,9 @@ Json frameJson(const ReportFrame &frame, const PrintOptions &options) {
 
 // nlohmann's dump of a value, re-indented to sit `depth` levels down, so the
 // streamed document reads exactly as one dump(1) of the whole would.
-std::string nested(const Json &value, size_t depth) {
+std::string nested(const Json &value, size_t depth, bool compact) {
   // Names, paths and arguments come from the dump and need not be UTF-8.
+  if (compact) return value.dump(-1, ' ', false, Json::error_handler_t::replace);
   std::string text = value.dump(1, ' ', false, Json::error_handler_t::replace);
   std::string out;
   out.reserve(text.size());
@@ -131,6 +133,9 @@ std::string nested(const Json &value, size_t depth) {
   return out;
 }
 
+// Streams one document: the header fields, each thread as it is walked, and
+// what is known only at the end (the signature, warnings). Pretty output is
+// exactly nlohmann's dump(1) of the whole; compact output is one line.
 class JsonPrinter : public ReportPrinter {
 public:
   JsonPrinter(std::ostream &out, const PrintOptions &options) : out_(out), options_(options) {}
@@ -139,17 +144,24 @@ public:
   void end(const Report &report) override;
 
 private:
+  // A member's separator and key at the top level.
+  std::string key(const char *name) const {
+    return std::string(options_.compact ? "," : ",\n ") + "\"" + name + "\":" + (options_.compact ? "" : " ");
+  }
+
   std::ostream &out_;
   PrintOptions options_;
   size_t threads_ = 0;
+  Json signature_ = nullptr;
 };
 
 void JsonPrinter::begin(const Report &report) {
-  out_ << "{\n \"schema\": \"stackwalk/1\",\n \"dump\": " << nested(dumpJson(report), 1)
-       << ",\n \"crash\": " << nested(crashJson(*report.target), 1)
-       << ",\n \"modules\": " << nested(modulesJson(report.target->modules), 1)
-       << ",\n \"unloaded_modules\": " << nested(modulesJson(report.target->unloadedModules), 1)
-       << ",\n \"runtimes\": [],\n \"threads\": [";
+  bool compact = options_.compact;
+  out_ << (compact ? "{\"schema\":\"stackwalk/1\"" : "{\n \"schema\": \"stackwalk/1\"") << key("dump")
+       << nested(dumpJson(report), 1, compact) << key("crash") << nested(crashJson(*report.target), 1, compact)
+       << key("modules") << nested(modulesJson(report.target->modules), 1, compact) << key("unloaded_modules")
+       << nested(modulesJson(report.target->unloadedModules), 1, compact) << key("runtimes") << "[]" << key("threads")
+       << "[";
 }
 
 void JsonPrinter::thread(const ReportThread &thread) {
@@ -162,17 +174,25 @@ void JsonPrinter::thread(const ReportThread &thread) {
             {"stop_reason", std::string(stopReasonName(thread.stopReason))},
             {"stop_detail", stringOrNull(thread.stopDetail)},
             {"frames", std::move(frames)}};
-  out_ << (threads_++ ? ",\n  " : "\n  ") << nested(json, 2);
+  if (thread.crashed) signature_ = threadSignature(thread, options_.signatureFrames);
+  if (options_.compact) out_ << (threads_++ ? "," : "") << nested(json, 2, true);
+  else out_ << (threads_++ ? ",\n  " : "\n  ") << nested(json, 2, false);
 }
 
 void JsonPrinter::end(const Report &report) {
-  out_ << (threads_ ? "\n ]" : "]") << ",\n \"warnings\": " << nested(Json(report.warnings), 1) << "\n}\n";
+  out_ << (threads_ && !options_.compact ? "\n ]" : "]") << key("signature") << nested(signature_, 1, options_.compact)
+       << key("warnings") << nested(Json(report.warnings), 1, options_.compact) << (options_.compact ? "}\n" : "\n}\n");
 }
 
 } // namespace
 
 std::unique_ptr<ReportPrinter> makeJsonPrinter(std::ostream &out, const PrintOptions &options) {
   return std::make_unique<JsonPrinter>(out, options);
+}
+
+void printJsonError(std::ostream &out, const std::string &dumpPath, const std::string &message, bool compact) {
+  Json error{{"schema", "stackwalk/1"}, {"dump", Json{{"path", dumpPath}}}, {"error", message}};
+  out << nested(error, 0, compact) << "\n";
 }
 
 } // namespace stackwalk

@@ -11,9 +11,16 @@ namespace stackwalk {
 struct PrintOptions {
   bool registers = false;
   bool rawContext = false;
+  bool compact = false;       // JSON on one line (NDJSON batches)
+  size_t signatureFrames = 5; // frames in a signature or a summary line
 };
 
 std::unique_ptr<ReportPrinter> makeTextPrinter(std::ostream &out, const PrintOptions &options);
 std::unique_ptr<ReportPrinter> makeJsonPrinter(std::ostream &out, const PrintOptions &options);
+// One line per thread: tid, name, and its top frames.
+std::unique_ptr<ReportPrinter> makeSummaryPrinter(std::ostream &out, const PrintOptions &options);
+
+// The JSON that stands for a dump that could not be read, in a batch.
+void printJsonError(std::ostream &out, const std::string &dumpPath, const std::string &message, bool compact);
 
 } // namespace stackwalk

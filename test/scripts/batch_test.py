@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Batches and signatures: NDJSON in the order given, error objects, exit
+codes, --jobs, --summary, and crash signatures that survive ASLR.
+
+Usage: batch_test.py STACKWALK UNPACKED_DUMPS_DIR
+"""
+import json
+import os
+import subprocess
+import tempfile
+
+import dumps
+
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(f"{'ok  ' if ok else 'FAIL'} {what}")
+    failures += not ok
+
+
+def run(stackwalk, args, cwd):
+    return subprocess.run([stackwalk] + args, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def main(stackwalk, unpacked, options):
+    files = ["--sysroot", "sysroot", "--module-path", "bin"]
+    cores = ["cores/crash-segv.core", "cores/sig-abort.core", "cores/threads-O0-fp.core", "cores/sig-segv-a.core"]
+    with tempfile.TemporaryDirectory() as tmp:
+        junk = os.path.join(tmp, "junk.bin")
+        with open(junk, "w") as f:
+            f.write("not a dump")
+        batch = [cores[0], junk, cores[1], cores[2], cores[3]]
+
+        r = run(stackwalk, batch + ["--json", "--jobs", "2"] + files, unpacked)
+        lines = r.stdout.splitlines()
+        documents = [json.loads(line) for line in lines]
+        check(len(lines) == len(batch), f"NDJSON: one line per dump ({len(lines)} for {len(batch)})")
+        check([d["dump"]["path"] for d in documents] == batch, "NDJSON: in the order given, with --jobs 2")
+        check("error" in documents[1] and documents[1]["schema"] == "stackwalk/1"
+              and all("threads" in d for i, d in enumerate(documents) if i != 1),
+              "a dump that cannot be read gives its own error object; the others their reports")
+        check(r.returncode == 1, f"exit 1 when some dumps of a batch could not be read (got {r.returncode})")
+
+        sequential = run(stackwalk, cores + ["--json", "--jobs", "1"] + files, unpacked)
+        parallel = run(stackwalk, cores + ["--json", "--jobs", "4"] + files, unpacked)
+        check(sequential.returncode == 0 and sequential.stdout == parallel.stdout,
+              "exit 0 for a batch without failures; --jobs does not change the output")
+
+        single = run(stackwalk, [cores[0], "--ndjson"] + files, unpacked)
+        pretty = run(stackwalk, [cores[0], "--json"] + files, unpacked)
+        check(len(single.stdout.splitlines()) == 1 and json.loads(single.stdout) == json.loads(pretty.stdout),
+              "--ndjson: a single dump on one line, the same document as --json")
+        r = run(stackwalk, [junk], unpacked)
+        check(r.returncode == 3, "a single unreadable dump: exit 3, not 1")
+
+    r = run(stackwalk, ["cores/crash-segv.core", "--summary"] + files, unpacked)
+    lines = r.stdout.splitlines()
+    check(lines[0] == "cores/crash-segv.core:" and len(lines) == 4 and "(crashed): crash-segv!store_field < " in lines[1]
+          and "0x" not in r.stdout, "--summary: a line per thread with its top frames, no addresses")
+
+    def signature(core):
+        return json.loads(run(stackwalk, [core, "--json"] + files, unpacked).stdout)["signature"]
+    a, b, abort = signature("cores/sig-segv-a.core"), signature("cores/sig-segv-b.core"), signature("cores/sig-abort.core")
+    check(a == b and a.startswith("sig-crash!parse_header < sig-crash!handle_request"),
+          f"the same crash at different load addresses: equal signatures ({a})")
+    check(abort != a and abort.startswith("sig-crash!validate_input"),
+          f"a different crash: a different signature, past raise/abort ({abort})")
+    check(signature("cores/threads-O0-fp.core") is None, "no crash: no signature")
+
+    print(f"{failures} check(s) failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    dumps.script_main(main, __doc__, 2)

@@ -1,0 +1,133 @@
+#include "Run.h"
+
+#include "stackwalk/elfcore/ElfCoreLoader.h"
+#include "stackwalk/minidump/MinidumpLoader.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+namespace stackwalk {
+namespace {
+
+llvm::Expected<std::unique_ptr<Target>> loadDump(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot open " + path);
+  uint8_t head[64] = {};
+  file.read(reinterpret_cast<char *>(head), sizeof head);
+  std::span<const uint8_t> bytes(head, size_t(file.gcount()));
+  if (looksLikeElfCore(bytes)) return loadElfCore(path);
+  if (looksLikeMinidump(bytes)) return loadMinidump(path);
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 path + " is not a dump stackwalk can read (an ELF core or a minidump)");
+}
+
+std::unique_ptr<ReportPrinter> makePrinter(const RunOptions &options, std::ostream &out) {
+  switch (options.format) {
+  case RunOptions::Format::Json: return makeJsonPrinter(out, options.print);
+  case RunOptions::Format::Summary: return makeSummaryPrinter(out, options.print);
+  case RunOptions::Format::Text: break;
+  }
+  return makeTextPrinter(out, options.print);
+}
+
+// Loads and walks a dump; nullopt and the reason when it cannot be read.
+std::optional<std::string> walkDump(const std::string &path, const RunOptions &options, std::ostream &out) {
+  auto target = loadDump(path);
+  if (!target) return llvm::toString(target.takeError());
+  // Without a thread there is no stack to report: the dump is unreadable.
+  if ((*target)->threads.empty()) {
+    std::string why = "no thread could be read from " + path;
+    for (const std::string &warning : (*target)->warnings) why += "; " + warning;
+    return why;
+  }
+  ModuleResolver(options.search).resolve(**target);
+  Report report = planReport(path, **target, options.report);
+  writeReport(report, options.report, *makePrinter(options, out));
+  return std::nullopt;
+}
+
+// Writes "\r[done/total] path" to a terminal.
+class Progress {
+public:
+  Progress(size_t total, std::ostream &err) : total_(total), err_(err), enabled_(total > 1 && isatty(STDERR_FILENO)) {}
+  ~Progress() {
+    if (enabled_) err_ << "\n";
+  }
+  void done(const std::string &path) {
+    if (!enabled_) return;
+    ++done_;
+    size_t width = 30, filled = done_ * width / total_;
+    err_ << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << done_ << "/" << total_
+         << " " << path.substr(path.size() > 40 ? path.size() - 40 : 0) << "\x1b[K" << std::flush;
+  }
+
+private:
+  size_t total_, done_ = 0;
+  std::ostream &err_;
+  bool enabled_;
+};
+
+} // namespace
+
+int reportDump(const std::string &path, const RunOptions &options, std::ostream &out, std::ostream &err) {
+  if (auto why = walkDump(path, options, out)) {
+    err << "stackwalk: " << *why << "\n";
+    return ExitUnreadable;
+  }
+  return ExitOk;
+}
+
+int reportBatch(const std::vector<std::string> &paths, const RunOptions &options, std::ostream &out, std::ostream &err) {
+  struct Result {
+    std::string output;
+    std::optional<std::string> failure;
+    bool ready = false;
+  };
+  std::vector<Result> results(paths.size());
+  std::mutex mutex;
+  std::condition_variable readyChanged;
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < paths.size();) {
+      std::ostringstream text;
+      std::optional<std::string> failure = walkDump(paths[i], options, text);
+      std::lock_guard lock(mutex);
+      results[i].output = text.str();
+      results[i].failure = std::move(failure);
+      results[i].ready = true;
+      readyChanged.notify_all();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned j = 0; j < std::max(1u, options.jobs); ++j) workers.emplace_back(worker);
+
+  // Print in the order given, as soon as each report is ready, and drop it.
+  Progress progress(paths.size(), err);
+  bool anyFailed = false;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    Result result;
+    {
+      std::unique_lock lock(mutex);
+      readyChanged.wait(lock, [&] { return results[i].ready; });
+      result = std::move(results[i]);
+    }
+    progress.done(paths[i]);
+    if (result.failure) {
+      anyFailed = true;
+      if (options.format == RunOptions::Format::Json) printJsonError(out, paths[i], *result.failure, true);
+      else err << "stackwalk: " << *result.failure << "\n";
+    }
+    out << result.output << std::flush;
+    if (options.format == RunOptions::Format::Text && i + 1 < paths.size() && !result.failure) out << "\n";
+  }
+  for (std::thread &t : workers) t.join();
+  return anyFailed ? ExitSomeFailed : ExitOk;
+}
+
+} // namespace stackwalk

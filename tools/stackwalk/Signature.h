@@ -1,0 +1,22 @@
+// Crash signatures for bucketing: the top frames of a thread, named by module
+// and function, free of addresses, so one crash gives one signature across
+// runs, machines and address-space layouts.
+#pragma once
+
+#include "Report.h"
+
+#include <string>
+
+namespace stackwalk {
+
+// `module!function < module!function < ...` of the thread's first frames
+// after the ones every crash of a kind shares: within the top 12 frames,
+// everything down to the deepest frame of the raise, abort, assertion,
+// terminate, throw and exception-dispatch machinery (see README). Frames
+// without a name count as `module!?`, frames without a module as `?`.
+std::string threadSignature(const ReportThread &thread, size_t frameCount);
+
+// The thread's first frames, none skipped, in the same notation (--summary).
+std::string topFrames(const ReportThread &thread, size_t frameCount);
+
+} // namespace stackwalk
