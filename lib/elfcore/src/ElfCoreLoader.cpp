@@ -218,7 +218,11 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
 Expected<std::unique_ptr<Target>> loadElfCore(const std::string &path) {
   auto buffer = MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!buffer) return createStringError(buffer.getError(), "cannot open " + path + ": " + buffer.getError().message());
-  return elfcore::CoreReader(std::shared_ptr<MemoryBuffer>(std::move(*buffer))).load();
+  return loadElfCore(std::move(*buffer));
+}
+
+Expected<std::unique_ptr<Target>> loadElfCore(std::unique_ptr<MemoryBuffer> file) {
+  return elfcore::CoreReader(std::shared_ptr<MemoryBuffer>(std::move(file))).load();
 }
 
 } // namespace stackwalk

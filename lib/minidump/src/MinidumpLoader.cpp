@@ -44,7 +44,11 @@ void addLinuxDetails(Target &target, const minidump::LinuxStreams &linux) {
 llvm::Expected<std::unique_ptr<Target>> loadMinidump(const std::string &path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!buffer) return llvm::createStringError(buffer.getError(), "cannot open " + path + ": " + buffer.getError().message());
-  std::shared_ptr<llvm::MemoryBuffer> file(std::move(*buffer));
+  return loadMinidump(std::move(*buffer));
+}
+
+llvm::Expected<std::unique_ptr<Target>> loadMinidump(std::unique_ptr<llvm::MemoryBuffer> owned) {
+  std::shared_ptr<llvm::MemoryBuffer> file(std::move(owned));
   std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t *>(file->getBufferStart()), file->getBufferSize());
   std::vector<std::string> warnings;
   auto reader = minidump::Reader::create(bytes, warnings);

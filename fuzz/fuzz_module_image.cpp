@@ -1,0 +1,37 @@
+// ELF and PE module files: layout, identity, debug links, PDB references,
+// symbols and call frame information.
+#include "stackwalk/core/ModuleImage.h"
+#include "stackwalk/core/Symbolizer.h"
+
+#include "../lib/unwinder/src/CfiSection.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  auto image = stackwalk::ModuleImage::fromBytes(std::vector<uint8_t>(data, data + size), "fuzz");
+  if (!image) {
+    llvm::consumeError(image.takeError());
+    return 0;
+  }
+  (void)(*image)->debugLink();
+  (void)(*image)->pdbReference();
+  uint8_t byte;
+  for (const stackwalk::LoadSegment &segment : (*image)->segments())
+    (void)(*image)->readAtFileAddress(segment.vaddr, {&byte, 1});
+  auto module = std::make_shared<stackwalk::Module>();
+  module->name = "fuzz";
+  module->base = (*image)->preferredBase();
+  module->size = 1 << 20;
+  module->image = std::shared_ptr<stackwalk::ModuleImage>(std::move(*image));
+  stackwalk::Symbolizer symbolizer;
+  for (const stackwalk::LoadSegment &segment : module->image->segments())
+    if (segment.executable) (void)symbolizer.symbolize(*module, segment.vaddr + segment.memSize / 2);
+  if (auto ehFrame = module->image->section(".eh_frame")) {
+    auto hdr = module->image->section(".eh_frame_hdr");
+    stackwalk::CfiSection cfi(stackwalk::CfiSection::Kind::EhFrame, ehFrame->data, ehFrame->address,
+                              llvm::Triple::x86_64, hdr ? hdr->data : llvm::StringRef(), hdr ? hdr->address : 0);
+    for (const stackwalk::LoadSegment &segment : module->image->segments()) {
+      auto entry = cfi.find(segment.vaddr + segment.memSize / 3);
+      if (!entry) llvm::consumeError(entry.takeError());
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,29 @@
+// The Win64 unwind-code interpreter: the input supplies UNWIND_INFO, code
+// bytes and the stack, and the frame's registers.
+#include "stackwalk/unwinder/Win64Unwind.h"
+
+#include <cstring>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 32) return 0;
+  constexpr uint64_t Base = 0x140000000;
+  stackwalk::BufferMemory memory;
+  std::vector<uint8_t> bytes(data, data + size);
+  memory.add(Base + 0x1000, bytes); // code
+  memory.add(Base + 0x2000, bytes); // unwind info and chained entries
+  memory.add(0x10000, bytes);       // stack
+  uint32_t words[4];
+  std::memcpy(words, data, sizeof words);
+  stackwalk::Frame frame;
+  frame.regs = stackwalk::RegisterFile(stackwalk::Arch::X86_64);
+  frame.ip = Base + 0x1000 + (words[0] % 0x100);
+  frame.sp = 0x10000 + (words[1] % 0x100);
+  frame.ipIsExact = words[2] & 1;
+  frame.regs.setPc(frame.ip);
+  frame.regs.setSp(frame.sp);
+  frame.regs.set(6, 0x10000 + (words[3] % 0x200));
+  stackwalk::RuntimeFunction function{0x1000, 0x1000 + (words[2] >> 8) % 0x200, 0x2000 + (words[3] >> 16) % 0x40};
+  auto result = stackwalk::unwindWin64(memory, Base, function, frame);
+  if (!result) llvm::consumeError(result.takeError());
+  return 0;
+}
