@@ -57,52 +57,16 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 EXE=$OUT/many-threads
 CORE=$OUT/many-threads.core
-rm -f "$CORE" "$OUT"/gcore.* "$OUT"/out-*
+rm -f "$CORE" "$OUT"/gcore.* "$OUT"/out-* "$OUT"/stackwalk.json*
 
 # ---------------------------------------------------------------- build
 gcc -O2 -g -Wall -Wextra -pthread -o "$EXE" "$HERE/programs/many-threads.c"
 
 # ---------------------------------------------------------------- capture
-NORAND=()
-if command -v setarch >/dev/null && setarch "$(uname -m)" -R true 2>/dev/null; then
-    NORAND=(setarch "$(uname -m)" -R)
-fi
-
-all_asleep() { # pid: every task in state S
-    local st
-    for st in /proc/"$1"/task/*/stat; do
-        [[ $(sed 's/.*) //' "$st" | cut -c1) == S ]] || return 1
-    done
-}
-
-pid=
-cleanup() {
-    if [[ -n $pid ]]; then
-        kill -9 "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    fi
-}
-trap cleanup EXIT
-
-"${NORAND[@]}" "$EXE" >"$OUT/program.stdout" 2>"$OUT/program.stderr" &
-pid=$!
-for _ in $(seq 200); do
-    grep -q READY "$OUT/program.stdout" 2>/dev/null && break
-    kill -0 "$pid" 2>/dev/null || die "many-threads exited early: $(cat "$OUT/program.stderr")"
-    sleep 0.05
-done
-grep -q READY "$OUT/program.stdout" || die "many-threads never became ready"
-for _ in $(seq 100); do
-    all_asleep "$pid" && break
-    sleep 0.05
-done
-all_asleep "$pid" || die "many-threads: not every thread is asleep"
-ntasks=$(ls /proc/"$pid"/task | wc -l)
-gcore -o "$OUT/gcore" "$pid" >"$OUT/gcore.log" 2>&1 || die "gcore failed, see $OUT/gcore.log"
-kill -9 "$pid"
-wait "$pid" 2>/dev/null || true
-pid=
-mv "$OUT"/gcore.[0-9]* "$CORE"
+source "$HERE/capture.sh"
+trap capture_cleanup EXIT
+capture "$OUT" "$CORE" "$EXE"
+ntasks=$CAPTURED_TASKS
 echo "bench: captured $CORE ($ntasks threads) with gcore"
 echo "bench: stackwalk $SW"
 echo "bench: $(eu-stack --version 2>&1 | head -1); $(gdb --version | head -1)"

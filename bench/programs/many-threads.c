@@ -1,4 +1,6 @@
-/* many-threads.c: the benchmark's subject. Built -O2 -g by bench/run.sh.
+/* many-threads.c: the benchmark's subject. Built -O2 -g by bench/run.sh and bench/big-core.sh.
+ *
+ *     many-threads [NTHREADS [HEAP_MIB]]      defaults: 200 threads, no extra heap
  *
  * Starts NTHREADS (200) threads. Each thread recurses through four different functions
  * (descend_a -> descend_b -> descend_c -> descend_d -> descend_a ...) to a depth of 20-30
@@ -14,6 +16,8 @@
  * inline support has inline chains to report for the call sites in the recursion.
  *
  * Thread stacks are small (256 KiB) and malloc uses one arena so that the core stays small.
+ * With HEAP_MIB > 0 (bench/big-core.sh), main first allocates that many MiB in 32 MiB blocks
+ * and writes a non-zero pattern into every page, so the core holds that much real data.
  */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -24,10 +28,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#define NTHREADS 200
+#define DEFAULT_NTHREADS 200
+#define HEAP_BLOCK_MIB 32
 #define MIN_DEPTH 20
 #define MAX_DEPTH 30
 
+static int nthreads = DEFAULT_NTHREADS;
 static int block_pipe[2];
 static atomic_int blocked;
 static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -52,7 +58,7 @@ static __attribute__((noinline)) unsigned block_here(unsigned seed)
     /* Tell main this thread is at the bottom, then sleep forever in read(). The last one
      * to arrive is the main thread itself, which announces readiness. */
     pthread_mutex_lock(&ready_lock);
-    if (atomic_fetch_add(&blocked, 1) + 1 == NTHREADS + 1) {
+    if (atomic_fetch_add(&blocked, 1) + 1 == nthreads + 1) {
         printf("READY %d\n", (int)getpid());
         fflush(stdout);
     }
@@ -116,19 +122,55 @@ static void *worker(void *arg)
     return (void *)(unsigned long)r;
 }
 
-int main(void)
+/* Allocates heap_mib MiB in HEAP_BLOCK_MIB blocks and dirties every page with a pattern. */
+static int fill_heap(long heap_mib)
 {
-    static pthread_t threads[NTHREADS];
-    pthread_attr_t attr;
+    unsigned long sum = 0;
+    for (long done = 0; done < heap_mib; done += HEAP_BLOCK_MIB) {
+        long mib = heap_mib - done < HEAP_BLOCK_MIB ? heap_mib - done : HEAP_BLOCK_MIB;
+        size_t size = (size_t)mib << 20;
+        unsigned char *block = malloc(size);
+        if (block == NULL) {
+            fprintf(stderr, "malloc %ld MiB failed after %ld MiB\n", mib, done);
+            return -1;
+        }
+        for (size_t off = 0; off < size; off += 4096) {
+            memset(block + off, (int)((off >> 12) & 0x7f) | 1, 64);
+            sum += block[off];
+        }
+    }
+    return (int)(sum & 1);
+}
 
+int main(int argc, char **argv)
+{
+    pthread_t *threads;
+    pthread_attr_t attr;
+    long heap_mib = 0;
+
+    if (argc > 1)
+        nthreads = atoi(argv[1]);
+    if (argc > 2)
+        heap_mib = atol(argv[2]);
+    if (nthreads < 1 || heap_mib < 0) {
+        fprintf(stderr, "usage: many-threads [NTHREADS [HEAP_MIB]]\n");
+        return 2;
+    }
     mallopt(M_ARENA_MAX, 1);
+    if (heap_mib > 0 && fill_heap(heap_mib) < 0)
+        return 1;
+    threads = calloc((size_t)nthreads, sizeof *threads);
+    if (threads == NULL) {
+        perror("calloc");
+        return 1;
+    }
     if (pipe(block_pipe) != 0) {
         perror("pipe");
         return 1;
     }
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 256 * 1024);
-    for (int i = 0; i < NTHREADS; i++) {
+    for (int i = 0; i < nthreads; i++) {
         int err = pthread_create(&threads[i], &attr, worker, (void *)(unsigned long)i);
         if (err != 0) {
             fprintf(stderr, "pthread_create %d: %s\n", i, strerror(err));
@@ -138,14 +180,14 @@ int main(void)
     pthread_attr_destroy(&attr);
 
     pthread_mutex_lock(&ready_lock);
-    while (atomic_load(&blocked) < NTHREADS)
+    while (atomic_load(&blocked) < nthreads)
         pthread_cond_wait(&ready_cond, &ready_lock);
     pthread_mutex_unlock(&ready_lock);
 
     /* Main goes down too, and the last arrival at the bottom prints READY. */
-    unsigned r = descend_a(25, NTHREADS);
+    unsigned r = descend_a(25, (unsigned)nthreads);
 
-    for (int i = 0; i < NTHREADS; i++)
+    for (int i = 0; i < nthreads; i++)
         pthread_join(threads[i], NULL);
     return (int)(r & 1);
 }
