@@ -59,6 +59,9 @@ struct CfiSection::FdeHeader {
 };
 
 Error CfiSection::parseProgram(CFIProgram &program, uint64_t entryOffset, uint64_t begin, uint64_t end) {
+  // A header that ran past its entry's end leaves no program to parse.
+  if (begin > end || end > data_.size())
+    return fail("the CFI entry at 0x" + Twine::utohexstr(entryOffset) + " is shorter than its header");
   std::span<const uint8_t> bytes(data_.bytes_begin() + begin, end - begin);
   if (auto rewritten = rewriteGnuNegativeOffsets(bytes, addressSize_)) {
     // The parsed program points into its bytes, so they live as long as the section.

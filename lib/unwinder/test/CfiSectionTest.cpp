@@ -184,6 +184,23 @@ TEST_CASE("damaged CFI is an error or nothing, never a crash") {
     if (entry) CHECK(*entry == nullptr);
     else llvm::consumeError(entry.takeError());
   }
+  SECTION("a CIE shorter than its own header (found by fuzz_cfi)") {
+    Bytes b;
+    b.u32(6); // length: only the id, the version and an empty augmentation
+    b.u32(0);
+    b.ops({1, 0, 1, 0x78, 16, DW_CFA_def_cfa, 7, 8}); // the rest of the header lies past the entry
+    size_t fde = b.size();
+    b.u32(16);
+    b.u32(uint32_t(b.size()));
+    b.u32(uint32_t(FunctionStart - (EhFrameAddress + b.size())));
+    b.u32(0x20);
+    b.u32(0);
+    b.set32(fde, uint32_t(b.size() - fde - 4));
+    CfiSection section(CfiSection::Kind::EhFrame, asRef(b), EhFrameAddress, llvm::Triple::x86_64);
+    auto entry = section.find(FunctionStart);
+    if (entry) CHECK(*entry == nullptr);
+    else CHECK(llvm::toString(entry.takeError()).find("shorter than its header") != std::string::npos);
+  }
   SECTION("a length running past the section") {
     frames.set32(0, 0xfffffff0);
     CfiSection section(CfiSection::Kind::EhFrame, asRef(frames), EhFrameAddress, llvm::Triple::x86_64);
