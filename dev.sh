@@ -1,6 +1,7 @@
 #!/bin/sh
-# dev.sh demo | test | build: set up a fresh Debian 12 machine, build stackwalk,
-# and run it on a shipped dump (demo) or run the whole test suite (test).
+# dev.sh demo | test | build | fuzz [SECONDS]: set up a fresh Debian 12 machine,
+# build stackwalk, and run it on a shipped dump (demo), run the whole test suite
+# (test), or run each libFuzzer target for SECONDS (default 30) on its seeds (fuzz).
 set -eu
 cd "$(dirname "$0")"
 BUILD=${BUILD:-build}
@@ -8,7 +9,8 @@ BUILD=${BUILD:-build}
 # Debian packages: the toolchain, LLVM 19 (linked statically), CLI11,
 # nlohmann/json and Catch2; gdb and elfutils for the oracle tests.
 PACKAGES="cmake ninja-build g++ python3 xz-utils llvm-19-dev libcli11-dev nlohmann-json3-dev catch2
-  libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev gdb elfutils python3-jsonschema"
+  libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev gdb elfutils python3-jsonschema
+  clang-19 libclang-rt-19-dev"
 
 install_missing() {
   missing=""
@@ -46,8 +48,27 @@ case "${1:-}" in
   build)
     build
     ;;
+  fuzz)
+    build
+    seconds=${2:-30}
+    cmake -S . -B "$BUILD-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-19 \
+      -DCMAKE_CXX_COMPILER=clang++-19 -DSTACKWALK_FUZZ=ON >/dev/null
+    cmake --build "$BUILD-fuzz"
+    seeds="$BUILD-fuzz/seeds"
+    rm -rf "$seeds" && fuzz/seeds.sh "$BUILD" "$seeds" >/dev/null
+    for target in elfcore minidump module_image cfi dwarf_expression win64_unwind; do
+      mkdir -p "$BUILD-fuzz/corpus/$target"
+      echo "dev.sh: fuzz_$target for ${seconds}s"
+      UBSAN_OPTIONS=halt_on_error=1 "$BUILD-fuzz/fuzz/fuzz_$target" "$BUILD-fuzz/corpus/$target" "$seeds/$target" -max_total_time="$seconds" \
+        -rss_limit_mb=4096 -artifact_prefix="$BUILD-fuzz/" -print_final_stats=1 2>&1 | grep -E "^(stat::number_of_executed_units|==.*ERROR|SUMMARY)" || true
+      if ls "$BUILD-fuzz"/crash-* "$BUILD-fuzz"/leak-* "$BUILD-fuzz"/timeout-* >/dev/null 2>&1; then
+        echo "dev.sh: fuzz_$target found a failure: $(ls "$BUILD-fuzz"/crash-* "$BUILD-fuzz"/leak-* "$BUILD-fuzz"/timeout-* 2>/dev/null)"
+        exit 1
+      fi
+    done
+    ;;
   *)
-    echo "usage: dev.sh demo | test | build" >&2
+    echo "usage: dev.sh demo | test | build | fuzz [SECONDS]" >&2
     exit 2
     ;;
 esac

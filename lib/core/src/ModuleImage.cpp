@@ -72,6 +72,25 @@ Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromMemory(const MemorySourc
 }
 
 namespace {
+// Whether every symbol table section has the entry size and bounds that
+// LLVM's ELFObjectFile relies on without checking.
+template <typename ELFT> bool symbolTablesWellFormed(const ELFFile<ELFT> &file) {
+  auto sections = file.sections();
+  if (!sections) {
+    consumeError(sections.takeError());
+    return false;
+  }
+  uint64_t fileSize = file.getBufSize();
+  for (const auto &section : *sections) {
+    if (section.sh_type != ELF::SHT_SYMTAB && section.sh_type != ELF::SHT_DYNSYM) continue;
+    if (section.sh_entsize != sizeof(typename ELFT::Sym) || section.sh_link >= sections->size() ||
+        section.sh_offset > fileSize || section.sh_size > fileSize - section.sh_offset ||
+        section.sh_size % sizeof(typename ELFT::Sym) != 0)
+      return false;
+  }
+  return true;
+}
+
 template <typename ELFT>
 Error readElfLayout(const ELFObjectFile<ELFT> &elf, std::vector<LoadSegment> &segments,
                     std::vector<uint8_t> &buildId, uint64_t &preferredBase) {
@@ -147,10 +166,16 @@ Error ModuleImage::parse() {
     readPeLayout(*coff, segments_, preferredBase_, peIdentity_);
     return Error::success();
   }
-  if (auto *elf = dyn_cast<ELF64LEObjectFile>(object_.get()))
+  if (auto *elf = dyn_cast<ELF64LEObjectFile>(object_.get())) {
+    symbolTablesUsable_ = symbolTablesWellFormed(elf->getELFFile());
     return readElfLayout(*elf, segments_, buildId_, preferredBase_);
-  if (auto *elf = dyn_cast<ELF32LEObjectFile>(object_.get()))
+  }
+  if (auto *elf = dyn_cast<ELF32LEObjectFile>(object_.get())) {
+    symbolTablesUsable_ = symbolTablesWellFormed(elf->getELFFile());
     return readElfLayout(*elf, segments_, buildId_, preferredBase_);
+  }
+  // Other formats (big-endian ELF, Mach-O) are not modules stackwalk reads.
+  if (isa<ELFObjectFileBase>(object_.get())) symbolTablesUsable_ = false;
   return Error::success();
 }
 

@@ -49,6 +49,10 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image) {
   // image itself may only have .dynsym.
   const ModuleImage *debug = image.debugImage();
   const ModuleImage &symbolSource = debug && debug->hasSymbolTable() ? *debug : image;
+  if (!symbolSource.symbolTablesUsable()) {
+    modules_[&image] = nullptr;
+    return nullptr;
+  }
   auto module = symbolize::SymbolizableObjectFile::create(&symbolSource.object(), debugContext(image),
                                                           /*UntagAddresses=*/false);
   symbolize::SymbolizableModule *result = nullptr;

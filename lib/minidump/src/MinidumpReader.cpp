@@ -79,10 +79,11 @@ std::optional<std::string> Reader::string(uint64_t rva) const {
   if (!length || *length > MaxStringBytes || *length % 2) return std::nullopt;
   std::span<const uint8_t> bytes = slice(rva + 4, *length, "a string");
   if (bytes.size() != *length) return std::nullopt;
+  // Strings sit at any offset: assemble the UTF-16 units byte by byte.
+  std::vector<llvm::UTF16> units(bytes.size() / 2);
+  for (size_t i = 0; i < units.size(); ++i) units[i] = llvm::UTF16(bytes[2 * i] | bytes[2 * i + 1] << 8);
   std::string out;
-  llvm::ArrayRef<llvm::UTF16> units(reinterpret_cast<const llvm::UTF16 *>(bytes.data()), bytes.size() / 2);
-  std::vector<llvm::UTF16> aligned(units.begin(), units.end());
-  if (!llvm::convertUTF16ToUTF8String(aligned, out)) return std::nullopt;
+  if (!llvm::convertUTF16ToUTF8String(units, out)) return std::nullopt;
   return out;
 }
 

@@ -2,6 +2,8 @@
 
 #include "stackwalk/minidump/MinidumpLoader.h"
 
+#include "MinidumpReader.h"
+
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -217,6 +219,20 @@ TEST_CASE("Memory64List ranges follow one another from the base RVA") {
   CHECK(target->readValue<uint8_t>(0x50000) == 0xaa);
   CHECK(target->readValue<uint16_t>(0x60001) == 0xddcc);
   CHECK_FALSE(target->readValue<uint8_t>(0x50001));
+}
+
+TEST_CASE("a string at an odd offset reads right (found by fuzz_minidump)") {
+  B builder;
+  std::vector<uint8_t> odd = {0};
+  B::put32(odd, 4);
+  for (uint8_t b : std::vector<uint8_t>{'o', 0, 'k', 0}) odd.push_back(b);
+  uint32_t rva = builder.add(odd) + 1;
+  builder.stream(7, systemInfo(9, 2));
+  std::vector<uint8_t> bytes = builder.build();
+  std::vector<std::string> warnings;
+  auto reader = minidump::Reader::create(bytes, warnings);
+  REQUIRE(bool(reader));
+  CHECK(reader->string(rva) == "ok");
 }
 
 TEST_CASE("not a minidump, or no directory: an error") {

@@ -1,7 +1,7 @@
 #include "CfaGnuRewrite.h"
 
 #include "llvm/BinaryFormat/Dwarf.h"
-#include "llvm/Support/LEB128.h"
+#include "llvm/Support/LEB128.h" // encoders only
 
 using namespace llvm::dwarf;
 
@@ -20,20 +20,25 @@ public:
     if (done()) return failed_ = true, 0;
     return bytes_[at_++];
   }
+  // Decoded by hand: LLVM's decoder shifts past 63 bits (undefined
+  // behaviour) on over-long encodings.
   uint64_t uleb() {
-    unsigned length = 0;
-    const char *error = nullptr;
-    uint64_t v = llvm::decodeULEB128(bytes_.data() + at_, &length, bytes_.data() + bytes_.size(), &error);
-    if (error) return failed_ = true, 0;
-    at_ += length;
-    return v;
+    uint64_t value = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      if (done() || shift > 63) return failed_ = true, 0;
+      uint8_t b = bytes_[at_++];
+      uint64_t slice = b & 0x7f;
+      if (shift == 63 && slice > 1) return failed_ = true, 0;
+      value |= slice << shift;
+      if (!(b & 0x80)) return value;
+    }
   }
+  // Steps over a SLEB128 without decoding it (LLVM's decoder shifts past 63
+  // bits, undefined behaviour, on over-long encodings).
   void skipSleb() {
-    unsigned length = 0;
-    const char *error = nullptr;
-    llvm::decodeSLEB128(bytes_.data() + at_, &length, bytes_.data() + bytes_.size(), &error);
-    if (error) failed_ = true;
-    else at_ += length;
+    while (!done() && (bytes_[at_] & 0x80)) ++at_;
+    if (done()) failed_ = true;
+    else ++at_;
   }
   void skip(uint64_t n) {
     if (n > bytes_.size() - at_) failed_ = true;

@@ -27,6 +27,13 @@ struct EntryHeader {
   bool dwarf64 = false;
 };
 
+// Moves a cursor, dropping any error it holds: LLVM's Error leaks its payload
+// when overwritten unchecked in builds without ABI-breaking checks.
+void moveCursor(DataExtractor::Cursor &cursor, uint64_t offset) {
+  consumeError(cursor.takeError());
+  cursor = DataExtractor::Cursor(offset);
+}
+
 Expected<EntryHeader> readHeader(const DWARFDataExtractor &data, uint64_t offset) {
   EntryHeader header;
   header.offset = offset;
@@ -121,10 +128,10 @@ Expected<CIE *> CfiSection::cieAt(uint64_t offset) {
         personalityEncoding = data.getU8(cursor);
         uint64_t at = cursor.tell();
         personality = data.getEncodedPointer(&at, uint8_t(*personalityEncoding), address_ + at);
-        cursor = DataExtractor::Cursor(at);
+        moveCursor(cursor, at);
       }
     }
-    cursor = DataExtractor::Cursor(augStart + augLength);
+    moveCursor(cursor, augStart + augLength);
   } else if (!augmentation.empty() && augmentation != "S") {
     return fail("unsupported CIE augmentation \"" + augmentation + "\"");
   }

@@ -83,6 +83,10 @@ public:
   const ModuleImage *debugImage() const { return debug_.get(); }
   void setDebugImage(std::unique_ptr<ModuleImage> debug) { debug_ = std::move(debug); }
   bool hasDwarf() const;
+  // False when an ELF symbol table is malformed: LLVM's symbol-size code
+  // aborts the process on such tables (report_fatal_error), so they are not
+  // handed to it.
+  bool symbolTablesUsable() const { return symbolTablesUsable_; }
   // Drops the file pages of SHF_COMPRESSED sections from memory (they are
   // read again from the file if ever needed): once LLVM has decompressed
   // them, keeping both copies costs megabytes per module.
@@ -99,6 +103,7 @@ private:
   std::unique_ptr<llvm::object::ObjectFile> object_;
   std::vector<uint8_t> buildId_;
   std::optional<PeIdentity> peIdentity_;
+  bool symbolTablesUsable_ = true;
   uint64_t preferredBase_ = 0;
   std::vector<LoadSegment> segments_;
   std::unique_ptr<ModuleImage> debug_;

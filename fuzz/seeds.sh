@@ -1,0 +1,27 @@
+#!/bin/sh
+# seeds.sh BUILD_DIR OUT_DIR: seed corpora for the fuzz targets, from the
+# project's unpacked dumps (BUILD_DIR/dumps) and ../shared/corpus when present.
+set -eu
+build=$1
+out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+corpus=$here/../../shared/corpus
+mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind
+cp "$build"/dumps/cores/*.core "$out"/elfcore/
+cp "$build"/dumps/windows/dumps/*.dmp "$out"/minidump/
+if [ -d "$corpus" ]; then
+  find "$corpus/minidump" -name '*.dmp' -exec cp {} "$out"/minidump/ \;
+  cp "$corpus"/elfcore/lldb/linux-x86_64.core "$out"/elfcore/
+fi
+cp "$build"/dumps/bin/crash-segv "$build"/dumps/bin/stripped "$build"/dumps/windows/bin/threads-O2.exe "$out"/module_image/
+for exe in "$build"/dumps/bin/crash-segv "$build"/dumps/bin/cxx-throw; do
+  # A .eh_frame section behind the kind byte 0 (.eh_frame).
+  name=$(basename "$exe")
+  objcopy -O binary --only-section=.eh_frame "$exe" "$out/cfi/$name.raw"
+  { printf '\000'; cat "$out/cfi/$name.raw"; } > "$out/cfi/$name"
+  rm "$out/cfi/$name.raw"
+done
+printf '\020\000\000\000\000\000\000\000\167\010\006\043\010' > "$out"/dwarf_expression/breg7-deref
+x86_64-w64-mingw32-objcopy -O binary --only-section=.xdata "$build"/dumps/windows/bin/threads-O2.exe \
+  "$out"/win64_unwind/xdata 2>/dev/null || objcopy -O binary --only-section=.xdata "$build"/dumps/windows/bin/threads-O2.exe "$out"/win64_unwind/xdata || true
+echo "seeds in $out"
