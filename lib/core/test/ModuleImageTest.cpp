@@ -1,0 +1,52 @@
+#include "stackwalk/core/ModuleImage.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+using namespace stackwalk;
+
+namespace {
+// This test program's own file: a real ELF image to take apart.
+std::vector<uint8_t> ownExecutable() {
+  std::ifstream file("/proc/self/exe", std::ios::binary);
+  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+} // namespace
+
+TEST_CASE("an ELF image: segments, build-id, symbol tables") {
+  auto image = ModuleImage::fromBytes(ownExecutable(), "self");
+  REQUIRE(bool(image));
+  CHECK((*image)->isElf());
+  CHECK_FALSE((*image)->segments().empty());
+  CHECK((*image)->symbolTablesUsable());
+  CHECK(bool((*image)->section(".eh_frame")));
+}
+
+TEST_CASE("a malformed symbol table is kept from LLVM, which would abort (found by fuzz_module_image)") {
+  std::vector<uint8_t> bytes = ownExecutable();
+  llvm::ELF::Elf64_Ehdr header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  for (unsigned i = 0; i < header.e_shnum; ++i) {
+    llvm::ELF::Elf64_Shdr section;
+    size_t at = header.e_shoff + i * sizeof section;
+    std::memcpy(&section, &bytes[at], sizeof section);
+    if (section.sh_type == llvm::ELF::SHT_DYNSYM || section.sh_type == llvm::ELF::SHT_SYMTAB) {
+      section.sh_entsize = 7;
+      std::memcpy(&bytes[at], &section, sizeof section);
+    }
+  }
+  auto image = ModuleImage::fromBytes(std::move(bytes), "broken");
+  REQUIRE(bool(image));
+  CHECK_FALSE((*image)->symbolTablesUsable());
+}
+
+TEST_CASE("PDB debug ids as symbol stores spell them") {
+  const uint8_t guid[16] = {0xa6, 0xf1, 0x8e, 0x71, 0x28, 0x20, 0xfb, 0xa0, 0x4c, 0x4c, 0x44, 0x20, 0x50, 0x44, 0x42, 0x2e};
+  CHECK(pdbDebugId(std::span<const uint8_t, 16>(guid, 16), 1) == "718EF1A62028A0FB4C4C44205044422E1");
+  CHECK(hexString(std::vector<uint8_t>{0x0a, 0xff}) == "0aff");
+}
