@@ -56,7 +56,10 @@ void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer
     entry.function = source.function;
     entry.file = source.file;
     entry.line = source.line;
-    if (source.functionStart && *source.functionStart <= frame.ip) entry.functionOffset = frame.ip - *source.functionStart;
+    if (source.functionStart) {
+      uint64_t start = *source.functionStart + frame.module->loadBias();
+      if (start <= frame.ip) entry.functionOffset = frame.ip - start;
+    }
     thread.frames.push_back(std::move(entry));
   }
 }
@@ -75,14 +78,22 @@ Report planReport(const std::string &dumpPath, const Target &target, const Repor
   return report;
 }
 
-void writeReport(const Report &report, const ReportOptions &options, ReportPrinter &printer) {
+void WalkSession::endDump(const Target &target) {
+  for (const Module &module : target.modules)
+    if (module.image && module.image->inMemory()) {
+      symbolizer.forget(module.image.get());
+      cfi.forget(module.image.get());
+    }
+}
+
+void writeReport(const Report &report, const ReportOptions &options, ReportPrinter &printer, WalkSession &session) {
   const Target &target = *report.target;
-  CfiUnwinder cfi;
-  Win64Unwinder win64;
+  CfiUnwinder &cfi = session.cfi;
+  Symbolizer &symbolizer = session.symbolizer;
+  Win64Unwinder win64; // keyed by module base: one dump's only
   BadCallUnwinder badCall;
   FramePointerUnwinder framePointer;
   StackScanUnwinder scan;
-  Symbolizer symbolizer;
   printer.begin(report);
   for (const ThreadInfo *info : report.threads) {
     ReportThread thread;

@@ -4,7 +4,9 @@
 
 #include "stackwalk/core/StackWalker.h"
 #include "stackwalk/core/Symbolizer.h"
+#include "stackwalk/core/ModuleResolver.h"
 #include "stackwalk/core/Target.h"
+#include "stackwalk/unwinder/CfiUnwinder.h"
 
 #include <optional>
 #include <string>
@@ -60,11 +62,23 @@ public:
   virtual void end(const Report &report) = 0;
 };
 
+// What outlives one dump in a batch: module files with their symbols and
+// call frame information, shared by the dumps one worker walks in turn.
+struct WalkSession {
+  ImageCache images;
+  Symbolizer symbolizer;
+  CfiUnwinder cfi;
+
+  // Drops what belongs to this dump only: images copied from its memory (the
+  // vDSO), whose addresses a later dump's images may reuse.
+  void endDump(const Target &target);
+};
+
 // Selects the threads: the ones named, all of them, or by default the
 // crashing thread (else the first).
 Report planReport(const std::string &dumpPath, const Target &target, const ReportOptions &options);
 
 // Walks each selected thread and prints it before walking the next.
-void writeReport(const Report &report, const ReportOptions &options, ReportPrinter &printer);
+void writeReport(const Report &report, const ReportOptions &options, ReportPrinter &printer, WalkSession &session);
 
 } // namespace stackwalk

@@ -37,7 +37,8 @@ std::unique_ptr<ReportPrinter> makePrinter(const RunOptions &options, std::ostre
 }
 
 // Loads and walks a dump; nullopt and the reason when it cannot be read.
-std::optional<std::string> walkDump(const std::string &path, const RunOptions &options, std::ostream &out) {
+std::optional<std::string> walkDump(const std::string &path, const RunOptions &options, std::ostream &out,
+                                    WalkSession &session) {
   auto target = loadDump(path);
   if (!target) return llvm::toString(target.takeError());
   // Without a thread there is no stack to report: the dump is unreadable.
@@ -46,9 +47,10 @@ std::optional<std::string> walkDump(const std::string &path, const RunOptions &o
     for (const std::string &warning : (*target)->warnings) why += "; " + warning;
     return why;
   }
-  ModuleResolver(options.search).resolve(**target);
+  ModuleResolver(options.search, &session.images).resolve(**target);
   Report report = planReport(path, **target, options.report);
-  writeReport(report, options.report, *makePrinter(options, out));
+  writeReport(report, options.report, *makePrinter(options, out), session);
+  session.endDump(**target);
   return std::nullopt;
 }
 
@@ -76,7 +78,8 @@ private:
 } // namespace
 
 int reportDump(const std::string &path, const RunOptions &options, std::ostream &out, std::ostream &err) {
-  if (auto why = walkDump(path, options, out)) {
+  WalkSession session;
+  if (auto why = walkDump(path, options, out, session)) {
     err << "stackwalk: " << *why << "\n";
     return ExitUnreadable;
   }
@@ -94,9 +97,12 @@ int reportBatch(const std::vector<std::string> &paths, const RunOptions &options
   std::condition_variable readyChanged;
   std::atomic<size_t> next{0};
   auto worker = [&] {
+    // Each worker keeps its own caches: LLVM's DWARF and PDB readers are not
+    // thread-safe, and dumps of one program share most module files.
+    WalkSession session;
     for (size_t i; (i = next++) < paths.size();) {
       std::ostringstream text;
-      std::optional<std::string> failure = walkDump(paths[i], options, text);
+      std::optional<std::string> failure = walkDump(paths[i], options, text, session);
       std::lock_guard lock(mutex);
       results[i].output = text.str();
       results[i].failure = std::move(failure);

@@ -88,11 +88,21 @@ std::optional<std::string> ModuleResolver::identityMismatch(const Module &module
   return std::nullopt;
 }
 
+llvm::Expected<std::shared_ptr<ModuleImage>> ModuleResolver::open(const std::string &path) const {
+  if (cache_)
+    if (auto found = cache_->find(path); found != cache_->end()) return found->second;
+  auto image = ModuleImage::open(path);
+  if (!image) return image.takeError();
+  std::shared_ptr<ModuleImage> shared(std::move(*image));
+  if (cache_) (*cache_)[path] = shared;
+  return shared;
+}
+
 std::shared_ptr<ModuleImage> ModuleResolver::findImage(const Module &module, std::string &note) const {
   std::string mismatches;
   for (const std::string &path : imageCandidates(module)) {
     if (!isFile(path)) continue;
-    auto image = ModuleImage::open(path);
+    auto image = open(path);
     if (!image) {
       mismatches += " " + path + " (" + llvm::toString(image.takeError()) + ")";
       continue;
@@ -103,7 +113,7 @@ std::shared_ptr<ModuleImage> ModuleResolver::findImage(const Module &module, std
     }
     bool checked = !module.buildId.empty() || (module.peTimeDateStamp && (*image)->peIdentity());
     note = checked ? "" : "identity not checked: the dump records none";
-    return std::shared_ptr<ModuleImage>(std::move(*image));
+    return *image;
   }
   note = mismatches.empty() ? "no file found" : "no matching file; rejected:" + mismatches;
   return nullptr;

@@ -64,6 +64,12 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image) {
   return result;
 }
 
+void Symbolizer::forget(const ModuleImage *image) {
+  modules_.erase(image);
+  pdbSessions_.erase(image);
+  cache_.erase(cache_.lower_bound({image, 0}), cache_.upper_bound({image, UINT64_MAX}));
+}
+
 std::optional<uint64_t> Symbolizer::pdbFunctionStart(const ModuleImage &image, uint64_t address) const {
   auto session = pdbSessions_.find(&image);
   if (session == pdbSessions_.end()) return std::nullopt;
@@ -80,7 +86,9 @@ const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint
   if (!module.image) return empty_;
   const ModuleImage &image = *module.image;
   uint64_t fileAddress = address - module.loadBias();
-  auto key = std::make_pair(&image, fileAddress); // each module owns its image
+  // By image and file address: the cache holds nothing that depends on where
+  // a dump had the module loaded, so dumps of a batch share it.
+  auto key = std::make_pair(&image, fileAddress);
   auto cached = cache_.find(key);
   if (cached != cache_.end()) return cached->second;
 
@@ -112,7 +120,7 @@ const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint
     if (line.Line) frame.line = line.Line;
     frame.inlined = !physical;
     if (physical && line.StartAddress && *line.StartAddress <= fileAddress)
-      frame.functionStart = *line.StartAddress + module.loadBias();
+      frame.functionStart = *line.StartAddress;
     if (frame.function.empty() && frame.file.empty()) continue;
     frames.push_back(std::move(frame));
   }

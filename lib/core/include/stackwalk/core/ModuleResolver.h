@@ -18,9 +18,14 @@ struct ModuleSearchOptions {
   std::vector<std::string> debugRoots{"/usr/lib/debug"};
 };
 
+// Module files opened for earlier dumps, by path, with the debug files and
+// PDBs found for them: a batch opens and decompresses each file once.
+using ImageCache = std::map<std::string, std::shared_ptr<ModuleImage>>;
+
 class ModuleResolver {
 public:
-  explicit ModuleResolver(ModuleSearchOptions options) : options_(std::move(options)) {}
+  explicit ModuleResolver(ModuleSearchOptions options, ImageCache *cache = nullptr)
+      : options_(std::move(options)), cache_(cache) {}
 
   // Attaches an image to every module that has a matching file; records in
   // Module::imageNote and Target::warnings why a module has none.
@@ -36,7 +41,11 @@ private:
   // Why a file is not the module the dump describes, or nullopt when it is.
   static std::optional<std::string> identityMismatch(const Module &module, const ModuleImage &image);
 
+  // The image at a path, from the cache when it was opened before.
+  llvm::Expected<std::shared_ptr<ModuleImage>> open(const std::string &path) const;
+
   ModuleSearchOptions options_;
+  ImageCache *cache_;
   mutable std::map<std::string, std::map<std::string, std::string>> listings_; // dir -> lower name -> name
 };
 

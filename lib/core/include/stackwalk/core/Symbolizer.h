@@ -26,7 +26,7 @@ namespace stackwalk {
 
 struct SourceFrame {
   std::string function;                 // demangled; empty when unknown
-  std::optional<uint64_t> functionStart; // runtime address (physical frame only)
+  std::optional<uint64_t> functionStart; // the image's file address (physical frame only)
   std::string file;
   std::optional<uint32_t> line;
   bool inlined = false; // an inlined call inside the next entry's function
@@ -41,6 +41,8 @@ public:
   // and the physical function last. Empty when nothing is known. Pass the
   // frame's lookup address (ip - 1 for a return address).
   const std::vector<SourceFrame> &symbolize(const Module &module, uint64_t address);
+  // Drops everything cached for an image that is about to go away.
+  void forget(const ModuleImage *image);
 
 private:
   llvm::symbolize::SymbolizableModule *moduleFor(const ModuleImage &image);

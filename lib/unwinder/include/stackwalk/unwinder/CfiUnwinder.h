@@ -19,6 +19,8 @@ public:
   FrameTrust trust() const override { return FrameTrust::Cfi; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
   bool isSignalTrampoline(const Frame &frame, const Target &target) override;
+  // Drops the parsed CFI of an image that is about to go away.
+  void forget(const ModuleImage *image);
 
 private:
   struct Found;
