@@ -48,6 +48,13 @@ def main(stackwalk, unpacked, options):
         check(sequential.returncode == 0 and sequential.stdout == parallel.stdout,
               "exit 0 for a batch without failures; --jobs does not change the output")
 
+        # Workers share module files between dumps: a batch must print what
+        # separate runs print, also for one program at two load addresses.
+        aslr = ["cores/sig-segv-a.core", "cores/sig-segv-b.core", "cores/sig-abort.core", "cores/crash-segv.core"]
+        together = run(stackwalk, aslr + ["--json", "-a", "--jobs", "1"] + files, unpacked).stdout.splitlines()
+        apart = [run(stackwalk, [core, "--ndjson", "-a"] + files, unpacked).stdout.strip() for core in aslr]
+        check(together == apart, "a batch prints what separate runs print (shared module caches, ASLR)")
+
         single = run(stackwalk, [cores[0], "--ndjson"] + files, unpacked)
         pretty = run(stackwalk, [cores[0], "--json"] + files, unpacked)
         check(len(single.stdout.splitlines()) == 1 and json.loads(single.stdout) == json.loads(pretty.stdout),
