@@ -11,17 +11,8 @@ import tempfile
 
 import dumps
 
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(f"{'ok  ' if ok else 'FAIL'} {what}")
-    failures += not ok
-
-
-def run(stackwalk, args, cwd):
-    return subprocess.run([stackwalk] + args, cwd=cwd, capture_output=True, text=True, timeout=300)
+check = dumps.Checks()
+run = dumps.run_in
 
 
 def main(stackwalk, unpacked, options):
@@ -76,8 +67,7 @@ def main(stackwalk, unpacked, options):
           f"a different crash: a different signature, past raise/abort ({abort})")
     check(signature("cores/threads-O0-fp.core") is None, "no crash: no signature")
 
-    print(f"{failures} check(s) failed")
-    return 1 if failures else 0
+    return check.summary()
 
 
 if __name__ == "__main__":

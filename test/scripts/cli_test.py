@@ -14,17 +14,8 @@ import tempfile
 
 import dumps
 
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(f"{'ok  ' if ok else 'FAIL'} {what}")
-    failures += not ok
-
-
-def run(stackwalk, args, cwd):
-    return subprocess.run([stackwalk] + args, cwd=cwd, capture_output=True, text=True, timeout=60)
+check = dumps.Checks()
+run = dumps.run_in
 
 
 def one_line_error(result):
@@ -176,8 +167,7 @@ def main(stackwalk, unpacked, options):
               and ips(report) == ips(normal),
               "no NT_FILE note: the same modules from the link map, the same frames")
 
-    print(f"{failures} check(s) failed")
-    return 1 if failures else 0
+    return check.summary()
 
 
 if __name__ == "__main__":

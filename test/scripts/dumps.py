@@ -93,5 +93,25 @@ def script_main(main, doc, paths):
     sys.exit(main(*[os.path.abspath(a) for a in args], options))
 
 
+class Checks:
+    """Named checks that print ok/FAIL and remember how many failed."""
+
+    def __init__(self):
+        self.failures = 0
+
+    def __call__(self, ok, what):
+        print(f"{'ok  ' if ok else 'FAIL'} {what}")
+        self.failures += not ok
+
+    def summary(self):
+        print(f"{self.failures} check(s) failed")
+        return 1 if self.failures else 0
+
+
+def run_in(stackwalk, args, cwd, timeout=300):
+    """stackwalk with arguments in a directory, its output captured."""
+    return subprocess.run([stackwalk] + args, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
 def have_gdb():
     return shutil.which("gdb") is not None

@@ -15,13 +15,7 @@ import tempfile
 import dumps
 
 CORPUS = os.path.join(dumps.SHARED, "corpus", "minidump")
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    print(f"{'ok  ' if ok else 'FAIL'} {what}")
-    failures += not ok
+check = dumps.Checks()
 
 
 def run(stackwalk, dump, *args):
@@ -153,8 +147,7 @@ def main(stackwalk, options):
     rust_linux_mini(stackwalk)
     windows_dumps(stackwalk)
     malformed(stackwalk)
-    print(f"{failures} check(s) failed")
-    return 1 if failures else 0
+    return check.summary()
 
 
 if __name__ == "__main__":
