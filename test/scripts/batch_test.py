@@ -6,7 +6,6 @@ Usage: batch_test.py STACKWALK UNPACKED_DUMPS_DIR
 """
 import json
 import os
-import subprocess
 import tempfile
 
 import dumps

@@ -8,7 +8,6 @@ Usage: cli_test.py STACKWALK UNPACKED_DUMPS_DIR
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 
