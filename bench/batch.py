@@ -25,7 +25,6 @@ frame lines.
 Exit status: 0 ran and the batch output is right (whatever the figures), 1 stackwalk failed or
 its batch output is wrong, 2 usage error.
 """
-import argparse
 import json
 import os
 import re
@@ -34,7 +33,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from measure import fmt_ratio, run_once  # noqa: E402
+from measure import REQUIRED, count_frames, fmt_ratio, parse_args, run_once  # noqa: E402
 
 
 def dump_name(path):
@@ -45,22 +44,8 @@ def stackwalk_frames(doc):
     return sum(len(t.get("frames") or []) for t in doc.get("threads") or [])
 
 
-def eu_frames(path):
-    with open(path, errors="replace") as f:
-        return sum(1 for line in f if re.match(r"^#\d+\s", line))
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--stackwalk", required=True)
-    ap.add_argument("--paths", required=True)
-    ap.add_argument("--dumps", required=True)
-    ap.add_argument("--runs", type=int, default=1)
-    ap.add_argument("--out", default=".")
-    args = ap.parse_args()
-    if args.runs < 1:
-        ap.error("--runs must be at least 1")
-    os.makedirs(args.out, exist_ok=True)
+    args = parse_args(__doc__, [("--paths", REQUIRED), ("--dumps", REQUIRED)], runs=1)
     sw = os.path.abspath(args.stackwalk)
     dumps = os.path.abspath(args.dumps)
     with open(args.paths) as f:
@@ -207,11 +192,11 @@ def main():
         name = dump_name(p)
         if name in per_name or separate_docs[i] is None:
             continue
-        per_name[name] = (stackwalk_frames(separate_docs[i]), eu_frames(os.path.join(sep_dirs["eu"], f"{i:04d}.txt")))
+        per_name[name] = (stackwalk_frames(separate_docs[i]), count_frames(os.path.join(sep_dirs["eu"], f"{i:04d}.txt"), "eu-stack"))
     same = sorted(k for k, (a, b) in per_name.items() if a == b)
     diff = sorted((k, a, b) for k, (a, b) in per_name.items() if a != b)
     tot_sw = sum(stackwalk_frames(d) for d in separate_docs if d)
-    tot_eu = sum(eu_frames(os.path.join(sep_dirs["eu"], f"{i:04d}.txt")) for i in range(n))
+    tot_eu = sum(count_frames(os.path.join(sep_dirs["eu"], f"{i:04d}.txt"), "eu-stack") for i in range(n))
     print(f"check: frames in all {n} dumps: stackwalk {tot_sw}, eu-stack -i -s {tot_eu}; "
           f"equal in {len(same)}/{len(per_name)} distinct dumps"
           + (f"; differing (dump, stackwalk, eu-stack): {diff}" if diff else ""))

@@ -27,37 +27,18 @@
 # wrong; 2 setup error.
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(dirname "$HERE")
+source "$(dirname "$0")/common.sh"
 RUNS=${BENCH_RUNS:-1}
 COUNT=${BENCH_COUNT:-1000}
 OUT=${BENCH_DIR:-$ROOT/build/bench}/batch
 
-die() { echo "bench: $*" >&2; exit 2; }
-
-if ! command -v eu-stack >/dev/null; then
-    echo "bench: skipped: missing eu-stack (apt-get install elfutils)"
-    exit 0
-fi
-command -v python3 >/dev/null || die "missing tool: python3"
-
-if [[ $# -ge 1 ]]; then
-    SW=$1
-    [[ -x $SW ]] || die "not an executable: $SW"
-else
-    SW=$ROOT/build/stackwalk
-    if [[ ! -x $SW ]]; then
-        echo "bench: building stackwalk"
-        cmake -S "$ROOT" -B "$ROOT/build" -G Ninja >/dev/null
-        ninja -C "$ROOT/build" >/dev/null
-    fi
-fi
-SW=$(cd "$(dirname "$SW")" && pwd)/$(basename "$SW")
+bench_skip_without elfutils eu-stack
+bench_need python3
+bench_stackwalk "" "$@"
 DUMPS=$ROOT/build/dumps
 [[ -f $DUMPS/dumps.json && -d $DUMPS/cores ]] || die "no test dumps in $DUMPS (run cmake and ninja first)"
 
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+bench_out_dir
 rm -rf "$OUT"/sep-sw "$OUT"/sep-eu "$OUT"/out-*
 
 # ---------------------------------------------------------------- the dump paths
@@ -107,9 +88,7 @@ if ((${#differ[@]})); then
 else
     echo "bench: eu-stack reads this machine's libraries, not the sysroot's; all $same are the sysroot's (same build ID), so its stacks are comparable"
 fi
-echo "bench: stackwalk $SW"
-echo "bench: $(eu-stack --version 2>&1 | head -1)"
-echo "bench: $(nproc) cores, $(( $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) >> 20 )) GiB RAM, $(uname -sr), $(date -u +%Y-%m-%d), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_about
 
 # ---------------------------------------------------------------- measure
 python3 "$HERE/batch.py" --stackwalk "$SW" --paths "$LIST" --dumps "$DUMPS" --runs "$RUNS" --out "$OUT"

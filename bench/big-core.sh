@@ -27,42 +27,16 @@
 # failed or its stacks are incomplete; 2 on a setup error.
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(dirname "$HERE")
+source "$(dirname "$0")/common.sh"
 RUNS=${BENCH_RUNS:-5}
 OUT=${BENCH_DIR:-$ROOT/build/bench}/big-core
 HEAP_MIB=${BENCH_HEAP_MIB:-3072}
 THREADS=${BENCH_THREADS:-500}
 
-die() { echo "bench: $*" >&2; exit 2; }
-
-missing=()
-for tool in gdb gcore eu-stack; do
-    command -v "$tool" >/dev/null || missing+=("$tool")
-done
-if ((${#missing[@]})); then
-    echo "bench: skipped: missing ${missing[*]} (apt-get install gdb elfutils)"
-    exit 0
-fi
-for tool in gcc python3; do
-    command -v "$tool" >/dev/null || die "missing tool: $tool"
-done
-
-if [[ $# -ge 1 ]]; then
-    SW=$1
-    [[ -x $SW ]] || die "not an executable: $SW"
-else
-    SW=$ROOT/build/stackwalk
-    if [[ ! -x $SW ]]; then
-        echo "bench: building stackwalk"
-        cmake -S "$ROOT" -B "$ROOT/build" -G Ninja >/dev/null
-        ninja -C "$ROOT/build" stackwalk >/dev/null
-    fi
-fi
-SW=$(cd "$(dirname "$SW")" && pwd)/$(basename "$SW")
-
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+bench_skip_without "gdb elfutils" gdb gcore eu-stack
+bench_need gcc python3
+bench_stackwalk stackwalk "$@"
+bench_out_dir
 EXE=$OUT/many-threads
 BIG=$OUT/big.core
 SMALL=$OUT/small.core
@@ -97,9 +71,7 @@ READY_TIMEOUT=120 capture "$OUT" "$BIG" "$EXE" "$THREADS" "$HEAP_MIB"
 echo "bench: captured $BIG ($CAPTURED_TASKS threads, heap $HEAP_MIB MiB, $(( $(stat -c %s "$BIG") >> 20 )) MiB) with gcore in $CAPTURE_SECONDS s"
 capture "$OUT" "$SMALL" "$EXE" "$THREADS" 0
 echo "bench: captured $SMALL ($CAPTURED_TASKS threads, no heap, $(( $(stat -c %s "$SMALL") >> 20 )) MiB) with gcore in $CAPTURE_SECONDS s"
-echo "bench: stackwalk $SW"
-echo "bench: $(eu-stack --version 2>&1 | head -1)"
-echo "bench: $(nproc) cores, $(( $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) >> 20 )) GiB RAM, $(uname -sr), $(date -u +%Y-%m-%d), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_about
 
 # ---------------------------------------------------------------- measure
 TINY=()

@@ -17,18 +17,14 @@ eu-stack -i -s's thread by thread.
 Exit status: 0 ran and stackwalk's walk is complete (targets met or not), 1 stackwalk failed or
 its stacks are incomplete, 2 usage error.
 """
-import argparse
-import json
 import os
-import re
 import shlex
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from measure import count_frames, eu_stack_frames_per_tid, fmt_ratio, run_once  # noqa: E402
+from measure import (MIN_FRAMES, REQUIRED, check_threads, compare_eu_stack, count_frames,  # noqa: E402
+                     fmt_ratio, parse_args, read_json, time_rounds)
 
-MIN_FRAMES = 20          # every thread of many-threads is at least this deep (physical frames)
 TIME_LIMIT_MS = 500.0    # target: the big core walked in under 0.5 s
 # Target "peak memory does not grow with the dump's size": stackwalk's peak RSS on the big core
 # may exceed its peak on the small core (same threads, same modules) by at most this much.
@@ -37,20 +33,9 @@ MEM_SLACK_MIB = 4.0
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--stackwalk", required=True)
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--big", required=True)
-    ap.add_argument("--small", required=True)
-    ap.add_argument("--threads", type=int, default=501)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--out", default=".")
-    ap.add_argument("--tiny")
-    ap.add_argument("--tiny-args", default="")
-    args = ap.parse_args()
-    if args.runs < 1:
-        ap.error("--runs must be at least 1")
-    os.makedirs(args.out, exist_ok=True)
+    args = parse_args(__doc__, [("--exe", REQUIRED), ("--big", REQUIRED), ("--small", REQUIRED),
+                                ("--threads", {"type": int, "default": 501})],
+                      extra=[("--tiny", {}), ("--tiny-args", {"default": ""})])
     sw, exe = os.path.abspath(args.stackwalk), args.exe
 
     tools = []   # (key, label, kind, argv)
@@ -75,26 +60,12 @@ def main():
             print(f"bench: {tag} core {path} ({sizes[tag] / 2**20:.1f} MiB)")
     print(f"bench: 1 warm-up round, then {args.runs} timed rounds, tools alternating")
 
-    samples = {key: [] for key, *_ in tools}
-    codes = {key: set() for key, *_ in tools}
-    for rnd in range(args.runs + 1):
-        for key, _, _, argv in tools:
-            wall, rss, code = run_once(argv, *outputs[key])
-            if rnd > 0:
-                samples[key].append((wall, rss))
-                codes[key].add(code)
-
-    rows = {}
-    for key, label, kind, _ in tools:
-        walls = [w for w, _ in samples[key]]
-        rsss = [r for _, r in samples[key]]
+    rows = time_rounds({key: argv for key, _, _, argv in tools}, outputs, args.runs)
+    for key, _, kind, _ in tools:
         if kind == "json":
-            frames = "-"
+            rows[key]["frames"] = "-"
         else:
-            frames = count_frames(outputs[key][0], "eu-stack" if kind == "eu-stack" else "stackwalk")
-        rows[key] = {"ms": statistics.median(walls) * 1000.0, "ms_min": min(walls) * 1000.0,
-                     "ms_max": max(walls) * 1000.0, "mib": statistics.median(rsss) / 1024.0,
-                     "frames": frames, "codes": sorted(codes[key])}
+            rows[key]["frames"] = count_frames(outputs[key][0], "eu-stack" if kind == "eu-stack" else "stackwalk")
 
     print()
     print(f"{'core':<6} {'MiB':>7}  {'tool':<20} {'wall ms (median)':>16} {'min-max ms':>13} "
@@ -145,45 +116,17 @@ def main():
     # ------------------------------------------------------------ completeness (big core's JSON)
     print()
     json_out = outputs["big/swjson"][0]
-    try:
-        with open(json_out) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as err:
-        print(f"completeness: FAILED: cannot read stackwalk's JSON {json_out}: {err}")
+    doc = read_json(json_out, say_path=True)
+    if doc is None:
         return 1
-    threads = [t for t in (doc.get("threads") or []) if isinstance(t, dict)]
-    for t in threads:
-        t["frames"] = [fr for fr in (t.get("frames") or []) if isinstance(fr, dict)]
-    phys = {t.get("tid"): sum(1 for fr in t["frames"] if not fr.get("inlined")) for t in threads}
-    total = {t.get("tid"): len(t["frames"]) for t in threads}
-    stops, outermost = {}, {}
-    for t in threads:
-        stops[t.get("stop_reason")] = stops.get(t.get("stop_reason"), 0) + 1
-        last = next((fr for fr in reversed(t["frames"]) if not fr.get("inlined")), None)
-        name = (last or {}).get("function") or "?"
-        outermost[name] = outermost.get(name, 0) + 1
-    if not threads:
-        print("completeness: FAILED: no threads in the JSON")
+    counts = check_threads(doc, args.threads, failed, what="big core: ", all_frames=True)
+    if counts is None:
         return 1
-    pv, tv = sorted(phys.values()), sorted(total.values())
-    shallow = sorted(tid for tid, n in phys.items() if n < MIN_FRAMES)
-    print(f"completeness: big core: {len(threads)} threads; physical frames per thread min {pv[0]}, "
-          f"median {statistics.median(pv):g}, max {pv[-1]}; with inline frames min {tv[0]}, "
-          f"median {statistics.median(tv):g}, max {tv[-1]}; {sum(tv)} frames in all")
-    print("completeness: stop reasons: " + ", ".join(f"{k} x{v}" for k, v in sorted(stops.items(), key=str)))
-    print("completeness: outermost frames: " + ", ".join(f"{k} x{v}" for k, v in sorted(outermost.items())))
-    if len(threads) != args.threads:
-        failed.append(f"expected {args.threads} threads, the JSON has {len(threads)}")
-    if shallow:
-        failed.append(f"{len(shallow)} threads have fewer than {MIN_FRAMES} physical frames "
-                      f"(tids {shallow[:10]}{' ...' if len(shallow) > 10 else ''})")
-    theirs = eu_stack_frames_per_tid(outputs["big/eu"][0])
-    same = sum(1 for tid in total if theirs.get(tid) == total[tid])
-    diff = [(tid, total[tid], theirs.get(tid)) for tid in sorted(total) if theirs.get(tid) != total[tid]]
-    print(f"completeness: inline-inclusive frame count equal to eu-stack -i -s's in {same}/{len(total)} threads"
-          + (f"; differing (tid, stackwalk, eu-stack): {diff[:5]}" if diff else ""))
-    if rows["big/sw"]["frames"] != sum(tv):
-        print(f"completeness: note: the text output has {rows['big/sw']['frames']} frame lines, the JSON {sum(tv)} frames")
+    threads, _, total = counts
+    compare_eu_stack(total, outputs["big/eu"][0], "inline-inclusive", "eu-stack -i -s")
+    frames = sum(total.values())
+    if rows["big/sw"]["frames"] != frames:
+        print(f"completeness: note: the text output has {rows['big/sw']['frames']} frame lines, the JSON {frames} frames")
     print(f"completeness: {'FAILED: ' + '; '.join(failed) if failed else 'OK (' + str(len(threads)) + ' threads, every one at least ' + str(MIN_FRAMES) + ' physical frames deep)'}")
     return 1 if failed else 0
 

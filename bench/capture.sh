@@ -5,7 +5,7 @@
 # Starts EXE ARGS (ASLR off when setarch allows it) with stdout/stderr in OUT/program.*, waits
 # for its "READY <pid>" line and for every task to be asleep, takes a core with gdb's gcore,
 # kills the program and moves the core to CORE. Sets CAPTURED_TASKS (threads in the process)
-# and CAPTURE_SECONDS (gcore's wall time). Calls die (defined by the caller) on a setup error.
+# and CAPTURE_SECONDS (gcore's wall time). Calls die (bench/common.sh) on a setup error.
 # READY_TIMEOUT (seconds, default 10) bounds the wait for READY.
 
 NORAND=()

@@ -80,17 +80,111 @@ def fmt_ratio(a, b):
     return f"{a / b:.2f}x" if b else "n/a"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+REQUIRED = {"required": True}
+
+
+def parse_args(doc, inputs, runs=5, extra=()):
+    """The drivers' command line: --stackwalk, the (name, add_argument keywords) pairs of
+    inputs, --runs N (default runs, at least 1), --out DIR (default ., created), then extra's."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--stackwalk", required=True)
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--core", required=True)
-    ap.add_argument("--runs", type=int, default=5)
+    for name, kw in inputs:
+        ap.add_argument(name, **kw)
+    ap.add_argument("--runs", type=int, default=runs)
     ap.add_argument("--out", default=".")
+    for name, kw in extra:
+        ap.add_argument(name, **kw)
     args = ap.parse_args()
     if args.runs < 1:
         ap.error("--runs must be at least 1")
     os.makedirs(args.out, exist_ok=True)
+    return args
+
+
+def time_rounds(argvs, outputs, runs):
+    """Run every {key: argv} once untimed, then runs timed rounds, alternating, each with the
+    stdout and stderr files outputs[key]; return {key: {ms, ms_min, ms_max (wall), mib (median
+    peak RSS), codes (the exit codes seen)}}."""
+    samples = {key: [] for key in argvs}
+    codes = {key: set() for key in argvs}
+    for rnd in range(runs + 1):
+        for key, argv in argvs.items():
+            wall, rss, code = run_once(argv, *outputs[key])
+            if rnd > 0:
+                samples[key].append((wall, rss))
+                codes[key].add(code)
+    rows = {}
+    for key in argvs:
+        walls = [w for w, _ in samples[key]]
+        rsss = [r for _, r in samples[key]]
+        rows[key] = {
+            "ms": statistics.median(walls) * 1000.0,
+            "ms_min": min(walls) * 1000.0,
+            "ms_max": max(walls) * 1000.0,
+            "mib": statistics.median(rsss) / 1024.0,
+            "codes": sorted(codes[key]),
+        }
+    return rows
+
+
+def read_json(path, say_path=False):
+    """stackwalk's JSON document in path, or None after printing FAILED (naming path when
+    say_path)."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as err:
+        print(f"completeness: FAILED: cannot read stackwalk's JSON{' ' + path if say_path else ''}: {err}")
+        return None
+
+
+def check_threads(doc, expected, failed, what="", all_frames=False):
+    """Completeness of stackwalk's JSON doc: prints its threads' frame counts, stop reasons and
+    outermost frames (after "completeness: " + what; all_frames: the frames in all too), and
+    adds to failed when it has not `expected` threads or a thread has fewer than MIN_FRAMES
+    physical frames. Returns (the threads, {tid: physical frames}, {tid: frames with inline
+    ones}), or None (after printing FAILED) when it has no threads."""
+    threads = [t for t in (doc.get("threads") or []) if isinstance(t, dict)]
+    for t in threads:
+        t["frames"] = [fr for fr in (t.get("frames") or []) if isinstance(fr, dict)]
+    phys = {t.get("tid"): sum(1 for fr in t["frames"] if not fr.get("inlined")) for t in threads}
+    total = {t.get("tid"): len(t["frames"]) for t in threads}
+    stops, outermost = {}, {}
+    for t in threads:
+        stops[t.get("stop_reason")] = stops.get(t.get("stop_reason"), 0) + 1
+        last = next((fr for fr in reversed(t["frames"]) if not fr.get("inlined")), None)
+        name = (last or {}).get("function") or "?"
+        outermost[name] = outermost.get(name, 0) + 1
+    if not threads:
+        print("completeness: FAILED: no threads in the JSON")
+        return None
+    pv, tv = sorted(phys.values()), sorted(total.values())
+    shallow = sorted(tid for tid, n in phys.items() if n < MIN_FRAMES)
+    print(f"completeness: {what}{len(threads)} threads; physical frames per thread min {pv[0]}, "
+          f"median {statistics.median(pv):g}, max {pv[-1]}; with inline frames min {tv[0]}, "
+          f"median {statistics.median(tv):g}, max {tv[-1]}"
+          + (f"; {sum(tv)} frames in all" if all_frames else ""))
+    print("completeness: stop reasons: " + ", ".join(f"{k} x{v}" for k, v in sorted(stops.items(), key=str)))
+    print("completeness: outermost frames: " + ", ".join(f"{k} x{v}" for k, v in sorted(outermost.items())))
+    if len(threads) != expected:
+        failed.append(f"expected {expected} threads, the JSON has {len(threads)}")
+    if shallow:
+        failed.append(f"{len(shallow)} threads have fewer than {MIN_FRAMES} physical frames "
+                      f"(tids {shallow[:10]}{' ...' if len(shallow) > 10 else ''})")
+    return threads, phys, total
+
+
+def compare_eu_stack(ours, eu_path, what, label):
+    """Prints in how many threads ours ({tid: frames}) equals eu-stack's output eu_path."""
+    theirs = eu_stack_frames_per_tid(eu_path)
+    same = sum(1 for tid in ours if theirs.get(tid) == ours[tid])
+    diff = [(tid, ours[tid], theirs.get(tid)) for tid in sorted(ours) if theirs.get(tid) != ours[tid]]
+    print(f"completeness: {what} frame count equal to {label}'s in {same}/{len(ours)} threads"
+          + (f"; differing (tid, stackwalk, eu-stack): {diff[:5]}" if diff else ""))
+
+
+def main():
+    args = parse_args(__doc__, [("--exe", REQUIRED), ("--core", REQUIRED)])
 
     sw, exe, core = os.path.abspath(args.stackwalk), args.exe, args.core
     tools = [
@@ -106,29 +200,11 @@ def main():
         stem = os.path.join(args.out, f"out-{i}-" + re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_"))
         outputs[label] = (stem + ".txt", stem + ".err")
 
-    samples = {label: [] for label, _, _ in tools}
-    codes = {label: set() for label, _, _ in tools}
     print(f"bench: core {core} ({os.path.getsize(core) / 2**20:.1f} MiB), exe {exe}")
     print(f"bench: 1 warm-up round, then {args.runs} timed rounds, tools alternating")
-    for rnd in range(args.runs + 1):
-        for label, _, argv in tools:
-            wall, rss, code = run_once(argv, *outputs[label])
-            if rnd > 0:
-                samples[label].append((wall, rss))
-                codes[label].add(code)
-
-    rows = {}
+    rows = time_rounds({label: argv for label, _, argv in tools}, outputs, args.runs)
     for label, kind, _ in tools:
-        walls = [w for w, _ in samples[label]]
-        rsss = [r for _, r in samples[label]]
-        rows[label] = {
-            "ms": statistics.median(walls) * 1000.0,
-            "ms_min": min(walls) * 1000.0,
-            "ms_max": max(walls) * 1000.0,
-            "mib": statistics.median(rsss) / 1024.0,
-            "frames": count_frames(outputs[label][0], kind),
-            "codes": sorted(codes[label]),
-        }
+        rows[label]["frames"] = count_frames(outputs[label][0], kind)
 
     print()
     print(f"{'tool':<22} {'wall ms (median)':>16} {'min-max ms':>13} {'peak RSS MiB':>13} {'frames':>7}  exit")
@@ -159,49 +235,19 @@ def main():
     json_out = os.path.join(args.out, "stackwalk.json")
     wall, rss, code = run_once([sw, core, "-a", "--json"], json_out, json_out + ".err")
     print(f"completeness: stackwalk --json -a: exit {code}, {wall * 1000:.1f} ms, {rss / 1024:.1f} MiB")
-    try:
-        with open(json_out) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as err:
-        print(f"completeness: FAILED: cannot read stackwalk's JSON: {err}")
+    doc = read_json(json_out)
+    if doc is None:
         return 1
     if code != 0:
         failed.append(f"stackwalk --json exited with {code} (stderr: {json_out}.err)")
-    threads = [t for t in (doc.get("threads") or []) if isinstance(t, dict)]
-    for t in threads:
-        t["frames"] = [fr for fr in (t.get("frames") or []) if isinstance(fr, dict)]
-    phys = {t.get("tid"): sum(1 for fr in t["frames"] if not fr.get("inlined")) for t in threads}
-    total = {t.get("tid"): len(t["frames"]) for t in threads}
-    stops = {}
-    outermost = {}
-    for t in threads:
-        stops[t.get("stop_reason")] = stops.get(t.get("stop_reason"), 0) + 1
-        last = next((fr for fr in reversed(t["frames"]) if not fr.get("inlined")), None)
-        name = (last or {}).get("function") or "?"
-        outermost[name] = outermost.get(name, 0) + 1
-    if not threads:
-        print("completeness: FAILED: no threads in the JSON")
+    counts = check_threads(doc, 201, failed)
+    if counts is None:
         return 1
-    pv, tv = sorted(phys.values()), sorted(total.values())
-    shallow = sorted(tid for tid, n in phys.items() if n < MIN_FRAMES)
-    print(f"completeness: {len(threads)} threads; physical frames per thread min {pv[0]}, "
-          f"median {statistics.median(pv):g}, max {pv[-1]}; with inline frames min {tv[0]}, "
-          f"median {statistics.median(tv):g}, max {tv[-1]}")
-    print("completeness: stop reasons: " + ", ".join(f"{k} x{v}" for k, v in sorted(stops.items(), key=str)))
-    print("completeness: outermost frames: " + ", ".join(f"{k} x{v}" for k, v in sorted(outermost.items())))
-    if len(threads) != 201:
-        failed.append(f"expected 201 threads, the JSON has {len(threads)}")
-    if shallow:
-        failed.append(f"{len(shallow)} threads have fewer than {MIN_FRAMES} physical frames "
-                      f"(tids {shallow[:10]}{' ...' if len(shallow) > 10 else ''})")
+    _, phys, total = counts
 
     # Thread by thread against eu-stack: plain = physical frames, -i = with inline frames.
     for label, ours, what in (("eu-stack (plain)", phys, "physical"), ("eu-stack -i -s", total, "inline-inclusive")):
-        theirs = eu_stack_frames_per_tid(outputs[label][0])
-        same = sum(1 for tid in ours if theirs.get(tid) == ours[tid])
-        diff = [(tid, ours[tid], theirs.get(tid)) for tid in sorted(ours) if theirs.get(tid) != ours[tid]]
-        print(f"completeness: {what} frame count equal to {label}'s in {same}/{len(ours)} threads"
-              + (f"; differing (tid, stackwalk, eu-stack): {diff[:5]}" if diff else ""))
+        compare_eu_stack(ours, outputs[label][0], what, label)
     print(f"completeness: {'FAILED: ' + '; '.join(failed) if failed else 'OK (every thread at least ' + str(MIN_FRAMES) + ' physical frames deep)'}")
     return 1 if failed else 0
 

@@ -21,40 +21,14 @@
 # was skipped; 1 when stackwalk failed or printed incomplete stacks; 2 on a setup error.
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(dirname "$HERE")
+source "$(dirname "$0")/common.sh"
 RUNS=${BENCH_RUNS:-5}
 OUT=${BENCH_DIR:-$ROOT/build/bench}
 
-die() { echo "bench: $*" >&2; exit 2; }
-
-missing=()
-for tool in gdb gcore eu-stack; do
-    command -v "$tool" >/dev/null || missing+=("$tool")
-done
-if ((${#missing[@]})); then
-    echo "bench: skipped: missing ${missing[*]} (apt-get install gdb elfutils)"
-    exit 0
-fi
-for tool in gcc python3; do
-    command -v "$tool" >/dev/null || die "missing tool: $tool"
-done
-
-if [[ $# -ge 1 ]]; then
-    SW=$1
-    [[ -x $SW ]] || die "not an executable: $SW"
-else
-    SW=$ROOT/build/stackwalk
-    if [[ ! -x $SW ]]; then
-        echo "bench: building stackwalk"
-        cmake -S "$ROOT" -B "$ROOT/build" -G Ninja >/dev/null
-        ninja -C "$ROOT/build" stackwalk >/dev/null
-    fi
-fi
-SW=$(cd "$(dirname "$SW")" && pwd)/$(basename "$SW")
-
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+bench_skip_without "gdb elfutils" gdb gcore eu-stack
+bench_need gcc python3
+bench_stackwalk stackwalk "$@"
+bench_out_dir
 EXE=$OUT/many-threads
 CORE=$OUT/many-threads.core
 rm -f "$CORE" "$OUT"/gcore.* "$OUT"/out-* "$OUT"/stackwalk.json*

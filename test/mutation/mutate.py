@@ -71,15 +71,22 @@ class CoreError(Exception):
 # --------------------------------------------------------------------------
 # Parsing: just enough of the core to know where to aim.
 
-class Core:
-    kind = "elf-core"
-    ext = ".core"
+class DumpFile:
+    """A dump's path, file name and bytes; Core and Minidump parse them."""
 
     def __init__(self, path):
         self.path = path
         self.name = os.path.basename(path)
         with open(path, "rb") as f:
             self.data = f.read()
+
+
+class Core(DumpFile):
+    kind = "elf-core"
+    ext = ".core"
+
+    def __init__(self, path):
+        super().__init__(path)
         d = self.data
         if len(d) < 64 or d[:4] != b"\x7fELF" or d[4] != 2 or d[5] != 1:
             raise CoreError("not a 64-bit little-endian ELF file")
@@ -337,6 +344,57 @@ def stack_slots(core, t):
     return slots, seg
 
 
+# How often a stack slot of each role is picked (ELF cores say "saved rbp", minidumps
+# "saved frame pointer").
+STACK_ROLE_WEIGHTS = {"return address": 4, "saved rbp": 3, "saved frame pointer": 3,
+                      "code pointer": 3, "stack pointer": 1, "word": 1}
+
+
+def stack_slot_values(rng, slots, lo, hi, w, exec_ranges):
+    """Pick some of a stack's (addr, role) slots and a new w-byte value for each.
+
+    lo..hi is the stack memory, exec_ranges the (start, end) ranges of executable code.
+    Returns (picked, mode, values): the picked slots sorted by address, the mode the values
+    were made by, and one value per picked slot. Used by the ELF and the minidump stack
+    mutators alike, so both draw from rng in the same order."""
+    by_role = {}
+    for s in slots:
+        by_role.setdefault(s[1], []).append(s)
+    roles = [r for r in by_role for _ in range(STACK_ROLE_WEIGHTS[r])]
+    nslots = 1 if rng.random() < 0.6 else rng.choice([2, 4, 8, len(slots)])
+    picked = set()
+    for _ in range(nslots):
+        group = by_role[rng.choice(roles)]
+        # slots near the stack pointer matter most: bias toward the start of the group
+        picked.add(group[min(rng.randrange(len(group)), rng.randrange(len(group)))])
+    picked = sorted(picked)
+    mode = rng.choice(["random", "zero", "self", "loop-back", "lower", "code",
+                       "stack-top", "mixed"])
+    values = []
+    for i, (addr, role) in enumerate(picked):
+        m = mode if mode != "mixed" else rng.choice(["random", "zero", "self", "code"])
+        if m == "random":
+            v = rng.getrandbits(8 * w)
+        elif m == "zero":
+            v = 0
+        elif m == "self":                 # a slot that points to itself: a loop
+            v = addr
+        elif m == "loop-back":            # points back to the first picked slot
+            v = picked[0][0] if i else picked[-1][0]
+        elif m == "lower":                # a stack pointer that goes down
+            v = max(lo, addr - w * rng.randrange(1, 64))
+        elif m == "stack-top":            # last word(s) of the dumped segment
+            v = hi - rng.choice([w, 4, 1])
+        else:                             # some address inside executable code
+            if exec_ranges:
+                a, b = rng.choice(exec_ranges)
+                v = rng.randrange(a, b) if b > a else a
+            else:
+                v = rng.getrandbits(47)
+        values.append(v)
+    return picked, mode, values
+
+
 def m_stack(rng, core):
     if not core.threads:
         return None
@@ -346,45 +404,9 @@ def m_stack(rng, core):
     if not slots:
         return None
     lo, hi = seg["vaddr"], seg["vaddr"] + seg["filesz"]
-    by_role = {}
-    for s in slots:
-        by_role.setdefault(s[1], []).append(s)
-    weights = {"return address": 4, "saved rbp": 3, "code pointer": 3,
-               "stack pointer": 1, "word": 1}
-    roles = [r for r in by_role for _ in range(weights[r])]
-    nslots = 1 if rng.random() < 0.6 else rng.choice([2, 4, 8, len(slots)])
-    picked = set()
-    for _ in range(nslots):
-        group = by_role[rng.choice(roles)]
-        # slots near rsp matter most: bias toward the start of the group
-        picked.add(group[min(rng.randrange(len(group)), rng.randrange(len(group)))])
-    picked = sorted(picked)
-    mode = rng.choice(["random", "zero", "self", "loop-back", "lower", "code",
-                       "stack-top", "mixed"])
-    edits, labels = [], []
-    for i, (addr, role) in enumerate(picked):
-        m = mode if mode != "mixed" else rng.choice(["random", "zero", "self", "code"])
-        if m == "random":
-            v = rng.getrandbits(64)
-        elif m == "zero":
-            v = 0
-        elif m == "self":                 # a slot that points to itself: a loop
-            v = addr
-        elif m == "loop-back":            # points back to the first picked slot
-            v = picked[0][0] if i else picked[-1][0]
-        elif m == "lower":                # a stack pointer that goes down
-            v = max(lo, addr - 8 * rng.randrange(1, 64))
-        elif m == "stack-top":            # last word(s) of the dumped segment
-            v = hi - rng.choice([8, 4, 1])
-        else:                             # some address inside executable code
-            if core.exec_ranges:
-                a, b = rng.choice(core.exec_ranges)
-                v = rng.randrange(a, b) if b > a else a
-            else:
-                v = rng.getrandbits(47)
-        edits.append((core.file_off(addr), pack(8, v)))
-        labels.append(role)
-    roles = ",".join(sorted(set(labels)))
+    picked, mode, values = stack_slot_values(rng, slots, lo, hi, 8, core.exec_ranges)
+    edits = [(core.file_off(addr), pack(8, v)) for (addr, _), v in zip(picked, values)]
+    roles = ",".join(sorted({role for _, role in picked}))
     return ("thread[%d] stack: %d slot(s) (%s) at rsp+0x%x.. -> %s"
             % (ti, len(picked), roles, picked[0][0] - t["rsp"], mode), edits)
 
@@ -504,15 +526,12 @@ def utf16_string(text):
     return struct.pack("<I", len(raw)) + raw + b"\0\0"
 
 
-class Minidump:
+class Minidump(DumpFile):
     kind = "minidump"
     ext = ".dmp"
 
     def __init__(self, path):
-        self.path = path
-        self.name = os.path.basename(path)
-        with open(path, "rb") as f:
-            self.data = f.read()
+        super().__init__(path)
         d = self.data
         if len(d) < 32 or d[:4] != MDMP_MAGIC:
             raise CoreError("not a minidump")
@@ -901,46 +920,11 @@ def m_md_stack(rng, md):
     if not slots:
         return None
     lo, hi = t["stack_start"], t["stack_start"] + t["stack_size"]
-    by_role = {}
-    for s in slots:
-        by_role.setdefault(s[1], []).append(s)
-    weights = {"return address": 4, "saved frame pointer": 3, "code pointer": 3,
-               "stack pointer": 1, "word": 1}
-    roles = [r for r in by_role for _ in range(weights[r])]
-    nslots = 1 if rng.random() < 0.6 else rng.choice([2, 4, 8, len(slots)])
-    picked = set()
-    for _ in range(nslots):
-        group = by_role[rng.choice(roles)]
-        picked.add(group[min(rng.randrange(len(group)), rng.randrange(len(group)))])
-    picked = sorted(picked)
-    mode = rng.choice(["random", "zero", "self", "loop-back", "lower", "code",
-                       "stack-top", "mixed"])
-    edits, labels = [], []
+    picked, mode, values = stack_slot_values(rng, slots, lo, hi, w, md.exec_ranges)
+    edits = [md_set(t["stack_rva"] + addr - lo, w, v) for (addr, _), v in zip(picked, values)]
     sp = md.thread_regs(t)["sp"]
-    for i, (addr, role) in enumerate(picked):
-        m = mode if mode != "mixed" else rng.choice(["random", "zero", "self", "code"])
-        if m == "random":
-            v = rng.getrandbits(8 * w)
-        elif m == "zero":
-            v = 0
-        elif m == "self":
-            v = addr
-        elif m == "loop-back":
-            v = picked[0][0] if i else picked[-1][0]
-        elif m == "lower":
-            v = max(lo, addr - w * rng.randrange(1, 64))
-        elif m == "stack-top":
-            v = hi - rng.choice([w, 4, 1])
-        else:
-            if md.exec_ranges:
-                a, b = rng.choice(md.exec_ranges)
-                v = rng.randrange(a, b) if b > a else a
-            else:
-                v = rng.getrandbits(47)
-        edits.append(md_set(t["stack_rva"] + addr - lo, w, v))
-        labels.append(role)
     return ("%s[%d] stack: %d slot(s) (%s) at sp+0x%x.. -> %s"
-            % (t["list"], t["index"], len(picked), ",".join(sorted(set(labels))),
+            % (t["list"], t["index"], len(picked), ",".join(sorted({role for _, role in picked})),
                picked[0][0] - sp, mode), edits)
 
 
