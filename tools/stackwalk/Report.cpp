@@ -103,7 +103,7 @@ void writeReport(const Report &report, const ReportOptions &options, ReportPrint
     std::vector<Unwinder *> unwinders;
     if (target.arch() == Arch::X86_64 && target.os() == OS::Windows) unwinders = {&win64, &badCall, &scan};
     else if (target.arch() == Arch::X86_64) unwinders = {&cfi, &badCall, &framePointer, &scan};
-    StackWalker walker(target, *info, unwinders, options.limits);
+    StackWalker walker(target, *info, unwinders, options.limits, options.start);
     while (auto frame = walker.next()) thread.physicalFrames.push_back(std::move(*frame));
     thread.stopReason = walker.stopReason();
     thread.stopDetail = walker.stopDetail();

@@ -43,6 +43,7 @@ struct ReportOptions {
   std::vector<uint64_t> threadIds; // empty: see allThreads
   bool allThreads = false;
   WalkLimits limits;
+  std::optional<ManualStart> start; // for the one selected thread
 };
 
 // The report's frame: everything but the threads, which are walked one at a

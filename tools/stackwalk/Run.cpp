@@ -1,4 +1,5 @@
 #include "Run.h"
+#include "ScanCandidates.h"
 
 #include "stackwalk/elfcore/ElfCoreLoader.h"
 #include "stackwalk/minidump/MinidumpLoader.h"
@@ -48,6 +49,12 @@ std::optional<std::string> walkDump(const std::string &path, const RunOptions &o
     return why;
   }
   ModuleResolver(options.search, &session.images).resolve(**target);
+  if (options.scanFrom) {
+    printScanCandidates(out, path, *options.scanFrom, scanCandidates(**target, *options.scanFrom, 4096, session.symbolizer),
+                        options.format == RunOptions::Format::Json);
+    session.endDump(**target);
+    return std::nullopt;
+  }
   Report report = planReport(path, **target, options.report);
   writeReport(report, options.report, *makePrinter(options, out), session);
   session.endDump(**target);

@@ -9,6 +9,7 @@
 
 #include "stackwalk/core/ModuleResolver.h"
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ struct RunOptions {
   PrintOptions print;
   ModuleSearchOptions search;
   unsigned jobs = 1;
+  std::optional<uint64_t> scanFrom; // --scan-from: list return-address candidates instead
 };
 
 // One dump's report on `out`; why it could not be read on `err`.

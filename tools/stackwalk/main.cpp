@@ -32,11 +32,23 @@ int main(int argc, char **argv) {
   app.add_option("--signature-frames", options.print.signatureFrames, "frames in a signature or summary line")
       ->default_val(options.print.signatureFrames)
       ->check(CLI::Range(1u, 100u));
+  uint64_t startSp = 0, startIp = 0, startFp = 0, scanFrom = 0;
+  auto *optStartSp = app.add_option("--start-sp", startSp, "start the walk at this stack pointer (with --start-ip)");
+  auto *optStartIp = app.add_option("--start-ip", startIp, "... and this return address; the first frame is `manual`");
+  auto *optStartFp = app.add_option("--start-fp", startFp, "... and this frame pointer (optional)");
+  auto *optScanFrom = app.add_option("--scan-from", scanFrom,
+                                     "list the return-address candidates on the stack from this address");
+  optStartSp->needs(optStartIp);
+  optStartIp->needs(optStartSp);
+  optStartFp->needs(optStartSp);
+  optScanFrom->excludes(optStartSp);
   app.add_flag("--registers", options.print.registers, "print each frame's known registers");
   app.add_flag("--raw-context", options.print.rawContext, "print each frame's Windows-layout CONTEXT");
   try {
     app.parse(argc, argv);
     if (summary && (json || ndjson)) throw CLI::ValidationError("--summary", "cannot be combined with --json");
+    if (*optStartSp && (options.report.allThreads || options.report.threadIds.size() > 1 || summary))
+      throw CLI::ValidationError("--start-sp", "walks one thread: give at most one --thread");
   } catch (const CLI::CallForHelp &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
@@ -47,6 +59,9 @@ int main(int argc, char **argv) {
                    : json || ndjson ? RunOptions::Format::Json
                                     : RunOptions::Format::Text;
   if (summary && options.report.threadIds.empty()) options.report.allThreads = true;
+  if (*optStartSp)
+    options.report.start = stackwalk::ManualStart{startSp, startIp, *optStartFp ? std::optional(startFp) : std::nullopt};
+  if (*optScanFrom) options.scanFrom = scanFrom;
   options.print.compact = ndjson || dumpPaths.size() > 1;
   std::ios::sync_with_stdio(false);
   if (dumpPaths.size() == 1 && !ndjson) return stackwalk::reportDump(dumpPaths.front(), options, std::cout, std::cerr);

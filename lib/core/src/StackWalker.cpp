@@ -42,8 +42,8 @@ std::string_view stopReasonName(StopReason reason) {
 }
 
 StackWalker::StackWalker(const Target &target, const ThreadInfo &thread,
-                         std::vector<Unwinder *> unwinders, WalkLimits limits)
-    : target_(target), thread_(thread), unwinders_(std::move(unwinders)), limits_(limits) {}
+                         std::vector<Unwinder *> unwinders, WalkLimits limits, std::optional<ManualStart> start)
+    : target_(target), thread_(thread), unwinders_(std::move(unwinders)), limits_(limits), start_(start) {}
 
 std::optional<Frame> StackWalker::stop(StopReason reason, std::string detail) {
   stopReason_ = reason;
@@ -65,7 +65,13 @@ Frame StackWalker::makeFrame(const RegisterFile &regs, FrameTrust trust, bool ip
 std::optional<Frame> StackWalker::next() {
   if (stopReason_ != StopReason::None) return std::nullopt;
   std::optional<Frame> frame;
-  if (!previous_) {
+  if (!previous_ && start_) {
+    RegisterFile regs(target_.arch());
+    regs.setPc(start_->ip);
+    regs.setSp(start_->sp);
+    if (start_->fp) regs.set(regs.fpRegister(), *start_->fp);
+    frame = makeFrame(regs, FrameTrust::Manual, /*ipIsExact=*/false);
+  } else if (!previous_) {
     const RegisterFile &context = thread_.context;
     if (!context.pc() || !context.sp())
       return stop(StopReason::NoContext, "the thread's context has no instruction or stack pointer");

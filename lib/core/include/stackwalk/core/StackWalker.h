@@ -94,10 +94,19 @@ struct WalkLimits {
   unsigned maxFrames = 1024;
 };
 
+// A walk that starts where the user says rather than at the thread's
+// context, as WinDbg's `k = <sp> <ip>` does for a stack too damaged to
+// walk from the top. The ip is taken as a return address.
+struct ManualStart {
+  uint64_t sp = 0, ip = 0;
+  std::optional<uint64_t> fp;
+};
+
 class StackWalker {
 public:
   StackWalker(const Target &target, const ThreadInfo &thread,
-              std::vector<Unwinder *> unwinders, WalkLimits limits = {});
+              std::vector<Unwinder *> unwinders, WalkLimits limits = {},
+              std::optional<ManualStart> start = std::nullopt);
 
   // The next frame, or nullopt when the walk has ended (see stopReason()).
   std::optional<Frame> next();
@@ -114,6 +123,7 @@ private:
   const ThreadInfo &thread_;
   std::vector<Unwinder *> unwinders_;
   WalkLimits limits_;
+  std::optional<ManualStart> start_;
   std::optional<Frame> previous_;
   std::set<std::pair<uint64_t, uint64_t>> seen_; // (ip, sp) of every frame
   StopReason stopReason_ = StopReason::None;

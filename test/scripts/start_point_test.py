@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Walking from a chosen point (--start-sp/--start-ip/--start-fp), and the
+candidates --scan-from lists.
+
+Usage: start_point_test.py STACKWALK UNPACKED_DUMPS_DIR
+
+For every thread of every test core and each of its first physical frames k
+(up to 4): starting at frame k's stack pointer, return address and frame
+pointer reproduces gdb's frames k, k+1, ... (the committed oracle, gdb's
+synthesized tail-call frames set aside as in oracle_test.py).
+"""
+import json
+import os
+
+import dumps
+
+check = dumps.Checks()
+run = dumps.run_in
+
+
+def physical(frames):
+    return [f for f in frames if not f["inlined"]]
+
+
+def main(stackwalk, unpacked, options):
+    starts = matched = 0
+    mismatches = []
+    for dump in dumps.manifest():
+        args = dumps.stackwalk_args(dump)
+        report = json.loads(run(stackwalk, args + ["-a", "--json", "--registers"], unpacked).stdout)
+        with open(os.path.join(dumps.SOURCE, dump["oracle"])) as f, \
+             open(os.path.join(dumps.SOURCE, dump["oracle_frame_kinds"])) as k:
+            oracle = dumps.without_tail_calls(json.load(f), json.load(k))
+        want = {t["tid"]: [int(f["pc"], 16) for f in t["frames"] if not f["inlined"]] for t in oracle["threads"]}
+        for thread in report["threads"]:
+            frames = physical(thread["frames"])
+            for k in range(1, min(5, len(frames))):
+                frame = frames[k]
+                start = ["--thread", str(thread["tid"]), "--start-sp", frame["sp"], "--start-ip", frame["ip"]]
+                if "rbp" in frame["registers"]:
+                    start += ["--start-fp", frame["registers"]["rbp"]]
+                walked = json.loads(run(stackwalk, args + start + ["--json"], unpacked).stdout)["threads"][0]
+                got = [int(f["ip"], 16) for f in physical(walked["frames"])]
+                starts += 1
+                if got == want[thread["tid"]][k:] and walked["frames"][0]["trust"] == "manual":
+                    matched += 1
+                else:
+                    mismatches.append(f"{dump['name']} thread {thread['tid']} from frame {k}")
+    check(starts and matched == starts, f"a walk started at frame k gives gdb's frames from k on: {matched}/{starts}"
+          + (f" (not: {mismatches[:5]})" if mismatches else ""))
+
+    r = run(stackwalk, ["cores/crash-segv.core", "--json", "--thread", "26361", "--scan-from", "0x7fffffffe3d0",
+                        "--sysroot", "sysroot", "--module-path", "bin"], unpacked)
+    values = [int(c["value"], 16) for c in json.loads(r.stdout)["scan"]["candidates"]]
+    check(values[:3] == [0x7ffff7e5fce3, 0x555555555227, 0x7ffff7dfc24a],
+          "--scan-from lists the thread's return addresses, each after a call in a known module")
+    r = run(stackwalk, ["cores/crash-segv.core", "-a", "--start-sp", "0x1", "--start-ip", "0x2"], unpacked)
+    check(r.returncode == 2, "--start-sp with all threads: usage error")
+    return check.summary()
+
+
+if __name__ == "__main__":
+    dumps.script_main(main, __doc__, 2)
