@@ -50,6 +50,7 @@ DUMPS=(
 "sig-segv-a|sig-crash.c|gcc|-O2 -g|crash|ASLR on (crash signatures): SIGSEGV writing through a NULL buffer in a secondary thread, request_worker -> handle_request -> parse_header; main in pthread_join, a reader blocked in read. Same executable (bin/sig-crash) as sig-segv-b and sig-abort; sig-segv-b is a second run of it at other load addresses."
 "sig-segv-b|sig-crash.c|gcc|-O2 -g|crash|ASLR on (crash signatures): a second run of sig-segv-a's executable, the same SIGSEGV in request_worker -> handle_request -> parse_header, with the executable, libc and ld.so loaded at other addresses than in sig-segv-a (same stack, different pcs)."
 "sig-abort|sig-crash.c|gcc|-O2 -g|crash|ASLR on (crash signatures): the same executable as sig-segv-a/b run with the argument 'abort': SIGABRT in the main thread, main -> load_config -> validate_input -> abort -> raise -> __pthread_kill_implementation; the worker blocked in wait_request -> pthread_cond_wait, a reader in read."
+"smashed-stack|smashed-stack.c|gcc|-O2 -g|live|A smashed stack: the main thread, main -> run_job -> stage_one -> stage_two -> stage_three -> smash_and_block, has overwritten 48 bytes with 0x41 from smash_and_block's own return address slot upwards (the return addresses into stage_three and stage_two, stage_three's saved rbx, part of stage_two's locals) and blocks in read() without returning; the return addresses into stage_one, run_job, main, __libc_start_call_main, ... are intact above it. CFI unwinding (gdb's bt) goes wrong after smash_and_block; the program's own record of its return addresses is in dumps.json (expected_return_addresses). The other thread is blocked in worker -> worker_wait -> pthread_cond_wait."
 )
 # Dumps that run another name's executable: it is built once as $BIN/EXE, committed once as
 # bin/EXE.xz, and is the "executable" of each of them in dumps.json. They must be made
@@ -490,5 +491,90 @@ EOF2
     grep -iE 'warning|could not|cannot|mismatch|no such file' "$RUN/$name/oracle.log" |
         grep -vE '^[0-9]+[[:space:]]' |
         sort | uniq -c | sed "s/^/make-dumps: $name: gdb: /" >&2 || true
+done
+# ---------------------------------------------------------------- programs' own stack records
+# A program that smashes its own stack (smashed-stack) prints, before it does, the return
+# addresses of its frames and where they sit (TID / FRAMES / SLOTS / SMASH lines on stdout;
+# see programs/smashed-stack.c). Copy that record into its dumps.json entry, with each
+# return address's function (gdb's `info symbol` of address - 1), whether the core still
+# holds it at its slot (it must, outside the smashed bytes; the smashed bytes must all be
+# 0x41), and which of them gdb's backtrace of that thread (the oracle) still finds.
+for d in "${DUMPS[@]}"; do
+    name=$(field 0 "$d")
+    grep -q '^FRAMES ' "$RUN/$name/stdout" || continue
+    python3 - "$name" "$RUN/$name/stdout" "$OUT" "$ROOT/$name.record.json" <<'EOF' || die "$name: stack record check failed"
+import json, subprocess, sys
+name, stdout, out, tmp = sys.argv[1:]
+rec = {}
+for line in open(stdout):
+    w = line.split()
+    if w and w[0] in ("TID", "FRAMES", "SLOTS", "SMASH"):
+        rec[w[0]] = [int(x, 0) for x in w[1:]]
+tid = rec["TID"][0]
+addrs, slots = rec["FRAMES"], rec["SLOTS"]
+lo, hi, nsmashed = rec["SMASH"]
+assert len(addrs) == len(slots) and all(a < b for a, b in zip(slots, slots[1:]))
+# gdb on the unpacked core: function of each return address, the core's word at each slot,
+# and the smashed bytes.
+script = ["import gdb, json",
+          "r = {'funcs': [], 'words': [], 'smash': None}",
+          # the physical function (the outermost function block, not an inlined one), as the
+          # oracle names frames; `info symbol` (the ELF symbol) where there is no debug info
+          "def outer_function(pc):",
+          "    name, b = None, gdb.block_for_pc(pc)",
+          "    while b is not None and not b.is_global and not b.is_static:",
+          "        name = b.function.name if b.function is not None else name",
+          "        b = b.superblock",
+          "    return name",
+          "def word(a):",
+          "    return int.from_bytes(gdb.selected_inferior().read_memory(a, 8).tobytes(), 'little')"]
+for a, s in zip(addrs, slots):
+    script.append("r['funcs'].append([outer_function(%#x), gdb.execute('info symbol %#x', to_string=True)])"
+                  % (a - 1, a - 1))
+    script.append("r['words'].append(word(%#x))" % s)
+script.append("r['smash'] = gdb.selected_inferior().read_memory(%#x, %d).tobytes().hex()" % (lo, hi - lo))
+script.append("open(%r, 'w').write(json.dumps(r))" % tmp)
+with open(tmp + ".py", "w") as f:
+    f.write("\n".join(script) + "\n")
+subprocess.run(["gdb", "-batch", "-nx", "-ex", "set debuginfod enabled off",
+                "-ex", "set sysroot %s/sysroot" % out,
+                "-ex", "set debug-file-directory %s/sysroot/usr/lib/debug" % out,
+                "-x", tmp + ".py", "%s/bin/%s" % (out, name), "%s/cores/%s.core" % (out, name)],
+               check=True, capture_output=True)
+g = json.load(open(tmp))
+funcs = [fn or (sym.split()[0] if " in section " in sym else None) for fn, sym in g["funcs"]]
+smashed = [lo <= s < hi for s in slots]
+assert sum(smashed) == nsmashed, (smashed, nsmashed)
+assert g["smash"] == "41" * (hi - lo), "the smashed bytes are not all 0x41 in the core"
+for a, s, w, sm in zip(addrs, slots, g["words"], smashed):
+    assert (w == 0x4141414141414141) if sm else (w == a), \
+        "slot %#x holds %#x, expected %#x" % (s, w, a)
+oracle = json.load(open("oracle/%s.gdb.json" % name))
+frames = next(t["frames"] for t in oracle["threads"] if t["tid"] == tid)
+gdb_pcs = [int(f["pc"], 16) for f in frames]
+found = [a in gdb_pcs[1:] for a in addrs]
+h = lambda v: "0x%016x" % v
+extra = {
+    "smashed_thread": tid,
+    "oracle_incomplete": True,
+    "expected_return_addresses": [h(a) for a in addrs],
+    "expected_return_address_functions": funcs,
+    "return_address_slots": [h(s) for s in slots],
+    "smashed_bytes": {"start": h(lo), "end": h(hi), "fill": "0x41"},
+    "return_address_smashed": smashed,
+    "gdb_finds_return_address": found,
+    "gdb_backtrace": [f["function"] or f["pc"] for f in frames],
+}
+m = json.load(open("dumps.json"))
+for e in m["dumps"]:
+    if e["name"] == name:
+        e.update(extra)
+with open("dumps.json", "w") as f:
+    json.dump(m, f, indent=2)
+    f.write("\n")
+print("make-dumps: %s: thread %d, return addresses %s; smashed %s; gdb finds %s; gdb's bt: %s"
+      % (name, tid, " ".join(extra["expected_return_addresses"]),
+         smashed, found, " ".join(extra["gdb_backtrace"])))
+EOF
 done
 echo "make-dumps: done; test/dumps is $(du -sh --exclude=.git "$HERE" | cut -f1)"

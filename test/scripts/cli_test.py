@@ -128,6 +128,17 @@ def main(stackwalk, unpacked, options):
     check(pdb(["--module-path", "bin", "--module-path", "symbols-flat"]) == ("pdb", "symbols-flat/pdb-threads.pdb"),
           "a PDB found flat, matched by GUID and age")
 
+    with tempfile.TemporaryDirectory() as tmp:
+        perf_map = os.path.join(tmp, "perf.map")
+        with open(perf_map, "w") as f:
+            f.write("0 10 jit_target\nnot a line\n")
+        r = run(stackwalk, ["cores/crash-callnull.core", "--json", "--perf-map", perf_map] + files, unpacked)
+        report = json.loads(r.stdout)
+        frame0 = report["threads"][0]["frames"][0]
+        check(frame0["function"] == "jit_target" and frame0["module"] is None
+              and any("1 malformed line" in w for w in report["warnings"]),
+              "--perf-map names a frame outside every module; a malformed line is a warning")
+
     r = run(stackwalk, [core, "--json", "--max-frames", "2"] + files, unpacked)
     thread = json.loads(r.stdout)["threads"][0]
     physical = [f for f in thread["frames"] if not f["inlined"]]

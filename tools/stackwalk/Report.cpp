@@ -31,7 +31,17 @@ std::vector<const ThreadInfo *> selectThreads(const Target &target, const Report
   return selected;
 }
 
-void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer) {
+// A frame outside every module may be JIT code a perf map names.
+bool namedByPerfMap(ReportFrame &entry, const Frame &frame, const Target &target) {
+  if (frame.module || !target.perfMap) return false;
+  const PerfMap::Entry *symbol = target.perfMap->lookup(frame.lookupAddress());
+  if (!symbol) return false;
+  entry.function = symbol->name;
+  entry.functionOffset = frame.ip - symbol->start;
+  return true;
+}
+
+void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer, const Target &target) {
   ReportFrame base;
   base.kind = frame.kind;
   base.trust = frame.trust;
@@ -44,6 +54,7 @@ void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer
   const std::vector<SourceFrame> *sources = nullptr;
   if (frame.module) sources = &symbolizer.symbolize(*frame.module, frame.symbolAddress());
   if (!sources || sources->empty()) {
+    namedByPerfMap(base, frame, target);
     base.index = unsigned(thread.frames.size());
     thread.frames.push_back(base);
     return;
@@ -107,7 +118,7 @@ void writeReport(const Report &report, const ReportOptions &options, ReportPrint
     while (auto frame = walker.next()) thread.physicalFrames.push_back(std::move(*frame));
     thread.stopReason = walker.stopReason();
     thread.stopDetail = walker.stopDetail();
-    for (const Frame &frame : thread.physicalFrames) addEntries(thread, frame, symbolizer);
+    for (const Frame &frame : thread.physicalFrames) addEntries(thread, frame, symbolizer, target);
     printer.thread(thread);
   }
   printer.end(report);

@@ -4,6 +4,8 @@
 #include "stackwalk/elfcore/ElfCoreLoader.h"
 #include "stackwalk/minidump/MinidumpLoader.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <fstream>
@@ -37,6 +39,20 @@ std::unique_ptr<ReportPrinter> makePrinter(const RunOptions &options, std::ostre
   return makeTextPrinter(out, options.print);
 }
 
+// The perf map given, or the one perf's convention names for the process.
+void loadPerfMap(Target &target, const std::string &given) {
+  std::string path = given;
+  if (path.empty() && target.process.pid) {
+    path = "/tmp/perf-" + std::to_string(*target.process.pid) + ".map";
+    if (!llvm::sys::fs::exists(path)) return;
+  }
+  if (path.empty()) return;
+  target.perfMap = PerfMap::load(path);
+  if (!target.perfMap) target.warnings.push_back("perf map " + path + " cannot be read");
+  else if (size_t bad = target.perfMap->malformedLines())
+    target.warnings.push_back("perf map " + path + ": " + std::to_string(bad) + " malformed line(s) skipped");
+}
+
 // Loads and walks a dump; nullopt and the reason when it cannot be read.
 std::optional<std::string> walkDump(const std::string &path, const RunOptions &options, std::ostream &out,
                                     WalkSession &session) {
@@ -49,6 +65,7 @@ std::optional<std::string> walkDump(const std::string &path, const RunOptions &o
     return why;
   }
   ModuleResolver(options.search, &session.images).resolve(**target);
+  loadPerfMap(**target, options.perfMap);
   if (options.scanFrom) {
     printScanCandidates(out, path, *options.scanFrom, scanCandidates(**target, *options.scanFrom, 4096, session.symbolizer),
                         options.format == RunOptions::Format::Json);

@@ -26,6 +26,7 @@ struct RunOptions {
   ModuleSearchOptions search;
   unsigned jobs = 1;
   std::optional<uint64_t> scanFrom; // --scan-from: list return-address candidates instead
+  std::string perfMap;              // --perf-map; else /tmp/perf-PID.map when it exists
 };
 
 // One dump's report on `out`; why it could not be read on `err`.

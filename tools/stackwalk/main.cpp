@@ -26,6 +26,8 @@ int main(int argc, char **argv) {
   app.add_option("-e,--executable", options.search.executable,
                  "the main executable's file (its identity is still checked)");
   app.add_option("--sysroot", options.search.sysroot, "prefix for the module paths the dump recorded");
+  app.add_option("--perf-map", options.perfMap,
+                 "a perf map naming JIT code (default: /tmp/perf-PID.map when it exists)");
   app.add_option("--max-frames", options.report.limits.maxFrames, "frames per thread at most")
       ->default_val(options.report.limits.maxFrames)
       ->check(CLI::Range(1u, 1000000u));
