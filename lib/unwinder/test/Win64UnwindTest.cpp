@@ -46,12 +46,16 @@ struct Fixture {
     f.regs.set(R12, 0x1212); // nonvolatile, untouched: survives
     return f;
   }
-  llvm::Expected<UnwindResult> unwind(const Frame &f, RuntimeFunction function = {CodeRva, CodeRva + 0x100, InfoRva}) {
+  // The image and stack as the test has written them.
+  const BufferMemory &fill() {
     memory = BufferMemory();
     memory.add(Base + CodeRva, text);
     memory.add(Base + InfoRva, xdata);
     memory.add(Stack, stack);
-    return unwindWin64(memory, Base, function, f);
+    return memory;
+  }
+  llvm::Expected<UnwindResult> unwind(const Frame &f, RuntimeFunction function = {CodeRva, CodeRva + 0x100, InfoRva}) {
+    return unwindWin64(fill(), Base, function, f);
   }
   BufferMemory memory;
 };
@@ -250,9 +254,8 @@ TEST_CASE("chained unwind info continues with the parent's codes") {
 TEST_CASE("a leaf function returns through the stack pointer") {
   Fixture fx;
   fx.stackWord(0x0, ReturnAddress);
-  fx.unwind(fx.frame(0, Stack)); // fills the memory
   Frame f = fx.frame(0, Stack);
-  UnwindResult r = unwindWin64Leaf(fx.memory, f);
+  UnwindResult r = unwindWin64Leaf(fx.fill(), f);
   CHECK(r.caller.pc() == ReturnAddress);
   CHECK(r.caller.sp() == Stack + 8);
   CHECK(r.caller.get(R12) == 0x1212u);
