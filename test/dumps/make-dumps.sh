@@ -496,9 +496,11 @@ done
 # A program that smashes its own stack (smashed-stack) prints, before it does, the return
 # addresses of its frames and where they sit (TID / FRAMES / SLOTS / SMASH lines on stdout;
 # see programs/smashed-stack.c). Copy that record into its dumps.json entry, with each
-# return address's function (gdb's `info symbol` of address - 1), whether the core still
-# holds it at its slot (it must, outside the smashed bytes; the smashed bytes must all be
-# 0x41), and which of them gdb's backtrace of that thread (the oracle) still finds.
+# return address's function (the function, not an inlined one, that gdb's debug info puts
+# address - 1 in), whether the core still holds it at its slot (it must, outside the
+# smashed bytes; the smashed bytes must all be 0x41), which of them gdb's backtrace of that
+# thread (the oracle) still finds, and "oracle_incomplete": true (the oracle's frames for
+# "smashed_thread" are not the truth: compare that thread against expected_return_addresses).
 for d in "${DUMPS[@]}"; do
     name=$(field 0 "$d")
     grep -q '^FRAMES ' "$RUN/$name/stdout" || continue
