@@ -37,8 +37,12 @@ def main(stackwalk, unpacked, options):
                 oracles["live gdb"] = dumps.gdb_oracle(unpacked, dump, tmp)
             for label, (frames, kinds) in oracles.items():
                 path = os.path.join(tmp, f"{name}.{label.replace(' ', '-')}.oracle.json")
+                oracle = dumps.without_tail_calls(frames, kinds)
+                # gdb follows a smashed stack into garbage; start_point_test.py
+                # checks that thread against the program's own record instead.
+                oracle["threads"] = [t for t in oracle["threads"] if t["tid"] != dump.get("smashed_thread")]
                 with open(path, "w") as f:
-                    json.dump(dumps.without_tail_calls(frames, kinds), f)
+                    json.dump(oracle, f)
                 ok, summary = dumps.compare(ours, path, "--verbose")
                 print(f"{'ok  ' if ok else 'FAIL'} {name} vs {label}: {summary.splitlines()[-1]}")
                 if not ok:

@@ -22,6 +22,33 @@ def physical(frames):
     return [f for f in frames if not f["inlined"]]
 
 
+def smashed_stack(stackwalk, unpacked):
+    """A thread that overwrote its own return-address slots: gdb follows the
+    0x4141... values. --scan-from from the smashed frame's stack pointer
+    offers the first intact return address, and a walk started there gives
+    every return address the program recorded from that one on."""
+    dump = next(d for d in dumps.manifest() if d["name"] == "smashed-stack")
+    expected = [int(a, 16) for a in dump["expected_return_addresses"]]
+    smashed = [s for s in dump["return_address_smashed"]]
+    tid = str(dump["smashed_thread"])
+    args = dumps.stackwalk_args(dump) + ["--thread", tid, "--json"]
+    plain = json.loads(run(stackwalk, args, unpacked).stdout)["threads"][0]
+    frames = physical(plain["frames"])
+    sp = next(f["sp"] for f in frames if f["function"] == "smash_and_block")
+    scan = json.loads(run(stackwalk, args + ["--scan-from", sp], unpacked).stdout)["scan"]["candidates"]
+    first_intact = smashed.index(False)
+    candidate = next(c for c in scan if int(c["value"], 16) == expected[first_intact])
+    start = ["--start-sp", hex(int(candidate["address"], 16) + 8), "--start-ip", candidate["value"]]
+    walked = physical(json.loads(run(stackwalk, args + start, unpacked).stdout)["threads"][0]["frames"])
+    check([int(f["ip"], 16) for f in walked] == expected[first_intact:],
+          f"smashed stack: starting at the first intact --scan-from candidate recovers the program's "
+          f"{len(expected) - first_intact} recorded return addresses")
+    ips = [int(f["ip"], 16) for f in frames]
+    check(ips[-(len(expected) - first_intact):] == expected[first_intact:] and all(ip not in ips for ip in expected[:first_intact])
+          and not any(ip == 0x4141414141414141 for ip in ips),
+          "smashed stack: the plain walk refuses the overwritten slots and its scan finds the same intact frames")
+
+
 def main(stackwalk, unpacked, options):
     starts = matched = 0
     mismatches = []
@@ -33,6 +60,8 @@ def main(stackwalk, unpacked, options):
             oracle = dumps.without_tail_calls(json.load(f), json.load(k))
         want = {t["tid"]: [int(f["pc"], 16) for f in t["frames"] if not f["inlined"]] for t in oracle["threads"]}
         for thread in report["threads"]:
+            if thread["tid"] == dump.get("smashed_thread"):
+                continue
             frames = physical(thread["frames"])
             for k in range(1, min(5, len(frames))):
                 frame = frames[k]
@@ -49,6 +78,7 @@ def main(stackwalk, unpacked, options):
     check(starts and matched == starts, f"a walk started at frame k gives gdb's frames from k on: {matched}/{starts}"
           + (f" (not: {mismatches[:5]})" if mismatches else ""))
 
+    smashed_stack(stackwalk, unpacked)
     r = run(stackwalk, ["cores/crash-segv.core", "--json", "--thread", "26361", "--scan-from", "0x7fffffffe3d0",
                         "--sysroot", "sysroot", "--module-path", "bin"], unpacked)
     values = [int(c["value"], 16) for c in json.loads(r.stdout)["scan"]["candidates"]]
