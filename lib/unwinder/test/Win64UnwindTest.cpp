@@ -29,7 +29,7 @@ struct Fixture {
     xdata[at + 1] = prolog;
     xdata[at + 2] = uint8_t(codes.size());
     xdata[at + 3] = uint8_t(frameReg | frameOffset << 4);
-    std::memcpy(&xdata[at + 4], codes.data(), codes.size() * 2);
+    if (!codes.empty()) std::memcpy(&xdata[at + 4], codes.data(), codes.size() * 2);
   }
   void stackWord(uint64_t offset, uint64_t value) { std::memcpy(&stack[offset], &value, 8); }
   void codeBytes(size_t offset, std::vector<uint8_t> bytes) { std::copy(bytes.begin(), bytes.end(), text.begin() + offset); }
