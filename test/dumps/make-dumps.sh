@@ -51,6 +51,7 @@ DUMPS=(
 "sig-segv-b|sig-crash.c|gcc|-O2 -g|crash|ASLR on (crash signatures): a second run of sig-segv-a's executable, the same SIGSEGV in request_worker -> handle_request -> parse_header, with the executable, libc and ld.so loaded at other addresses than in sig-segv-a (same stack, different pcs)."
 "sig-abort|sig-crash.c|gcc|-O2 -g|crash|ASLR on (crash signatures): the same executable as sig-segv-a/b run with the argument 'abort': SIGABRT in the main thread, main -> load_config -> validate_input -> abort -> raise -> __pthread_kill_implementation; the worker blocked in wait_request -> pthread_cond_wait, a reader in read."
 "smashed-stack|smashed-stack.c|gcc|-O2 -g|live|A smashed stack: the main thread, main -> run_job -> stage_one -> stage_two -> stage_three -> smash_and_block, has overwritten 48 bytes with 0x41 from smash_and_block's own return address slot upwards (the return addresses into stage_three and stage_two, stage_three's saved rbx, part of stage_two's locals) and blocks in read() without returning; the return addresses into stage_one, run_job, main, __libc_start_call_main, ... are intact above it. CFI unwinding (gdb's bt) goes wrong after smash_and_block; the program's own record of its return addresses is in dumps.json (expected_return_addresses). The other thread is blocked in worker -> worker_wait -> pthread_cond_wait."
+"jit-gdb|jit-gdb.c|gcc|-O2 -g|live|JIT code registered through the GDB JIT interface (__jit_debug_descriptor / __jit_debug_register_code): the ELF executable bin/jit-gdb-code (jit-gdb-code.c, -O1 -g, linked at 0x7e0000000000, with .eh_frame, .eh_frame_hdr, .symtab and DWARF) copied into an RWX anonymous mapping at its link addresses, its whole file image registered from heap memory; no file mapping, no perf map, no __register_frame. Two threads in jit_thread -> jit_entry -> jit_middle -> jit_dispatch (JIT code, no frame pointers) -> host_block (a host callback) -> read; main in pthread_join. gdb reads the JIT object from the core's memory and names the JIT frames; each thread's own record of its return addresses is in dumps.json (expected_return_addresses, by tid)."
 )
 # Dumps that run another name's executable: it is built once as $BIN/EXE, committed once as
 # bin/EXE.xz, and is the "executable" of each of them in dumps.json. They must be made
@@ -62,6 +63,12 @@ declare -A ARGS_OF=([sig-abort]=abort)
 ASLR=(sig-segv-a sig-segv-b sig-abort)
 # Dumps whose debug info is split into bin/NAME.debug (+ debug/.build-id/xx/yyyy.debug).
 SPLIT=(stripped-debuglink debugframe-only)
+# The JIT code of jit-gdb: built from programs/jit-gdb-code.c into $BIN/jit-gdb-code (which
+# the program reads at run time from next to its executable), committed as
+# bin/jit-gdb-code.xz; a freestanding ELF executable at a fixed address, with .eh_frame
+# (+ .eh_frame_hdr), .symtab and DWARF.
+JIT_CODE_ADDR=0x7e0000000000
+JIT_CODE_FLAGS="-O1 -g -fasynchronous-unwind-tables -ffreestanding -fno-pic -fno-stack-protector -nostdlib -static -no-pie -Wl,-Ttext-segment=$JIT_CODE_ADDR -Wl,-e,jit_entry -Wl,--eh-frame-hdr -Wl,--build-id"
 
 field() { # field N "a|b|c"
     local IFS='|'
@@ -126,6 +133,7 @@ else
     for d in "${DUMPS[@]}"; do
         name=$(field 0 "$d")
         rm -rf "$BIN/$name" "$BIN/$name.debug" "$RUN/$name" "$ROOT/$name.core" "$BIN/$(exe_of "$name")"
+        [[ $name != jit-gdb ]] || rm -f "$BIN/jit-gdb-code"
     done
 fi
 mkdir -p "$SRC" "$BIN" "$RUN"
@@ -150,6 +158,16 @@ build() {
         strip --strip-debug --strip-unneeded "$BIN/$name"
         (cd "$BIN" && objcopy --add-gnu-debuglink="$name.debug" "$name")
         check_debugframe_only "$BIN/$name" "$BIN/$name.debug"
+        ;;
+    jit-gdb)
+        # shellcheck disable=SC2086
+        (cd "$SRC" && gcc $JIT_CODE_FLAGS -Wall -Wextra -o "$BIN/jit-gdb-code" jit-gdb-code.c)
+        local sect
+        for sect in .text .eh_frame .eh_frame_hdr .symtab .debug_info .debug_line; do
+            readelf -SW "$BIN/jit-gdb-code" | grep -qF " $sect " || die "jit-gdb-code has no $sect"
+        done
+        [[ $(readelf -lW "$BIN/jit-gdb-code" | awk '$1 == "LOAD" {print $3; exit}') == 0x0000${JIT_CODE_ADDR#0x} ]] ||
+            die "jit-gdb-code's first PT_LOAD is not at $JIT_CODE_ADDR"
         ;;
     esac
 }
@@ -317,6 +335,7 @@ for d in "${DUMPS[@]}"; do
     exe=$(exe_of "$name")
     [[ -n ${XZED[$exe]:-} ]] || $XZ -c "$BIN/$exe" >"bin/$exe.xz"  # a shared one once
     XZED[$exe]=1
+    [[ $name != jit-gdb ]] || $XZ -c "$BIN/jit-gdb-code" >"bin/jit-gdb-code.xz"
     libs_of "$ROOT/$name.core" >>"$ROOT/libs.txt"
 done
 : >"$ROOT/bids.txt"
@@ -577,6 +596,143 @@ with open("dumps.json", "w") as f:
 print("make-dumps: %s: thread %d, return addresses %s; smashed %s; gdb finds %s; gdb's bt: %s"
       % (name, tid, " ".join(extra["expected_return_addresses"]),
          smashed, found, " ".join(extra["gdb_backtrace"])))
+EOF
+done
+# ---------------------------------------------------------------- JIT code record (jit-gdb)
+# jit-gdb prints where it put its JIT code and what it registered (JIT line), and for each
+# JIT thread its return addresses and their stack slots (JITSTACK / JITSLOTS lines; see
+# programs/jit-gdb.c). Copy that into its dumps.json entry after checking it against the
+# core with gdb: the core's JIT mapping holds the ELF's PT_LOAD segments, the registered
+# symfile in the heap is the whole ELF file, the descriptor points at it, every return
+# address is at its slot, gdb loaded the JIT object (objfile "<in-memory@SYMFILE_ADDR>")
+# and its backtrace of each JIT thread (the oracle) has every recorded return address.
+for d in "${DUMPS[@]}"; do
+    name=$(field 0 "$d")
+    grep -q '^JITSTACK ' "$RUN/$name/stdout" || continue
+    python3 - "$name" "$RUN/$name/stdout" "$OUT" "$ROOT/$name.jit.json" "$JIT_CODE_FLAGS" <<'EOF' || die "$name: JIT record check failed"
+import json, subprocess, sys
+name, stdout, out, tmp, jit_flags = sys.argv[1:]
+jit, stacks, slots = None, {}, {}
+for line in open(stdout):
+    w = line.split()
+    if w and w[0] == "JIT":
+        jit = dict(zip(w[4::2], w[5::2]))
+        jit["lo"], jit["hi"] = w[2], w[3]
+    elif w and w[0] in ("JITSTACK", "JITSLOTS"):
+        (stacks if w[0] == "JITSTACK" else slots)[int(w[1])] = [int(x, 0) for x in w[2:]]
+lo, hi = int(jit["lo"], 0), int(jit["hi"], 0)
+symfile, size, desc = int(jit["symfile"], 0), int(jit["size"], 0), int(jit["descriptor"], 0)
+elf_path = "%s/bin/jit-gdb-code" % out
+elf = open(elf_path, "rb").read()
+assert len(elf) == size, "the registered symfile size is not the JIT file's"
+tids = sorted(stacks)
+assert len(tids) == 2 and sorted(slots) == tids
+# PT_LOAD segments of the JIT file (offset, vaddr, filesz)
+segs = []
+for line in subprocess.run(["readelf", "-lW", elf_path], capture_output=True, text=True,
+                           check=True).stdout.splitlines():
+    f = line.split()
+    if f and f[0] == "LOAD":
+        segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
+assert segs and lo == segs[0][1] & ~0xfff
+syms = []
+for line in subprocess.run(["readelf", "-sW", elf_path], capture_output=True, text=True,
+                           check=True).stdout.splitlines():
+    f = line.split()
+    if len(f) >= 8 and f[3] == "FUNC" and f[6] not in ("UND", "ABS"):
+        syms.append({"name": f[7], "address": "0x%016x" % int(f[1], 16), "size": int(f[2])})
+syms.sort(key=lambda x: x["address"])
+script = ["import gdb, json",
+          "r = {'funcs': {}, 'words': {}, 'segs': [], 'objfiles': [o.filename for o in gdb.objfiles()]}",
+          "def outer_function(pc):",
+          "    name, b = None, gdb.block_for_pc(pc)",
+          "    while b is not None and not b.is_global and not b.is_static:",
+          "        name = b.function.name if b.function is not None else name",
+          "        b = b.superblock",
+          "    return name",
+          "def mem(a, n):",
+          "    return gdb.selected_inferior().read_memory(a, n).tobytes()",
+          "def word(a):",
+          "    return int.from_bytes(mem(a, 8), 'little')",
+          "r['symfile'] = mem(%#x, %d).hex()" % (symfile, size),
+          "r['desc'] = mem(%#x, 24).hex()" % desc,
+          "r['entry'] = mem(word(%#x), 32).hex()" % (desc + 16)]
+for off, vaddr, filesz in segs:
+    script.append("r['segs'].append(mem(%#x, %d).hex())" % (vaddr, filesz))
+for t in tids:
+    script.append("r['funcs'][%d] = []; r['words'][%d] = []" % (t, t))
+    for a, sl in zip(stacks[t], slots[t]):
+        script.append("r['funcs'][%d].append([outer_function(%#x), gdb.execute('info symbol %#x', to_string=True)])"
+                      % (t, a - 1, a - 1))
+        script.append("r['words'][%d].append(word(%#x))" % (t, sl))
+script.append("open(%r, 'w').write(json.dumps(r))" % tmp)
+with open(tmp + ".py", "w") as f:
+    f.write("\n".join(script) + "\n")
+subprocess.run(["gdb", "-batch", "-nx", "-ex", "set debuginfod enabled off",
+                "-ex", "set sysroot %s/sysroot" % out,
+                "-ex", "set debug-file-directory %s/sysroot/usr/lib/debug" % out,
+                "-x", tmp + ".py", "%s/bin/%s" % (out, name), "%s/cores/%s.core" % (out, name)],
+               check=True, capture_output=True)
+g = json.load(open(tmp))
+assert bytes.fromhex(g["symfile"]) == elf, "the core's symfile bytes are not the JIT file"
+for (off, vaddr, filesz), got in zip(segs, g["segs"]):
+    assert bytes.fromhex(got) == elf[off:off + filesz], "JIT segment at %#x differs" % vaddr
+d = bytes.fromhex(g["desc"])
+version, action = int.from_bytes(d[0:4], "little"), int.from_bytes(d[4:8], "little")
+relevant, first = int.from_bytes(d[8:16], "little"), int.from_bytes(d[16:24], "little")
+e = bytes.fromhex(g["entry"])
+nxt, prev, addr, esize = (int.from_bytes(e[i:i + 8], "little") for i in range(0, 32, 8))
+assert (version, action, relevant) == (1, 1, first) and (nxt, prev, addr, esize) == (0, 0, symfile, size), \
+    "JIT descriptor/entry in the core: %r %r" % ((version, action, relevant, first), (nxt, prev, addr, esize))
+# (gdb 13 names it "<in-memory@SYMFILE_ADDR>", older ones "<< JIT compiled code at ... >>")
+jit_objfiles = [o for o in g["objfiles"] if o and (o == "<in-memory@%#x>" % symfile or "JIT" in o)]
+assert jit_objfiles, "gdb loaded no JIT objfile: %r" % g["objfiles"]
+oracle = json.load(open("oracle/%s.gdb.json" % name))
+h = lambda v: "0x%016x" % v
+funcs, found, bts = {}, {}, {}
+for t in tids:
+    funcs[t] = [fn or (sym.split()[0] if " in section " in sym else None) for fn, sym in g["funcs"][str(t)]]
+    for a, sl, w in zip(stacks[t], slots[t], g["words"][str(t)]):
+        assert w == a, "thread %d: slot %#x holds %#x, expected %#x" % (t, sl, w, a)
+    assert funcs[t][:4] == ["jit_dispatch", "jit_middle", "jit_entry", "jit_thread"], funcs[t]
+    frames = next(th["frames"] for th in oracle["threads"] if th["tid"] == t)
+    pcs = [int(f["pc"], 16) for f in frames]
+    found[t] = [a in pcs[1:] for a in stacks[t]]
+    bts[t] = [f["function"] or f["pc"] for f in frames]
+    assert all(found[t]), "thread %d: gdb's backtrace misses %r" % (t, found[t])
+    assert all(f in bts[t] for f in ("jit_dispatch", "jit_middle", "jit_entry")), bts[t]
+extra = {
+    "jit_object": "bin/jit-gdb-code",
+    "jit_object_source": "programs/jit-gdb-code.c",
+    "jit_object_build": "gcc %s -Wall -Wextra" % jit_flags,
+    "jit_load_address": h(lo),
+    "jit_mapping": {"start": h(lo), "end": h(hi), "prot": "rwx", "anonymous": True},
+    "jit_segments": [{"vaddr": h(v), "offset": o, "filesz": fs} for o, v, fs in segs],
+    "jit_entry": h(int(jit["entry"], 0)),
+    "jit_symbols": syms,
+    "jit_descriptor": h(desc),
+    "jit_symfile": {"address": h(symfile), "size": size},
+    "gdb_jit_objfile": jit_objfiles[0],
+    "jit_threads": tids,
+    "expected_return_addresses": {str(t): [h(a) for a in stacks[t]] for t in tids},
+    "expected_return_address_functions": {str(t): funcs[t] for t in tids},
+    "return_address_slots": {str(t): [h(s) for s in slots[t]] for t in tids},
+    "gdb_finds_return_address": {str(t): found[t] for t in tids},
+    "gdb_backtrace": {str(t): bts[t] for t in tids},
+}
+m = json.load(open("dumps.json"))
+for ent in m["dumps"]:
+    if ent["name"] == name:
+        ent.update(extra)
+with open("dumps.json", "w") as f:
+    json.dump(m, f, indent=2)
+    f.write("\n")
+print("make-dumps: %s: JIT code at %s..%s (%s), symfile %s (%d bytes), gdb objfile %r"
+      % (name, h(lo), h(hi), " ".join("%s@%s" % (x["name"], x["address"]) for x in syms),
+         h(symfile), size, jit_objfiles[0]))
+for t in tids:
+    print("make-dumps: %s: thread %d: %s; gdb's bt: %s"
+          % (name, t, " ".join(extra["expected_return_addresses"][str(t)]), " ".join(bts[t])))
 EOF
 done
 echo "make-dumps: done; test/dumps is $(du -sh --exclude=.git "$HERE" | cut -f1)"
