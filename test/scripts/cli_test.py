@@ -139,6 +139,15 @@ def main(stackwalk, unpacked, options):
               and any("1 malformed line" in w for w in report["warnings"]),
               "--perf-map names a frame outside every module; a malformed line is a warning")
 
+    report = json.loads(run(stackwalk, ["cores/jit-gdb.core", "--json", "-a"] + files, unpacked).stdout)
+    jit = [f for t in report["threads"] for f in t["frames"] if f["module"] and f["module"].startswith("jit@")]
+    check(len(jit) == 6 and {f["function"] for f in jit} == {"jit_dispatch", "jit_middle", "jit_entry"}
+          and all(f["file"] and f["line"] for f in jit)
+          and any(m["path"] == "[jit]" and m["file"] is None for m in report["modules"]),
+          "GDB JIT interface: code registered at run time is a module with names and file:line")
+    trusts = [f["trust"] for t in report["threads"] for f in t["frames"] if f["function"] in ("jit_middle", "jit_entry")]
+    check(trusts and set(trusts) == {"dynamic"}, "frames unwound by JIT-registered CFI have trust dynamic")
+
     r = run(stackwalk, [core, "--json", "--max-frames", "2"] + files, unpacked)
     thread = json.loads(r.stdout)["threads"][0]
     physical = [f for f in thread["frames"] if not f["inlined"]]

@@ -3,6 +3,7 @@
 
 #include "stackwalk/elfcore/ElfCoreLoader.h"
 #include "stackwalk/minidump/MinidumpLoader.h"
+#include "stackwalk/unwinder/GdbJitInterface.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -65,6 +66,7 @@ std::optional<std::string> walkDump(const std::string &path, const RunOptions &o
     return why;
   }
   ModuleResolver(options.search, &session.images).resolve(**target);
+  addGdbJitModules(**target);
   loadPerfMap(**target, options.perfMap);
   if (options.scanFrom) {
     printScanCandidates(out, path, *options.scanFrom, scanCandidates(**target, *options.scanFrom, 4096, session.symbolizer),

@@ -114,6 +114,20 @@ Error readElfLayout(const ELFObjectFile<ELFT> &elf, std::vector<LoadSegment> &se
       buildId.assign(id.begin(), id.end());
     }
   }
+  // An object without program headers (a JIT's relocatable object, registered
+  // with its sections at their final addresses) loads where its sections say.
+  if (segments.empty()) {
+    bool first = true;
+    for (const ELFSectionRef section : elf.sections()) {
+      if (!(section.getFlags() & ELF::SHF_ALLOC) || section.getAddress() == 0) continue;
+      uint64_t fileSize = section.getType() == ELF::SHT_NOBITS ? 0 : section.getSize();
+      const auto *header = elf.getSection(section.getRawDataRefImpl());
+      segments.push_back({section.getAddress(), section.getSize(), header->sh_offset, fileSize,
+                          bool(section.getFlags() & ELF::SHF_EXECINSTR)});
+      if (first || section.getAddress() < preferredBase) preferredBase = section.getAddress();
+      first = false;
+    }
+  }
   // Separate debug files keep the note sections but may mark PT_NOTE's bytes
   // NOBITS; look at the section too.
   if (buildId.empty()) {
@@ -193,6 +207,30 @@ std::optional<ModuleImage::PdbReference> ModuleImage::pdbReference() const {
   size_t slash = path.find_last_of("\\/");
   return PdbReference{std::string(slash == StringRef::npos ? path : path.substr(slash + 1)),
                       pdbDebugId(std::span<const uint8_t, 16>(info->PDB70.Signature, 16), info->PDB70.Age)};
+}
+
+std::optional<uint64_t> ModuleImage::symbolAddress(StringRef name) const {
+  auto search = [&](auto symbols) -> std::optional<uint64_t> {
+    for (const SymbolRef &symbol : symbols) {
+      Expected<StringRef> symbolName = symbol.getName();
+      if (!symbolName) {
+        consumeError(symbolName.takeError());
+        continue;
+      }
+      if (*symbolName != name) continue;
+      Expected<uint64_t> address = symbol.getAddress();
+      if (address) return *address;
+      consumeError(address.takeError());
+    }
+    return std::nullopt;
+  };
+  if (!symbolTablesUsable_) return std::nullopt;
+  if (auto found = search(object_->symbols())) return found;
+  if (const auto *elf = dyn_cast<ELFObjectFileBase>(object_.get())) {
+    auto dynamic = elf->getDynamicSymbolIterators();
+    return search(llvm::make_range(dynamic.begin(), dynamic.end()));
+  }
+  return std::nullopt;
 }
 
 bool ModuleImage::isElf() const { return isa<ELFObjectFileBase>(object_.get()); }

@@ -121,7 +121,7 @@ std::optional<Frame> StackWalker::unwindOnce() {
       if (!firstFailure) firstFailure = std::make_pair(StopReason::NoUnwindInfo, result.detail);
       continue;
     }
-    Frame caller = makeFrame(result.caller, unwinder->trust(), result.callerIpIsExact);
+    Frame caller = makeFrame(result.caller, result.trust.value_or(unwinder->trust()), result.callerIpIsExact);
     // Unwind info that yields a null return address describes the outermost
     // frame (thread entry points do this); nothing lies beyond it.
     if (caller.regs.pc() == 0u)

@@ -227,7 +227,10 @@ CfiUnwinder::Found CfiUnwinder::find(const Frame &frame, const Target &target) {
 UnwindResult CfiUnwinder::unwind(const Frame &frame, const Target &target) {
   Found found = find(frame, target);
   if (!found.entry) return UnwindResult::noInfo(found.why);
-  return applyEntry(*found.entry, found.fileAddress, frame, target);
+  UnwindResult result = applyEntry(*found.entry, found.fileAddress, frame, target);
+  // Unwind info that the process registered at run time.
+  if (frame.module->dynamic && result.status == UnwindResult::Status::Caller) result.trust = FrameTrust::Dynamic;
+  return result;
 }
 
 bool CfiUnwinder::isSignalTrampoline(const Frame &frame, const Target &target) {

@@ -22,6 +22,7 @@ struct Module {
   std::optional<uint32_t> peTimeDateStamp, peSizeOfImage; // PE identity
   std::string version;          // file version, "1.2.3.4", where recorded
   bool isMainExecutable = false;
+  bool dynamic = false;         // code generated at run time and registered (JIT)
 
   // The file that was found for it and matched its identity, or null.
   std::shared_ptr<ModuleImage> image;

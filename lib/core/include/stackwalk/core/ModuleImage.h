@@ -76,6 +76,9 @@ public:
   const std::string &pdbPath() const { return pdbPath_; }
   void setPdbPath(std::string path) { pdbPath_ = std::move(path); }
 
+  // The file address of a symbol (.symtab or .dynsym), by name.
+  std::optional<uint64_t> symbolAddress(llvm::StringRef name) const;
+
   // .gnu_debuglink: the debug file's name and CRC.
   std::optional<std::pair<std::string, uint32_t>> debugLink() const;
 

@@ -51,6 +51,7 @@ struct UnwindResult {
   Status status = Status::NoInfo;
   RegisterFile caller;
   bool callerIpIsExact = false; // the caller was interrupted (signal frame)
+  std::optional<FrameTrust> trust; // overrides the unwinder's own (e.g. dynamic)
   std::string detail;           // why NoInfo / EndOfStack, for stop reasons
 
   static UnwindResult noInfo(std::string why) {
