@@ -148,6 +148,17 @@ def main(stackwalk, unpacked, options):
     trusts = [f["trust"] for t in report["threads"] for f in t["frames"] if f["function"] in ("jit_middle", "jit_entry")]
     check(trusts and set(trusts) == {"dynamic"}, "frames unwound by JIT-registered CFI have trust dynamic")
 
+    r = run(stackwalk, [core, "--json", "--max-debug-bytes", "1000"] + files, unpacked)
+    frames = json.loads(r.stdout)["threads"][0]["frames"]
+    libc = [f for f in frames if f["module"] == "libc.so.6"]
+    check(libc and all(f["function"] and not f["file"] for f in libc) and not any(f["inlined"] for f in libc),
+          "--max-debug-bytes below libc's DWARF: libc frames named by its symbol table, without lines")
+
+    r = run(stackwalk, [core, "--json", "-a", "--max-threads", "2"] + files, unpacked)
+    report = json.loads(r.stdout)
+    check(len(report["threads"]) == 2 and any("only the first 2 of 3 threads" in w for w in report["warnings"]),
+          "--max-threads: the first threads only, with a warning")
+
     r = run(stackwalk, [core, "--json", "--max-frames", "2"] + files, unpacked)
     thread = json.loads(r.stdout)["threads"][0]
     physical = [f for f in thread["frames"] if not f["inlined"]]

@@ -28,6 +28,11 @@ std::vector<const ThreadInfo *> selectThreads(const Target &target, const Report
     if (crashed != target.threads.end()) selected.push_back(&*crashed);
     else if (!target.threads.empty()) selected.push_back(&target.threads.front());
   }
+  if (selected.size() > options.maxThreads) {
+    warnings.push_back("only the first " + std::to_string(options.maxThreads) + " of " +
+                       std::to_string(selected.size()) + " threads are walked (--max-threads)");
+    selected.resize(options.maxThreads);
+  }
   return selected;
 }
 

@@ -44,6 +44,7 @@ struct ReportOptions {
   bool allThreads = false;
   WalkLimits limits;
   std::optional<ManualStart> start; // for the one selected thread
+  size_t maxThreads = 100000;       // threads walked at most; a hostile dump may claim millions
 };
 
 // The report's frame: everything but the threads, which are walked one at a
@@ -66,6 +67,8 @@ public:
 // What outlives one dump in a batch: module files with their symbols and
 // call frame information, shared by the dumps one worker walks in turn.
 struct WalkSession {
+  explicit WalkSession(uint64_t maxDebugBytes) : symbolizer(maxDebugBytes) {}
+
   ImageCache images;
   Symbolizer symbolizer;
   CfiUnwinder cfi;

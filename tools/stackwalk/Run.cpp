@@ -104,7 +104,7 @@ private:
 } // namespace
 
 int reportDump(const std::string &path, const RunOptions &options, std::ostream &out, std::ostream &err) {
-  WalkSession session;
+  WalkSession session(options.maxDebugBytes);
   if (auto why = walkDump(path, options, out, session)) {
     err << "stackwalk: " << *why << "\n";
     return ExitUnreadable;
@@ -125,7 +125,7 @@ int reportBatch(const std::vector<std::string> &paths, const RunOptions &options
   auto worker = [&] {
     // Each worker keeps its own caches: LLVM's DWARF and PDB readers are not
     // thread-safe, and dumps of one program share most module files.
-    WalkSession session;
+    WalkSession session(options.maxDebugBytes);
     for (size_t i; (i = next++) < paths.size();) {
       std::ostringstream text;
       std::optional<std::string> failure = walkDump(paths[i], options, text, session);

@@ -27,6 +27,7 @@ struct RunOptions {
   unsigned jobs = 1;
   std::optional<uint64_t> scanFrom; // --scan-from: list return-address candidates instead
   std::string perfMap;              // --perf-map; else /tmp/perf-PID.map when it exists
+  uint64_t maxDebugBytes = uint64_t(2) << 30; // DWARF per module file, uncompressed
 };
 
 // One dump's report on `out`; why it could not be read on `err`.

@@ -31,6 +31,12 @@ int main(int argc, char **argv) {
   app.add_option("--max-frames", options.report.limits.maxFrames, "frames per thread at most")
       ->default_val(options.report.limits.maxFrames)
       ->check(CLI::Range(1u, 1000000u));
+  app.add_option("--max-debug-bytes", options.maxDebugBytes,
+                 "read a module's DWARF only up to this size uncompressed (default 2 GiB)")
+      ->default_val(options.maxDebugBytes);
+  app.add_option("--max-threads", options.report.maxThreads, "threads walked at most")
+      ->default_val(options.report.maxThreads)
+      ->check(CLI::Range(size_t(1), size_t(10000000)));
   app.add_option("--signature-frames", options.print.signatureFrames, "frames in a signature or summary line")
       ->default_val(options.print.signatureFrames)
       ->check(CLI::Range(1u, 100u));

@@ -303,6 +303,27 @@ void ModuleImage::releaseCompressedPages() const {
   }
 }
 
+uint64_t ModuleImage::debugInfoBytes() const {
+  uint64_t total = 0;
+  for (const SectionRef &section : object_->sections()) {
+    Expected<StringRef> name = section.getName();
+    if (!name) {
+      consumeError(name.takeError());
+      continue;
+    }
+    if (!name->starts_with(".debug_")) continue;
+    uint64_t size = section.getSize();
+    // ELF compressed sections start with Elf64_Chdr {type, reserved, size, align}.
+    if (isElf() && (ELFSectionRef(section).getFlags() & ELF::SHF_COMPRESSED)) {
+      Expected<StringRef> contents = section.getContents();
+      if (contents && contents->size() >= 16) size = support::endian::read64le(contents->data() + 8);
+      else if (!contents) consumeError(contents.takeError());
+    }
+    total += std::min<uint64_t>(size, UINT64_MAX - total);
+  }
+  return total;
+}
+
 bool ModuleImage::hasDwarf() const {
   auto info = section(".debug_info");
   return info && !info->data.empty();

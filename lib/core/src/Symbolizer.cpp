@@ -14,7 +14,7 @@ using namespace llvm;
 
 namespace stackwalk {
 
-Symbolizer::Symbolizer() = default;
+Symbolizer::Symbolizer(uint64_t maxDebugBytes) : maxDebugBytes_(maxDebugBytes) {}
 Symbolizer::~Symbolizer() = default;
 
 // Debug info for an image: its PDB when the resolver found one, else DWARF
@@ -34,6 +34,9 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
   }
   const ModuleImage *debug = image.debugImage();
   const ModuleImage &dwarfSource = debug ? *debug : image;
+  // Too much to decompress: an empty DWARF context, so the symbol table still names frames.
+  if (dwarfSource.debugInfoBytes() > maxDebugBytes_)
+    return DWARFContext::create(StringMap<std::unique_ptr<MemoryBuffer>>(), 8, /*isLittleEndian=*/true);
   auto context = DWARFContext::create(dwarfSource.object(), DWARFContext::ProcessDebugRelocations::Process, nullptr,
                                       "", WithColor::defaultErrorHandler, [](Error err) { consumeError(std::move(err)); });
   // LLVM decompressed every compressed debug section into memory; the

@@ -86,6 +86,9 @@ public:
   const ModuleImage *debugImage() const { return debug_.get(); }
   void setDebugImage(std::unique_ptr<ModuleImage> debug) { debug_ = std::move(debug); }
   bool hasDwarf() const;
+  // The bytes of DWARF that reading this image's debug sections would take in
+  // memory: compressed sections count at their uncompressed size.
+  uint64_t debugInfoBytes() const;
   // False when an ELF symbol table is malformed: LLVM's symbol-size code
   // aborts the process on such tables (report_fatal_error), so they are not
   // handed to it.

@@ -34,7 +34,9 @@ struct SourceFrame {
 
 class Symbolizer {
 public:
-  Symbolizer();
+  // Debug info larger than maxDebugBytes in memory is not read (symbols only):
+  // a hostile file can claim any uncompressed size.
+  explicit Symbolizer(uint64_t maxDebugBytes = uint64_t(2) << 30);
   ~Symbolizer();
 
   // The frames at a runtime address of a module, innermost inlined call first
@@ -52,6 +54,7 @@ private:
   std::map<const ModuleImage *, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
   std::map<std::pair<const ModuleImage *, uint64_t>, std::vector<SourceFrame>> cache_;
   std::vector<SourceFrame> empty_;
+  uint64_t maxDebugBytes_;
   std::map<const ModuleImage *, llvm::pdb::IPDBSession *> pdbSessions_; // owned by the modules' contexts
 };
 
