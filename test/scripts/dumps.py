@@ -113,5 +113,16 @@ def run_in(stackwalk, args, cwd, timeout=300):
     return subprocess.run([stackwalk] + args, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
+def threads_gdb_gets_wrong(dump):
+    """Threads whose gdb oracle is wrong by the dump's own account."""
+    wrong = set()
+    if "smashed_thread" in dump:
+        wrong.add(dump["smashed_thread"])
+    expected = dump.get("expected_return_addresses")
+    if dump.get("oracle_incomplete") and isinstance(expected, dict):
+        wrong |= {int(tid) for tid in expected}
+    return wrong
+
+
 def have_gdb():
     return shutil.which("gdb") is not None

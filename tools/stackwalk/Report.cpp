@@ -36,17 +36,22 @@ std::vector<const ThreadInfo *> selectThreads(const Target &target, const Report
   return selected;
 }
 
-// A frame outside every module may be JIT code a perf map names.
-bool namedByPerfMap(ReportFrame &entry, const Frame &frame, const Target &target) {
-  if (frame.module || !target.perfMap) return false;
-  const PerfMap::Entry *symbol = target.perfMap->lookup(frame.lookupAddress());
-  if (!symbol) return false;
-  entry.function = symbol->name;
-  entry.functionOffset = frame.ip - symbol->start;
-  return true;
+// A frame outside every module may be JIT code that its registration with
+// libunwind or a perf map names.
+void nameRuntimeCode(ReportFrame &entry, const Frame &frame, const Target &target,
+                     const LibunwindDynamicUnwinder &dynamic) {
+  if (frame.module) return;
+  if (const DynamicProcedure *procedure = dynamic.procedureAt(frame.lookupAddress()); procedure && !procedure->name.empty()) {
+    entry.function = procedure->name;
+    entry.functionOffset = frame.ip - procedure->start;
+  } else if (const PerfMap::Entry *symbol = target.perfMap ? target.perfMap->lookup(frame.lookupAddress()) : nullptr) {
+    entry.function = symbol->name;
+    entry.functionOffset = frame.ip - symbol->start;
+  }
 }
 
-void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer, const Target &target) {
+void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer, const Target &target,
+                const LibunwindDynamicUnwinder &dynamic) {
   ReportFrame base;
   base.kind = frame.kind;
   base.trust = frame.trust;
@@ -59,7 +64,7 @@ void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer
   const std::vector<SourceFrame> *sources = nullptr;
   if (frame.module) sources = &symbolizer.symbolize(*frame.module, frame.symbolAddress());
   if (!sources || sources->empty()) {
-    namedByPerfMap(base, frame, target);
+    nameRuntimeCode(base, frame, target, dynamic);
     base.index = unsigned(thread.frames.size());
     thread.frames.push_back(base);
     return;
@@ -88,6 +93,7 @@ Report planReport(const std::string &dumpPath, const Target &target, const Repor
   report.target = &target;
   report.warnings = target.warnings;
   report.threads = selectThreads(target, options, report.warnings);
+  report.dynamicProcedures = readLibunwindDynamicInfo(target, report.warnings);
   if (target.arch() != Arch::X86_64)
     report.warnings.push_back("unwinding " + std::string(archName(target.arch())) +
                               " stacks is not implemented: each thread shows its context frame only");
@@ -107,6 +113,7 @@ void writeReport(const Report &report, const ReportOptions &options, ReportPrint
   CfiUnwinder &cfi = session.cfi;
   Symbolizer &symbolizer = session.symbolizer;
   Win64Unwinder win64; // keyed by module base: one dump's only
+  LibunwindDynamicUnwinder dynamic(report.dynamicProcedures);
   BadCallUnwinder badCall;
   FramePointerUnwinder framePointer;
   StackScanUnwinder scan;
@@ -118,12 +125,12 @@ void writeReport(const Report &report, const ReportOptions &options, ReportPrint
     thread.crashed = target.crash && target.crash->threadId == info->tid;
     std::vector<Unwinder *> unwinders;
     if (target.arch() == Arch::X86_64 && target.os() == OS::Windows) unwinders = {&win64, &badCall, &scan};
-    else if (target.arch() == Arch::X86_64) unwinders = {&cfi, &badCall, &framePointer, &scan};
+    else if (target.arch() == Arch::X86_64) unwinders = {&cfi, &dynamic, &badCall, &framePointer, &scan};
     StackWalker walker(target, *info, unwinders, options.limits, options.start);
     while (auto frame = walker.next()) thread.physicalFrames.push_back(std::move(*frame));
     thread.stopReason = walker.stopReason();
     thread.stopDetail = walker.stopDetail();
-    for (const Frame &frame : thread.physicalFrames) addEntries(thread, frame, symbolizer, target);
+    for (const Frame &frame : thread.physicalFrames) addEntries(thread, frame, symbolizer, target, dynamic);
     printer.thread(thread);
   }
   printer.end(report);

@@ -7,6 +7,7 @@
 #include "stackwalk/core/ModuleResolver.h"
 #include "stackwalk/core/Target.h"
 #include "stackwalk/unwinder/CfiUnwinder.h"
+#include "stackwalk/unwinder/LibunwindDynamic.h"
 
 #include <optional>
 #include <string>
@@ -54,6 +55,7 @@ struct Report {
   const Target *target = nullptr;
   std::vector<const ThreadInfo *> threads; // selected, in print order
   std::vector<std::string> warnings;
+  std::vector<DynamicProcedure> dynamicProcedures; // registered with libunwind at run time
 };
 
 class ReportPrinter {

@@ -8,6 +8,8 @@
 // operation.
 #pragma once
 
+#include "stackwalk/core/StackWalker.h"
+
 #include "llvm/DebugInfo/DWARF/DWARFDebugFrame.h"
 #include "llvm/Support/Error.h"
 
@@ -65,5 +67,9 @@ private:
   std::map<uint64_t, std::unique_ptr<Entry>> entries_; // by FDE offset; null: damaged
   std::map<uint64_t, std::vector<uint8_t>> rewritten_; // programs rewritten for LLVM, by entry offset
 };
+
+// The caller's registers by the row of `entry` that covers `address` (an
+// address in the section's own terms), from the frame's registers.
+UnwindResult applyEntry(const CfiSection::Entry &entry, uint64_t address, const Frame &frame, const Target &target);
 
 } // namespace stackwalk

@@ -130,6 +130,8 @@ const UnwindRow *rowFor(const UnwindTable &table, uint64_t address) {
   return found;
 }
 
+} // namespace
+
 UnwindResult applyEntry(const CfiSection::Entry &entry, uint64_t fileAddress, const Frame &frame,
                         const Target &target) {
   const UnwindRow *row = rowFor(entry.table, fileAddress);
@@ -171,7 +173,6 @@ UnwindResult applyEntry(const CfiSection::Entry &entry, uint64_t fileAddress, co
   return result;
 }
 
-} // namespace
 
 CfiUnwinder::CfiUnwinder() = default;
 CfiUnwinder::~CfiUnwinder() = default;
