@@ -8,11 +8,45 @@ x86-64 unwinder does not implement).
 Usage: own_record_test.py STACKWALK UNPACKED_DUMPS_DIR
 """
 import json
+import os
+import shutil
+import struct
+import tempfile
 
 import dumps
 
 check = dumps.Checks()
 run = dumps.run_in
+
+
+def core_offset(core, address):
+    """The file offset of a process address in an ELF core (its PT_LOAD segments)."""
+    phoff, = struct.unpack_from("<Q", core, 0x20)
+    entsize, count = struct.unpack_from("<HH", core, 0x36)
+    for i in range(count):
+        kind, _, offset, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", core, phoff + i * entsize)
+        if kind == 1 and vaddr <= address < vaddr + filesz:
+            return offset + address - vaddr
+    return None
+
+
+def looping_registration(stackwalk, unpacked, dump):
+    """A hostile _U_dyn_info_list: the first record's `next` points at itself."""
+    first = int(dump["dyn_info_list"]["first"], 16)
+    with open(os.path.join(unpacked, dump["core"]), "rb") as f:
+        core = bytearray(f.read())
+    offset = core_offset(core, first)
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(unpacked, tmp, dirs_exist_ok=True, symlinks=True, ignore=lambda d, names: [
+            n for n in names if n.endswith(".core") and os.path.join(d, n) != os.path.join(unpacked, dump["core"])])
+        struct.pack_into("<Q", core, offset, first)
+        with open(os.path.join(tmp, dump["core"]), "wb") as f:
+            f.write(core)
+        result = run(stackwalk, dumps.stackwalk_args(dump) + ["-a", "--json"], tmp, timeout=60)
+    report = json.loads(result.stdout) if result.returncode == 0 else {}
+    check(offset is not None and any("loops" in w for w in report.get("warnings", []))
+          and len(report.get("threads", [])) == dump["threads"],
+          f"{dump['name']}: a dynamic-info list that loops on itself is a warning; every thread is still walked")
 
 
 def main(stackwalk, unpacked, options):
@@ -33,6 +67,8 @@ def main(stackwalk, unpacked, options):
             after = next((i for i, ip in enumerate(ips) if ip == want[0]), None)
             check(after is not None and after + 1 < len(frames) and frames[after + 1]["trust"] == "dynamic",
                   f"{dump['name']} thread {tid}: unwound through the generated code by its registered info (trust dynamic)")
+        if "dyn_info_list" in dump:
+            looping_registration(stackwalk, unpacked, dump)
     return check.summary()
 
 

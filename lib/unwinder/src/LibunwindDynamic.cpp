@@ -98,8 +98,8 @@ std::vector<DynamicProcedure> readLibunwindDynamicInfo(const Target &target, std
     } else if (*format == 1 || *format == 2) { // TABLE / REMOTE_TABLE: name, segbase, table_len, table_data
       procedure.format = *format == 1 ? DynamicProcedure::Format::Table : DynamicProcedure::Format::RemoteTable;
       procedure.segbase = target.readValue<uint64_t>(u + 8).value_or(0);
-      // table_len counts unw_word_t units; an entry is two int32s.
-      procedure.tableEntries = target.readValue<uint64_t>(u + 16).value_or(0) * 8 / 8;
+      // table_len counts unw_word_t units, and an entry (two int32s) is one unit on x86-64.
+      procedure.tableEntries = target.readValue<uint64_t>(u + 16).value_or(0);
       procedure.tableData = target.readValue<uint64_t>(u + 24).value_or(0);
       if (procedure.tableEntries > MaxTableEntries) {
         warnings.push_back("libunwind dynamic table at " + hex(*record) + " claims too many entries; skipped");
