@@ -30,8 +30,8 @@ def core_offset(core, address):
     return None
 
 
-def looping_registration(stackwalk, unpacked, dump):
-    """A hostile _U_dyn_info_list: the first record's `next` points at itself."""
+def patched_registration(stackwalk, unpacked, dump, next_record, warning, what):
+    """A hostile _U_dyn_info_list: the first record's `next` replaced."""
     first = int(dump["dyn_info_list"]["first"], 16)
     with open(os.path.join(unpacked, dump["core"]), "rb") as f:
         core = bytearray(f.read())
@@ -39,14 +39,14 @@ def looping_registration(stackwalk, unpacked, dump):
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(unpacked, tmp, dirs_exist_ok=True, symlinks=True, ignore=lambda d, names: [
             n for n in names if n.endswith(".core") and os.path.join(d, n) != os.path.join(unpacked, dump["core"])])
-        struct.pack_into("<Q", core, offset, first)
+        struct.pack_into("<Q", core, offset, next_record)
         with open(os.path.join(tmp, dump["core"]), "wb") as f:
             f.write(core)
         result = run(stackwalk, dumps.stackwalk_args(dump) + ["-a", "--json"], tmp, timeout=60)
     report = json.loads(result.stdout) if result.returncode == 0 else {}
-    check(offset is not None and any("loops" in w for w in report.get("warnings", []))
+    check(offset is not None and any(warning in w for w in report.get("warnings", []))
           and len(report.get("threads", [])) == dump["threads"],
-          f"{dump['name']}: a dynamic-info list that loops on itself is a warning; every thread is still walked")
+          f"{dump['name']}: {what} is a warning; every thread is still walked")
 
 
 def main(stackwalk, unpacked, options):
@@ -68,7 +68,10 @@ def main(stackwalk, unpacked, options):
             check(after is not None and after + 1 < len(frames) and frames[after + 1]["trust"] == "dynamic",
                   f"{dump['name']} thread {tid}: unwound through the generated code by its registered info (trust dynamic)")
         if "dyn_info_list" in dump:
-            looping_registration(stackwalk, unpacked, dump)
+            first = int(dump["dyn_info_list"]["first"], 16)
+            patched_registration(stackwalk, unpacked, dump, first, "loops", "a dynamic-info list that loops on itself")
+            patched_registration(stackwalk, unpacked, dump, 0x10, "unreadable",
+                                 "a dynamic-info record in unreadable memory")
     return check.summary()
 
 
