@@ -6,7 +6,7 @@ build=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 corpus=$here/../../shared/corpus
-mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind
+mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/libunwind_dynamic
 cp "$build"/dumps/cores/*.core "$out"/elfcore/
 cp "$build"/dumps/windows/dumps/*.dmp "$out"/minidump/
 if [ -d "$corpus" ]; then
