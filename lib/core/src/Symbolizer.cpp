@@ -1,5 +1,6 @@
 #include "stackwalk/core/Symbolizer.h"
 
+#include "llvm/DebugInfo/DWARF/DWARFCompileUnit.h"
 #include "llvm/DebugInfo/DWARF/DWARFContext.h"
 #include "llvm/DebugInfo/PDB/PDB.h"
 #include "llvm/DebugInfo/PDB/PDBContext.h"
@@ -13,6 +14,14 @@
 using namespace llvm;
 
 namespace stackwalk {
+
+namespace {
+
+std::unique_ptr<DIContext> emptyDwarfContext() {
+  return DWARFContext::create(StringMap<std::unique_ptr<MemoryBuffer>>(), 8, /*isLittleEndian=*/true);
+}
+
+} // namespace
 
 Symbolizer::Symbolizer(uint64_t maxDebugBytes) : maxDebugBytes_(maxDebugBytes) {}
 Symbolizer::~Symbolizer() = default;
@@ -34,16 +43,17 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
   }
   const ModuleImage *debug = image.debugImage();
   const ModuleImage &dwarfSource = debug ? *debug : image;
-  // Too much to decompress: an empty DWARF context, so the symbol table still names frames.
-  if (dwarfSource.debugInfoBytes() > maxDebugBytes_)
-    return DWARFContext::create(StringMap<std::unique_ptr<MemoryBuffer>>(), 8, /*isLittleEndian=*/true);
+  // Too much to decompress, or broken: an empty DWARF context, so the symbol table still names frames.
+  if (dwarfSource.debugInfoBytes() > maxDebugBytes_ || untrustedDwarf_.count(&image)) return emptyDwarfContext();
   auto context = DWARFContext::create(dwarfSource.object(), DWARFContext::ProcessDebugRelocations::Process, nullptr,
                                       "", WithColor::defaultErrorHandler, [](Error err) { consumeError(std::move(err)); });
   // LLVM decompressed every compressed debug section into memory; the
   // compressed file pages will not be read again.
   dwarfSource.releaseCompressedPages();
+  dwarfContexts_[&image] = context.get();
   return context;
 }
+
 
 symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image) {
   auto found = modules_.find(&image);
@@ -59,10 +69,13 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image) {
   auto module = symbolize::SymbolizableObjectFile::create(&symbolSource.object(), debugContext(image),
                                                           /*UntagAddresses=*/false);
   symbolize::SymbolizableModule *result = nullptr;
-  if (module)
+  if (module) {
     result = module->get();
-  else
+  } else {
     consumeError(module.takeError());
+    pdbSessions_.erase(&image); // went with the context
+    dwarfContexts_.erase(&image);
+  }
   modules_[&image] = module ? std::move(*module) : nullptr;
   return result;
 }
@@ -70,7 +83,20 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image) {
 void Symbolizer::forget(const ModuleImage *image) {
   modules_.erase(image);
   pdbSessions_.erase(image);
+  dwarfContexts_.erase(image);
+  untrustedDwarf_.erase(image);
   cache_.erase(cache_.lower_bound({image, 0}), cache_.upper_bound({image, UINT64_MAX}));
+}
+
+// LLVM 19 dereferences a null DIE when it looks up code in a compile unit
+// whose first DIE does not parse (an abbreviation set or code that does not
+// exist: fuzz/findings/llvm19-dwarf-updateAddressDieMap-null-die). Only the
+// unit an address falls in is checked, as LLVM would read it anyway.
+bool Symbolizer::dwarfUnitParsesAt(const ModuleImage &image, uint64_t fileAddress) const {
+  auto context = dwarfContexts_.find(&image);
+  if (context == dwarfContexts_.end()) return true;
+  DWARFCompileUnit *unit = context->second->getCompileUnitForCodeAddress(fileAddress);
+  return !unit || unit->getUnitDIE(/*ExtractUnitDIEOnly=*/true);
 }
 
 std::optional<uint64_t> Symbolizer::pdbFunctionStart(const ModuleImage &image, uint64_t address) const {
@@ -95,8 +121,13 @@ const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint
   auto cached = cache_.find(key);
   if (cached != cache_.end()) return cached->second;
 
-  std::vector<SourceFrame> &frames = cache_[key];
   symbolize::SymbolizableModule *symbols = moduleFor(image);
+  if (symbols && !dwarfUnitParsesAt(image, fileAddress)) {
+    forget(&image);
+    untrustedDwarf_.insert(&image);
+    symbols = moduleFor(image);
+  }
+  std::vector<SourceFrame> &frames = cache_[key];
   if (!symbols) return frames;
   // DWARF names first, as gdb shows them: with the symbol table on, LLVM
   // renames the physical frame after whichever ELF alias it finds (`__read`
