@@ -306,15 +306,17 @@ void ModuleImage::releaseCompressedPages() const {
 uint64_t ModuleImage::debugInfoBytes() const {
   uint64_t total = 0;
   for (const SectionRef &section : object_->sections()) {
+    // LLVM's DWARFContext decompresses every compressed section, whatever
+    // its name or if it has none (found by fuzz_module_image), so each of
+    // those counts too.
+    bool compressed = isElf() && (ELFSectionRef(section).getFlags() & ELF::SHF_COMPRESSED);
     Expected<StringRef> name = section.getName();
-    if (!name) {
-      consumeError(name.takeError());
-      continue;
-    }
-    if (!name->starts_with(".debug_")) continue;
+    bool debug = name && name->starts_with(".debug_");
+    if (!name) consumeError(name.takeError());
+    if (!debug && !compressed) continue;
     uint64_t size = section.getSize();
     // ELF compressed sections start with Elf64_Chdr {type, reserved, size, align}.
-    if (isElf() && (ELFSectionRef(section).getFlags() & ELF::SHF_COMPRESSED)) {
+    if (compressed) {
       Expected<StringRef> contents = section.getContents();
       if (contents && contents->size() >= 16) size = support::endian::read64le(contents->data() + 8);
       else if (!contents) consumeError(contents.takeError());

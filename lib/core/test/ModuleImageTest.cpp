@@ -1,4 +1,5 @@
 #include "stackwalk/core/ModuleImage.h"
+#include "stackwalk/core/Symbolizer.h"
 
 #include "llvm/BinaryFormat/ELF.h"
 
@@ -49,4 +50,38 @@ TEST_CASE("PDB debug ids as symbol stores spell them") {
   const uint8_t guid[16] = {0xa6, 0xf1, 0x8e, 0x71, 0x28, 0x20, 0xfb, 0xa0, 0x4c, 0x4c, 0x44, 0x20, 0x50, 0x44, 0x42, 0x2e};
   CHECK(pdbDebugId(std::span<const uint8_t, 16>(guid, 16), 1) == "718EF1A62028A0FB4C4C44205044422E1");
   CHECK(hexString(std::vector<uint8_t>{0x0a, 0xff}) == "0aff");
+}
+
+TEST_CASE("a compressed section without a name counts toward the debug bytes (found by fuzz_module_image)") {
+  // LLVM's DWARFContext decompresses every compressed section; one claiming
+  // 2^62 bytes must be refused before LLVM allocates them.
+  std::vector<uint8_t> bytes = ownExecutable();
+  llvm::ELF::Elf64_Ehdr header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  bool patched = false;
+  for (unsigned i = 1; i < header.e_shnum && !patched; ++i) {
+    llvm::ELF::Elf64_Shdr section;
+    size_t at = header.e_shoff + i * sizeof section;
+    std::memcpy(&section, &bytes[at], sizeof section);
+    if (section.sh_type != llvm::ELF::SHT_PROGBITS || (section.sh_flags & llvm::ELF::SHF_ALLOC) ||
+        section.sh_size < sizeof(llvm::ELF::Elf64_Chdr))
+      continue;
+    llvm::ELF::Elf64_Chdr chdr{llvm::ELF::ELFCOMPRESS_ZLIB, 0, uint64_t(1) << 62, 1};
+    std::memcpy(&bytes[section.sh_offset], &chdr, sizeof chdr);
+    section.sh_flags |= llvm::ELF::SHF_COMPRESSED;
+    section.sh_name = 0xfffffff0; // past the section name table
+    std::memcpy(&bytes[at], &section, sizeof section);
+    patched = true;
+  }
+  REQUIRE(patched);
+  auto image = ModuleImage::fromBytes(std::move(bytes), "compressed");
+  REQUIRE(bool(image));
+  CHECK((*image)->debugInfoBytes() >= uint64_t(1) << 62);
+  Module module;
+  module.name = "compressed";
+  module.size = 1 << 20;
+  module.image = std::shared_ptr<ModuleImage>(std::move(*image));
+  Symbolizer symbolizer;
+  for (const LoadSegment &segment : module.image->segments())
+    if (segment.executable) (void)symbolizer.symbolize(module, segment.vaddr + 0x10);
 }

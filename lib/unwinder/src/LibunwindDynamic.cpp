@@ -224,9 +224,16 @@ UnwindResult LibunwindDynamicUnwinder::unwindProcInfo(const DynamicProcedure &pr
       switch (op.tag) {
       case Add:
         if (op.reg != Rsp) return UnwindResult::noInfo(procedure.name + ": ADD to a register other than rsp");
-        state.spDelta += int64_t(op.val);
+        if (__builtin_add_overflow(state.spDelta, int64_t(op.val), &state.spDelta))
+          return UnwindResult::noInfo(procedure.name + ": the stack adjustments overflow");
         break;
-      case SpillSpRel: state.rules[unsigned(op.reg)] = {Rule::AtEntrySp, state.spDelta + int64_t(op.val)}; break;
+      case SpillSpRel: {
+        int64_t offset;
+        if (__builtin_add_overflow(state.spDelta, int64_t(op.val), &offset))
+          return UnwindResult::noInfo(procedure.name + ": a spill offset overflows");
+        state.rules[unsigned(op.reg)] = {Rule::AtEntrySp, offset};
+        break;
+      }
       case SpillFpRel: state.rules[unsigned(op.reg)] = {Rule::AtFramePointer, int64_t(op.val)}; break;
       case SaveReg:
         if (op.reg == Rsp) {

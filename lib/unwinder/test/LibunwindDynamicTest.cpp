@@ -137,3 +137,12 @@ TEST_CASE("proc-info: looping regions and absurd op counts end in no info, not a
   std::memcpy(&absurd.regions[12], &huge, 4);
   CHECK(absurd.unwind(region, 12, Entry, std::nullopt, false).status == UnwindResult::Status::NoInfo);
 }
+
+TEST_CASE("proc-info: stack adjustments that overflow end in no info (found by fuzz_libunwind_dynamic)") {
+  Fixture fx;
+  uint64_t region = fx.region(10, {{Add, Rsp, 0, INT64_MAX}, {Add, Rsp, 0, INT64_MAX}});
+  CHECK(fx.unwind(region, 12, Entry, std::nullopt, false).status == UnwindResult::Status::NoInfo);
+  Fixture spill;
+  region = spill.region(10, {{Add, Rsp, 0, INT64_MIN}, {SpillSpRel, Rbp, 0, INT64_MIN}});
+  CHECK(spill.unwind(region, 12, Entry, std::nullopt, false).status == UnwindResult::Status::NoInfo);
+}
