@@ -61,8 +61,10 @@ case "${1:-}" in
       echo "dev.sh: fuzz_$target for ${seconds}s"
       UBSAN_OPTIONS=halt_on_error=1 "$BUILD-fuzz/fuzz/fuzz_$target" "$BUILD-fuzz/corpus/$target" "$seeds/$target" -max_total_time="$seconds" \
         -rss_limit_mb=4096 -artifact_prefix="$BUILD-fuzz/" -print_final_stats=1 2>&1 | grep -E "^(stat::number_of_executed_units|==.*ERROR|SUMMARY)" || true
-      # One pattern at a time: ls with several fails when any of them matches nothing.
-      found=$(for kind in crash leak timeout oom; do compgen -G "$BUILD-fuzz/$kind-*" || true; done)
+      found=""
+      for artifact in "$BUILD-fuzz"/crash-* "$BUILD-fuzz"/leak-* "$BUILD-fuzz"/timeout-* "$BUILD-fuzz"/oom-*; do
+        if [ -e "$artifact" ]; then found="$found $artifact"; fi
+      done
       if [ -n "$found" ]; then
         echo "dev.sh: fuzz_$target found a failure: $found"
         exit 1

@@ -83,7 +83,7 @@ Error Evaluator::binary(uint8_t op) {
   case dwarf::DW_OP_mul: r = x * y; break;
   case dwarf::DW_OP_div:
     if (y == 0) return fail("DWARF expression divides by zero");
-    r = (int64_t(y) == -1) ? uint64_t(-int64_t(x)) : uint64_t(int64_t(x) / int64_t(y));
+    r = (int64_t(y) == -1) ? 0 - x : uint64_t(int64_t(x) / int64_t(y));
     break;
   case dwarf::DW_OP_mod:
     if (y == 0) return fail("DWARF expression divides by zero");
@@ -159,12 +159,12 @@ Error Evaluator::step(uint8_t op) {
   case DW_OP_abs: {
     auto v = pop();
     if (!v) return v.takeError();
-    return push(int64_t(*v) < 0 ? uint64_t(-int64_t(*v)) : *v);
+    return push(int64_t(*v) < 0 ? 0 - *v : *v); // unsigned: abs(INT64_MIN) wraps as DWARF consumers do
   }
   case DW_OP_neg: {
     auto v = pop();
     if (!v) return v.takeError();
-    return push(uint64_t(-int64_t(*v)));
+    return push(0 - *v);
   }
   case DW_OP_not: {
     auto v = pop();

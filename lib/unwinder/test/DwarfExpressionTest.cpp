@@ -103,3 +103,16 @@ TEST_CASE("hostile expressions end in errors, never hangs or crashes") {
   CHECK(errorOf(env.eval({DW_OP_reg3, DW_OP_lit1})) == "operations after a location description's end");
   CHECK(errorOf(env.eval({DW_OP_fbreg, 8})) == "DW_OP_fbreg without a frame base");
 }
+
+TEST_CASE("abs, neg and div of INT64_MIN wrap, as unsigned arithmetic does (found by fuzz_dwarf_expression)") {
+  Env env;
+  const uint64_t min = uint64_t(1) << 63;
+  for (uint8_t op : {DW_OP_abs, DW_OP_neg}) {
+    auto r = env.eval({op}, {min});
+    REQUIRE(bool(r));
+    CHECK(r->value == min);
+  }
+  auto r = env.eval({DW_OP_const1s, 0xff, DW_OP_div}, {min}); // INT64_MIN / -1
+  REQUIRE(bool(r));
+  CHECK(r->value == min);
+}
