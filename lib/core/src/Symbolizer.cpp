@@ -43,8 +43,8 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
   }
   const ModuleImage *debug = image.debugImage();
   const ModuleImage &dwarfSource = debug ? *debug : image;
-  // Too much to decompress, or broken: an empty DWARF context, so the symbol table still names frames.
-  if (dwarfSource.debugInfoBytes() > maxDebugBytes_ || untrustedDwarf_.count(&image)) return emptyDwarfContext();
+  // Too much to decompress: an empty DWARF context, so the symbol table still names frames.
+  if (dwarfSource.debugInfoBytes() > maxDebugBytes_) return emptyDwarfContext();
   auto context = DWARFContext::create(dwarfSource.object(), DWARFContext::ProcessDebugRelocations::Process, nullptr,
                                       "", WithColor::defaultErrorHandler, [](Error err) { consumeError(std::move(err)); });
   // LLVM decompressed every compressed debug section into memory; the
@@ -55,36 +55,39 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
 }
 
 
-symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image) {
-  auto found = modules_.find(&image);
+symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image, bool withDebugInfo) {
+  auto key = std::make_pair(&image, withDebugInfo);
+  auto found = modules_.find(key);
   if (found != modules_.end()) return found->second.get();
   // Separate debug files carry the full symbol table as well as DWARF; the
   // image itself may only have .dynsym.
   const ModuleImage *debug = image.debugImage();
   const ModuleImage &symbolSource = debug && debug->hasSymbolTable() ? *debug : image;
   if (!symbolSource.symbolTablesUsable()) {
-    modules_[&image] = nullptr;
+    modules_[key] = nullptr;
     return nullptr;
   }
-  auto module = symbolize::SymbolizableObjectFile::create(&symbolSource.object(), debugContext(image),
-                                                          /*UntagAddresses=*/false);
+  auto module = symbolize::SymbolizableObjectFile::create(
+      &symbolSource.object(), withDebugInfo ? debugContext(image) : emptyDwarfContext(), /*UntagAddresses=*/false);
   symbolize::SymbolizableModule *result = nullptr;
   if (module) {
     result = module->get();
   } else {
     consumeError(module.takeError());
-    pdbSessions_.erase(&image); // went with the context
-    dwarfContexts_.erase(&image);
+    if (withDebugInfo) { // they went with the context
+      pdbSessions_.erase(&image);
+      dwarfContexts_.erase(&image);
+    }
   }
-  modules_[&image] = module ? std::move(*module) : nullptr;
+  modules_[key] = module ? std::move(*module) : nullptr;
   return result;
 }
 
 void Symbolizer::forget(const ModuleImage *image) {
-  modules_.erase(image);
+  modules_.erase({image, true});
+  modules_.erase({image, false});
   pdbSessions_.erase(image);
   dwarfContexts_.erase(image);
-  untrustedDwarf_.erase(image);
   cache_.erase(cache_.lower_bound({image, 0}), cache_.upper_bound({image, UINT64_MAX}));
 }
 
@@ -122,11 +125,8 @@ const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint
   if (cached != cache_.end()) return cached->second;
 
   symbolize::SymbolizableModule *symbols = moduleFor(image);
-  if (symbols && !dwarfUnitParsesAt(image, fileAddress)) {
-    forget(&image);
-    untrustedDwarf_.insert(&image);
-    symbols = moduleFor(image);
-  }
+  // The rest of the module keeps its DWARF; this address is named by the symbol table.
+  if (symbols && !dwarfUnitParsesAt(image, fileAddress)) symbols = moduleFor(image, /*withDebugInfo=*/false);
   std::vector<SourceFrame> &frames = cache_[key];
   if (!symbols) return frames;
   // DWARF names first, as gdb shows them: with the symbol table on, LLVM

@@ -9,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -49,18 +48,18 @@ public:
   void forget(const ModuleImage *image);
 
 private:
-  llvm::symbolize::SymbolizableModule *moduleFor(const ModuleImage &image);
+  llvm::symbolize::SymbolizableModule *moduleFor(const ModuleImage &image, bool withDebugInfo = true);
   std::unique_ptr<llvm::DIContext> debugContext(const ModuleImage &image);
   std::optional<uint64_t> pdbFunctionStart(const ModuleImage &image, uint64_t address) const;
   bool dwarfUnitParsesAt(const ModuleImage &image, uint64_t fileAddress) const;
 
-  std::map<const ModuleImage *, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
+  // By image and whether its debug info is used (without: for code in units LLVM cannot parse).
+  std::map<std::pair<const ModuleImage *, bool>, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
   std::map<std::pair<const ModuleImage *, uint64_t>, std::vector<SourceFrame>> cache_;
   std::vector<SourceFrame> empty_;
   uint64_t maxDebugBytes_;
   std::map<const ModuleImage *, llvm::pdb::IPDBSession *> pdbSessions_; // owned by the modules' contexts
   std::map<const ModuleImage *, llvm::DWARFContext *> dwarfContexts_;    // likewise
-  std::set<const ModuleImage *> untrustedDwarf_;   // DWARF LLVM cannot be trusted with: symbols only
 };
 
 } // namespace stackwalk
