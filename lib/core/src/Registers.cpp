@@ -72,6 +72,14 @@ unsigned RegisterFile::fpRegister() const {
   }
 }
 
+RegisterFile RegisterFile::calleeSavedOnly(OS os) const {
+  RegisterFile caller(arch_);
+  for (const RegisterInfo &info : layout())
+    if (isCalleeSaved(info.number, os))
+      if (auto v = get(info.number)) caller.set(info.number, *v);
+  return caller;
+}
+
 bool RegisterFile::isCalleeSaved(unsigned reg, OS os) const {
   switch (arch_) {
   case Arch::X86_64: {

@@ -18,10 +18,7 @@ UnwindResult BadCallUnwinder::unwind(const Frame &frame, const Target &target) {
     return UnwindResult::noInfo("no return address at the stack pointer");
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;
-  result.caller = RegisterFile(frame.regs.arch());
-  for (const RegisterInfo &info : frame.regs.layout())
-    if (frame.regs.isCalleeSaved(info.number, target.os()))
-      if (auto v = frame.regs.get(info.number)) result.caller.set(info.number, *v);
+  result.caller = frame.regs.calleeSavedOnly(target.os());
   result.caller.setSp(frame.sp + size);
   result.caller.setPc(*returnAddress);
   return result;

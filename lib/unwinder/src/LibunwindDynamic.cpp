@@ -278,10 +278,7 @@ UnwindResult LibunwindDynamicUnwinder::unwindProcInfo(const DynamicProcedure &pr
   if (!ra) return UnwindResult::noInfo("the return address at " + hex(entrySp) + " is not in the dump");
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;
-  result.caller = RegisterFile(frame.regs.arch());
-  for (const RegisterInfo &info : frame.regs.layout())
-    if (frame.regs.isCalleeSaved(info.number, target.os()))
-      if (auto v = frame.regs.get(info.number)) result.caller.set(info.number, *v);
+  result.caller = frame.regs.calleeSavedOnly(target.os());
   auto fp = frame.regs.get(Rbp);
   for (auto [reg, rule] : state.rules) {
     std::optional<uint64_t> value;

@@ -385,10 +385,7 @@ UnwindResult unwindWin64Leaf(const MemorySource &memory, const Frame &frame) {
   if (!ra) return UnwindResult::noInfo("a leaf function's return address is not in the dump");
   UnwindResult out;
   out.status = UnwindResult::Status::Caller;
-  out.caller = RegisterFile(frame.regs.arch());
-  for (const RegisterInfo &info : frame.regs.layout())
-    if (frame.regs.isCalleeSaved(info.number, OS::Windows))
-      if (auto v = frame.regs.get(info.number)) out.caller.set(info.number, *v);
+  out.caller = frame.regs.calleeSavedOnly(OS::Windows);
   out.caller.setSp(*sp + 8);
   out.caller.setPc(*ra);
   return out;

@@ -61,6 +61,9 @@ public:
   // (System V for Linux, Microsoft x64 for Windows). Only these can be carried
   // from a callee frame to its caller when unwind info says "same value".
   bool isCalleeSaved(unsigned reg, OS os) const;
+  // A caller's registers as far as a callee that kept the ABI tells: the
+  // callee-saved ones that are known; the unwinder adds sp, pc and its rules.
+  RegisterFile calleeSavedOnly(OS os) const;
 
 private:
   Arch arch_;
