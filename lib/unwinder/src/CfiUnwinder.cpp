@@ -1,18 +1,15 @@
 #include "stackwalk/unwinder/CfiUnwinder.h"
 
 #include "CfiSection.h"
+#include "Hex.h"
 
 #include "stackwalk/unwinder/DwarfExpression.h"
-
-#include "llvm/ADT/StringExtras.h"
 
 using namespace llvm;
 using namespace llvm::dwarf;
 
 namespace stackwalk {
 namespace {
-
-std::string hex(uint64_t v) { return "0x" + utohexstr(v, /*LowerCase=*/true); }
 
 // Whether a rule reads the saved value from memory ("at") rather than being
 // the value ("is"). LLVM 19's UnwindLocation keeps this flag private; its

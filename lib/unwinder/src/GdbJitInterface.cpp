@@ -1,6 +1,6 @@
 #include "stackwalk/unwinder/GdbJitInterface.h"
 
-#include "llvm/ADT/StringExtras.h"
+#include "Hex.h"
 
 #include <set>
 
@@ -21,8 +21,6 @@ std::optional<uint64_t> descriptorAddress(const Target &target) {
         return *address + module.loadBias();
   return std::nullopt;
 }
-
-std::string hex(uint64_t v) { return "0x" + llvm::utohexstr(v, /*LowerCase=*/true); }
 
 } // namespace
 

@@ -1,8 +1,7 @@
 #include "stackwalk/unwinder/LibunwindDynamic.h"
 
 #include "CfiSection.h"
-
-#include "llvm/ADT/StringExtras.h"
+#include "Hex.h"
 
 #include <algorithm>
 #include <cstring>
@@ -14,8 +13,6 @@ namespace {
 constexpr size_t MaxRecords = 4096, MaxRegions = 256, MaxOps = 1024, MaxAliasDepth = 4;
 constexpr uint64_t MaxFdeBytes = 64 * 1024, MaxTableEntries = 1 << 20;
 constexpr unsigned Rsp = 7, Rbp = 6;
-
-std::string hex(uint64_t v) { return "0x" + llvm::utohexstr(v, /*LowerCase=*/true); }
 
 // unw_dyn_info_t (x86-64): next 0, prev 8, start_ip 16, end_ip 24, gp 32,
 // format 40, pad 44, load_offset 48, then the union at 56.
