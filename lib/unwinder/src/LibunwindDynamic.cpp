@@ -44,6 +44,40 @@ struct State {
   std::map<unsigned, Rule> rules;
 };
 
+// The caller's registers from the state the ops left: the return address
+// is at the stack pointer the procedure was entered with.
+UnwindResult callerFrom(const State &state, const Frame &frame, const Target &target) {
+  auto sp = frame.regs.sp();
+  if (!sp) return UnwindResult::noInfo("the stack pointer is unknown");
+  uint64_t entrySp;
+  if (state.popped) {
+    entrySp = *sp;
+  } else if (state.spSavedIn) {
+    auto saved = frame.regs.get(*state.spSavedIn);
+    if (!saved) return UnwindResult::noInfo("the register holding the stack pointer is unknown");
+    entrySp = *saved - state.spDeltaAtSave;
+  } else {
+    entrySp = *sp - state.spDelta;
+  }
+  auto ra = target.readValue<uint64_t>(entrySp);
+  if (!ra) return UnwindResult::noInfo("the return address at " + hex(entrySp) + " is not in the dump");
+  UnwindResult result;
+  result.status = UnwindResult::Status::Caller;
+  result.caller = frame.regs.calleeSavedOnly(target.os());
+  auto fp = frame.regs.get(Rbp);
+  for (auto [reg, rule] : state.rules) {
+    std::optional<uint64_t> value;
+    if (rule.kind == Rule::InRegister) value = frame.regs.get(unsigned(rule.value));
+    else if (rule.kind == Rule::AtEntrySp) value = target.readValue<uint64_t>(entrySp + rule.value);
+    else if (fp) value = target.readValue<uint64_t>(*fp + rule.value);
+    if (value) result.caller.set(reg, *value);
+    else result.caller.forget(reg);
+  }
+  result.caller.setSp(entrySp + 8);
+  result.caller.setPc(*ra);
+  return result;
+}
+
 // `_U_dyn_info_list` is hidden in Debian's libunwind (no .symtab); its
 // exported `_U_dyn_info_list_addr` returns it with `lea rax, [rip + disp32]`.
 std::optional<uint64_t> listAddress(const Target &target) {
@@ -258,36 +292,7 @@ UnwindResult LibunwindDynamicUnwinder::unwindProcInfo(const DynamicProcedure &pr
     }
     if (inside) break;
   }
-
-  auto sp = frame.regs.sp();
-  if (!sp) return UnwindResult::noInfo("the stack pointer is unknown");
-  uint64_t entrySp;
-  if (state.popped) {
-    entrySp = *sp;
-  } else if (state.spSavedIn) {
-    auto saved = frame.regs.get(*state.spSavedIn);
-    if (!saved) return UnwindResult::noInfo("the register holding the stack pointer is unknown");
-    entrySp = *saved - state.spDeltaAtSave;
-  } else {
-    entrySp = *sp - state.spDelta;
-  }
-  auto ra = target.readValue<uint64_t>(entrySp);
-  if (!ra) return UnwindResult::noInfo("the return address at " + hex(entrySp) + " is not in the dump");
-  UnwindResult result;
-  result.status = UnwindResult::Status::Caller;
-  result.caller = frame.regs.calleeSavedOnly(target.os());
-  auto fp = frame.regs.get(Rbp);
-  for (auto [reg, rule] : state.rules) {
-    std::optional<uint64_t> value;
-    if (rule.kind == Rule::InRegister) value = frame.regs.get(unsigned(rule.value));
-    else if (rule.kind == Rule::AtEntrySp) value = target.readValue<uint64_t>(entrySp + rule.value);
-    else if (fp) value = target.readValue<uint64_t>(*fp + rule.value);
-    if (value) result.caller.set(reg, *value);
-    else result.caller.forget(reg);
-  }
-  result.caller.setSp(entrySp + 8);
-  result.caller.setPc(*ra);
-  return result;
+  return callerFrom(state, frame, target);
 }
 
 } // namespace stackwalk
