@@ -1,0 +1,167 @@
+#!/bin/bash
+# make-dumps.sh: build program/ (StackwalkDotnet) with the installed .NET SDK, run it, and
+# capture .NET dumps of it with the runtime's own createdump; run ClrMD (clrmd-oracle/) on
+# each dump; write a manifest.
+#
+#   test/dumps/dotnet/make-dumps.sh OUTDIR            capture fresh dumps into OUTDIR (a test
+#                                                     can do this into a temp dir); the
+#                                                     source tree is not touched
+#   test/dumps/dotnet/make-dumps.sh --commit [OUTDIR] the same, then replace the committed
+#                                                     files under test/dumps/dotnet (cores/,
+#                                                     app/, runtime/, sysroot/, expected/,
+#                                                     dumps.json), xz -9e compressed
+#
+# Environment: FULL=1 also captures a --full dump of the parked process (large; never
+# committed). DOTNET_ROOT (default /usr/share/dotnet), RUNTIME_VERSION (default: the one
+# `dotnet --list-runtimes` lists last for Microsoft.NETCore.App), WORK (default
+# /tmp/stackwalk-dumps/dotnet: the program is built into WORK/app so that the paths the
+# dumps record for it are the same on every run), NO_ORACLE=1 skips ClrMD.
+#
+# OUTDIR gets:
+#   park-normal.core   createdump --normal of the parked process (scenarios a-e)
+#   park-heap.core     createdump --withheap of the same process, a moment later
+#   park-full.core     (FULL=1 only) createdump --full
+#   crash-normal.core  mode (f): written by the runtime itself at the unhandled exception
+#                      (DOTNET_DbgEnableMiniDump=1, DOTNET_DbgMiniDumpType=1)
+#   park.record.json, crash.record.json   the program's own record of its threads' stacks
+#   NAME.clrmd.json    ClrMD's view of each dump (clrmd-oracle)
+#   NAME.maps          /proc/PID/maps of the process when it was dumped (park only)
+#   dumps.json         the manifest (manifest.py)
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+COMMIT=0
+if [ "${1:-}" = "--commit" ]; then COMMIT=1; shift; fi
+WORK=${WORK:-/tmp/stackwalk-dumps/dotnet}
+OUT=${1:-$WORK/out}
+DOTNET_ROOT=${DOTNET_ROOT:-/usr/share/dotnet}
+DOTNET=${DOTNET:-$DOTNET_ROOT/dotnet}
+[ -x "$DOTNET" ] || DOTNET=$(command -v dotnet)
+if [ -z "${RUNTIME_VERSION:-}" ]; then
+    RUNTIME_VERSION=$("$DOTNET" --list-runtimes | awk '$1=="Microsoft.NETCore.App"{v=$2} END{print v}')
+fi
+RTDIR=$DOTNET_ROOT/shared/Microsoft.NETCore.App/$RUNTIME_VERSION
+CREATEDUMP=$RTDIR/createdump
+XZ="xz -9e -T1 --check=crc64"
+NORAND="setarch $(uname -m) -R"
+
+die() { echo "make-dumps(dotnet): $*" >&2; exit 1; }
+[ -x "$CREATEDUMP" ] || die "no createdump in $RTDIR"
+mkdir -p "$OUT" "$WORK"
+OUT=$(cd "$OUT" && pwd)
+rm -f "$OUT"/*.core "$OUT"/*.record.json "$OUT"/*.clrmd.json "$OUT"/*.maps "$OUT"/dumps.json
+
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+
+# --- build (out of the source tree: bin/obj under WORK) -------------------------------------
+rm -rf "$WORK/app" "$WORK/obj"
+(cd "$HERE/program" && "$DOTNET" build -c Release -nologo -v:q -o "$WORK/app" \
+    -p:BaseIntermediateOutputPath="$WORK/obj/" >"$WORK/build.log" 2>&1) \
+    || { cat "$WORK/build.log" >&2; die "building program/ failed"; }
+APP=$WORK/app/StackwalkDotnet
+[ -x "$APP" ] || die "no $APP after the build"
+ORACLE=
+if [ "${NO_ORACLE:-0}" != 1 ]; then
+    if (cd "$HERE/clrmd-oracle" && "$DOTNET" build -c Release -nologo -v:q -o "$WORK/oracle" \
+            -p:BaseIntermediateOutputPath="$WORK/oracle-obj/" >"$WORK/oracle-build.log" 2>&1); then
+        ORACLE=$WORK/oracle/clrmd-oracle
+    else
+        echo "make-dumps(dotnet): building clrmd-oracle failed (NuGet?), no ClrMD output; see $WORK/oracle-build.log" >&2
+    fi
+fi
+
+# --- the parked process ------------------------------------------------------------------------
+RUN=$WORK/run
+rm -rf "$RUN"; mkdir -p "$RUN"
+$NORAND "$APP" park "$OUT/park.record.json" >"$RUN/park.stdout" 2>"$RUN/park.stderr" &
+PID=$!
+for _ in $(seq 1 600); do
+    grep -q READY "$RUN/park.stdout" 2>/dev/null && break
+    kill -0 "$PID" 2>/dev/null || { cat "$RUN/park.stderr" >&2; die "the program exited early"; }
+    sleep 0.1
+done
+grep -q READY "$RUN/park.stdout" || { kill -9 "$PID"; die "the program never printed READY"; }
+# every scenario thread must be asleep in the kernel in its blocking system call:
+# read (0) for (b), futex (202) for the Thread.Sleep ones
+TIDS=$(python3 -c 'import json,sys; print(" ".join("%s:%d" % (t["scenario"], t["os_thread_id"]) for t in json.load(open(sys.argv[1]))["threads"]))' "$OUT/park.record.json")
+for _ in $(seq 1 50); do
+    ok=1
+    for st in $TIDS; do
+        tid=${st#*:}
+        state=$(sed 's/.*) //' "/proc/$PID/task/$tid/stat" | cut -d' ' -f1)
+        sc=$(cut -d' ' -f1 "/proc/$PID/task/$tid/syscall")
+        want=202; [ "${st%%:*}" = b ] && want=0
+        [ "$state" = S ] && [ "$sc" = "$want" ] || ok=0
+    done
+    [ $ok = 1 ] && break
+    sleep 0.1
+done
+[ $ok = 1 ] || { kill -9 "$PID"; die "not every scenario thread is blocked in its system call"; }
+for st in $TIDS; do
+    tid=${st#*:}
+    echo "${st%%:*} $tid $(cut -d' ' -f1 /proc/$PID/task/$tid/syscall) $(cat /proc/$PID/task/$tid/wchan)"
+done >"$OUT/park.syscalls"
+cp "/proc/$PID/maps" "$OUT/park.maps"
+for t in /proc/$PID/task/*; do echo "$(basename "$t") $(cat "$t/comm")"; done >"$OUT/park.tasks"
+"$CREATEDUMP" --normal -f "$OUT/park-normal.core" "$PID" >"$RUN/createdump-normal.log" 2>&1 \
+    || { kill -9 "$PID"; cat "$RUN/createdump-normal.log" >&2; die "createdump --normal failed"; }
+"$CREATEDUMP" --withheap -f "$OUT/park-heap.core" "$PID" >"$RUN/createdump-heap.log" 2>&1 \
+    || { kill -9 "$PID"; cat "$RUN/createdump-heap.log" >&2; die "createdump --withheap failed"; }
+if [ "${FULL:-0}" = 1 ]; then
+    "$CREATEDUMP" --full -f "$OUT/park-full.core" "$PID" >"$RUN/createdump-full.log" 2>&1 \
+        || { kill -9 "$PID"; die "createdump --full failed"; }
+fi
+echo "$PID" >"$OUT/park.pid"
+kill -9 "$PID"; wait "$PID" 2>/dev/null || true
+
+# --- (f) the crash: the runtime writes the dump itself ---------------------------------------
+set +e
+DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=1 DOTNET_DbgMiniDumpName="$OUT/crash-normal.core" \
+DOTNET_CreateDumpDiagnostics=1 \
+    $NORAND "$APP" crash "$OUT/crash.record.json" >"$RUN/crash.stdout" 2>"$RUN/crash.stderr"
+echo $? >"$OUT/crash.exitcode"
+set -e
+cp "$RUN/crash.stderr" "$OUT/crash.stderr"
+[ -s "$OUT/crash-normal.core" ] || { cat "$RUN/crash.stderr" >&2; die "the crash wrote no dump"; }
+
+# --- ClrMD --------------------------------------------------------------------------------------
+if [ -n "$ORACLE" ]; then
+    for core in "$OUT"/*.core; do
+        n=$(basename "$core" .core)
+        "$ORACLE" "$core" "$RTDIR/libmscordaccore.so" >"$OUT/$n.clrmd.json" 2>"$RUN/$n.clrmd.log" \
+            || { cat "$RUN/$n.clrmd.log" >&2; die "clrmd-oracle failed on $n"; }
+    done
+fi
+
+python3 "$HERE/manifest.py" "$OUT" "$RTDIR" "$WORK/app" "$HERE"
+echo "make-dumps(dotnet): dumps in $OUT"
+
+[ $COMMIT = 1 ] || exit 0
+
+# --- --commit: replace the committed files ------------------------------------------------------
+cd "$HERE"
+rm -rf cores app runtime sysroot expected
+mkdir -p cores app runtime expected
+for core in "$OUT"/park-normal.core "$OUT"/park-heap.core "$OUT"/crash-normal.core; do
+    $XZ -c "$core" >"cores/$(basename "$core").xz"
+done
+for f in "$OUT"/*.clrmd.json; do
+    case $(basename "$f") in park-full.*) continue ;; esac
+    cp "$f" expected/
+done
+cp "$OUT"/park.record.json "$OUT"/crash.record.json expected/
+# the files listed in the manifest's "module_files" (app/, runtime/, sysroot/)
+python3 - "$OUT/dumps.json" <<'EOF' >"$WORK/commit-files"
+import json, sys
+m = json.load(open(sys.argv[1]))
+for f in m["module_files"]:
+    if f["committed"].startswith("../"):
+        continue  # already in the parent test/dumps/sysroot
+    print(f["committed"][:-3] + "\t" + f["recorded_path"])
+EOF
+while IFS=$'\t' read -r dest src; do
+    mkdir -p "$(dirname "$dest")"
+    $XZ -c "$src" >"$dest.xz"
+done <"$WORK/commit-files"
+cp "$OUT/dumps.json" dumps.json
+du -sh "$HERE"

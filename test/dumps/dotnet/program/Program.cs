@@ -1,0 +1,410 @@
+// StackwalkDotnet: a .NET 10 test program for a mixed native/managed stack walker.
+//
+//   StackwalkDotnet park RECORD.json   start the scenario threads (a)-(e), write the program's
+//                                      own record of every scenario thread's stack to
+//                                      RECORD.json once all are parked, print READY, block
+//                                      forever (the dump is taken from outside)
+//   StackwalkDotnet crash RECORD.json  (f): start one parked helper thread, write the record of
+//                                      the crashing thread, then throw an unhandled
+//                                      InvalidOperationException four NoInlining calls deep
+//                                      (with DOTNET_DbgEnableMiniDump=1 the runtime writes
+//                                      the dump itself)
+//
+// Every method of interest is [MethodImpl(NoInlining)]; each scenario thread records its own
+// stack (new StackTrace(1, false), the recorder skipped) right before its blocking call.
+// No System.Text.Json etc.: the JSON is written by hand so that the process maps as few
+// assemblies as possible.
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Reflection;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Text;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace StackwalkTest.Scenarios
+{
+    internal static unsafe class Native
+    {
+        [DllImport("libc", EntryPoint = "gettid")]
+        public static extern int gettid();
+
+        [DllImport("libc", EntryPoint = "getpid")]
+        public static extern int getpid();
+
+        [DllImport("libc", EntryPoint = "pipe")]
+        public static extern int pipe(int* fds);
+
+        // (b): a blittable P/Invoke; the JIT inlines the transition into the caller
+        // (InlinedCallFrame on the caller's stack frame), no IL stub frame.
+        [DllImport("libc", EntryPoint = "read")]
+        public static extern nint read(int fd, byte* buf, nint count);
+    }
+
+    internal sealed class FrameRecord
+    {
+        public string Name;          // Namespace.Type.Method (generic type definition's FullName, + for nesting)
+        public string Display;       // MethodBase.ToString()
+        public string TypeArgs;      // declaring type's generic arguments, or null
+        public string MethodArgs;    // method's generic arguments, or null
+        public string MethodDesc;    // MethodHandle.Value in hex (the MethodDesc in CoreCLR)
+        public int NativeOffset;
+        public int ILOffset;
+    }
+
+    internal sealed class ThreadRecord
+    {
+        public string Scenario;
+        public string Description;
+        public string BlockingCall;
+        public int OsThreadId;
+        public int ManagedThreadId;
+        public bool IsThreadPoolThread;
+        public List<FrameRecord> Frames;
+    }
+
+    internal static class Recorder
+    {
+        private static readonly object Lock = new object();
+        public static readonly List<ThreadRecord> Records = new List<ThreadRecord>();
+        public static readonly CountdownEvent Parked = new CountdownEvent(5);
+
+        // Record the caller's stack (this method skipped), innermost first.
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void RecordAndSignal(string scenario, string description, string blockingCall, bool signal = true)
+        {
+            var st = new StackTrace(1, false);
+            var frames = new List<FrameRecord>();
+            foreach (StackFrame f in st.GetFrames())
+            {
+                MethodBase m = f.GetMethod();
+                var fr = new FrameRecord { NativeOffset = f.GetNativeOffset(), ILOffset = f.GetILOffset() };
+                if (m == null)
+                {
+                    fr.Name = "<unknown>";
+                }
+                else
+                {
+                    Type t = m.DeclaringType;
+                    Type td = t == null ? null : (t.IsGenericType ? t.GetGenericTypeDefinition() : t);
+                    fr.Name = (td == null ? "<global>" : td.FullName) + "." + m.Name;
+                    fr.Display = m.ToString();
+                    if (t != null && t.IsGenericType)
+                        fr.TypeArgs = string.Join(",", Array.ConvertAll(t.GetGenericArguments(), a => a.FullName ?? a.Name));
+                    if (m.IsGenericMethod)
+                        fr.MethodArgs = string.Join(",", Array.ConvertAll(m.GetGenericArguments(), a => a.FullName ?? a.Name));
+                    try { fr.MethodDesc = "0x" + m.MethodHandle.Value.ToString("x"); } catch { fr.MethodDesc = null; }
+                }
+                frames.Add(fr);
+            }
+            var rec = new ThreadRecord
+            {
+                Scenario = scenario,
+                Description = description,
+                BlockingCall = blockingCall,
+                OsThreadId = Native.gettid(),
+                ManagedThreadId = Environment.CurrentManagedThreadId,
+                IsThreadPoolThread = Thread.CurrentThread.IsThreadPoolThread,
+                Frames = frames,
+            };
+            lock (Lock) Records.Add(rec);
+            if (signal) Parked.Signal();
+        }
+
+        private static string Q(string s)
+        {
+            if (s == null) return "null";
+            var sb = new StringBuilder("\"");
+            foreach (char c in s)
+            {
+                if (c == '"' || c == '\\') sb.Append('\\').Append(c);
+                else if (c < 0x20) sb.Append("\\u").Append(((int)c).ToString("x4"));
+                else sb.Append(c);
+            }
+            return sb.Append('"').ToString();
+        }
+
+        public static void Write(string path, string mode)
+        {
+            var sb = new StringBuilder();
+            sb.Append("{\n");
+            sb.Append("  \"mode\": ").Append(Q(mode)).Append(",\n");
+            sb.Append("  \"pid\": ").Append(Native.getpid()).Append(",\n");
+            sb.Append("  \"runtime_version\": ").Append(Q(Environment.Version.ToString())).Append(",\n");
+            sb.Append("  \"framework\": ").Append(Q(RuntimeInformation.FrameworkDescription)).Append(",\n");
+            sb.Append("  \"corelib\": ").Append(Q(typeof(object).Assembly.Location)).Append(",\n");
+            sb.Append("  \"app\": ").Append(Q(typeof(Recorder).Assembly.Location)).Append(",\n");
+            sb.Append("  \"process_path\": ").Append(Q(Environment.ProcessPath)).Append(",\n");
+            sb.Append("  \"tiered_compilation_env\": ").Append(Q(Environment.GetEnvironmentVariable("DOTNET_TieredCompilation"))).Append(",\n");
+            sb.Append("  \"threads\": [\n");
+            List<ThreadRecord> recs;
+            lock (Lock) { recs = new List<ThreadRecord>(Records); }
+            recs.Sort((x, y) => string.CompareOrdinal(x.Scenario, y.Scenario));
+            for (int i = 0; i < recs.Count; i++)
+            {
+                var r = recs[i];
+                sb.Append("    {\"scenario\": ").Append(Q(r.Scenario))
+                  .Append(", \"os_thread_id\": ").Append(r.OsThreadId)
+                  .Append(", \"managed_thread_id\": ").Append(r.ManagedThreadId)
+                  .Append(", \"is_thread_pool_thread\": ").Append(r.IsThreadPoolThread ? "true" : "false")
+                  .Append(",\n     \"description\": ").Append(Q(r.Description))
+                  .Append(",\n     \"blocking_call\": ").Append(Q(r.BlockingCall))
+                  .Append(",\n     \"frames\": [\n");
+                for (int j = 0; j < r.Frames.Count; j++)
+                {
+                    var f = r.Frames[j];
+                    sb.Append("       {\"name\": ").Append(Q(f.Name))
+                      .Append(", \"method_desc\": ").Append(Q(f.MethodDesc))
+                      .Append(", \"native_offset\": ").Append(f.NativeOffset)
+                      .Append(", \"il_offset\": ").Append(f.ILOffset)
+                      .Append(", \"type_args\": ").Append(Q(f.TypeArgs))
+                      .Append(", \"method_args\": ").Append(Q(f.MethodArgs))
+                      .Append(", \"display\": ").Append(Q(f.Display))
+                      .Append(j + 1 < r.Frames.Count ? "},\n" : "}\n");
+                }
+                sb.Append("     ]}").Append(i + 1 < recs.Count ? ",\n" : "\n");
+            }
+            sb.Append("  ]\n}\n");
+            string tmp = path + ".tmp";
+            System.IO.File.WriteAllText(tmp, sb.ToString());
+            System.IO.File.Move(tmp, path, true);
+        }
+    }
+
+    // (a) main thread: Program.Main -> Scenarios.A -> Outer.Inner<int>.B<string> -> Scenarios.C -> Thread.Sleep
+    public static class Outer
+    {
+        public static class Inner<T>
+        {
+            [MethodImpl(MethodImplOptions.NoInlining)]
+            public static int B<U>(T t, U u)
+            {
+                int r = MainScenario.C(t.GetHashCode(), u.ToString());
+                return r + 1;
+            }
+        }
+    }
+
+    public static class MainScenario
+    {
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int A(int depth)
+        {
+            int r = Outer.Inner<int>.B<string>(depth, "b");
+            return r + 1;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int C(int x, string s)
+        {
+            Recorder.RecordAndSignal("a", "main thread: Program.Main -> MainScenario.A -> Outer.Inner<int>.B<string> (nested generic type, generic method over a reference type: shared canonical code) -> MainScenario.C -> Thread.Sleep(Infinite)", "Thread.Sleep(Timeout.Infinite)");
+            Thread.Sleep(Timeout.Infinite);
+            return x + s.Length;
+        }
+    }
+
+    // (b) a thread blocked in read() on a pipe nobody writes, through [DllImport("libc")]
+    public static unsafe class PInvokeScenario
+    {
+        private static int s_readFd = -1;
+
+        public static void Setup()
+        {
+            int* fds = stackalloc int[2];
+            if (Native.pipe(fds) != 0) throw new Exception("pipe failed");
+            s_readFd = fds[0];
+            // fds[1] (the write end) stays open and is never written
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void ThreadMain()
+        {
+            Outer(3);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static long Outer(int n)
+        {
+            return BlockInRead(n) + 1;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static long BlockInRead(int n)
+        {
+            byte* buf = stackalloc byte[16];
+            Recorder.RecordAndSignal("b", "P/Invoke: PInvokeScenario.ThreadMain -> Outer -> BlockInRead -> libc read() on an empty pipe ([DllImport(\"libc\")], transition inlined into BlockInRead: InlinedCallFrame)", "libc read(pipe) via DllImport");
+            return (long)Native.read(s_readFd, buf, 16) + n;
+        }
+    }
+
+    // (c) managed -> delegate* unmanaged -> [UnmanagedCallersOnly] -> block
+    public static unsafe class ReversePInvokeScenario
+    {
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void ThreadMain()
+        {
+            CallThroughPointer(7);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int CallThroughPointer(int v)
+        {
+            delegate* unmanaged<int, int> fp = &Callback;
+            return fp(v) + 1;
+        }
+
+        [UnmanagedCallersOnly]
+        public static int Callback(int v)
+        {
+            return InsideCallback(v) + 1;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int InsideCallback(int v)
+        {
+            Recorder.RecordAndSignal("c", "reverse P/Invoke: ReversePInvokeScenario.ThreadMain -> CallThroughPointer -> (delegate* unmanaged: P/Invoke transition) -> [UnmanagedCallersOnly] Callback (reverse P/Invoke entry) -> InsideCallback -> Thread.Sleep(Infinite)", "Thread.Sleep(Timeout.Infinite)");
+            Thread.Sleep(Timeout.Infinite);
+            return v;
+        }
+    }
+
+    // (d) blocked inside a catch block after a throw two frames down
+    public static class CatchScenario
+    {
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void ThreadMain()
+        {
+            CatchSite(2);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int CatchSite(int n)
+        {
+            try
+            {
+                return Thrower1(n);
+            }
+            catch (InvalidOperationException e)
+            {
+                return BlockInCatch(e);
+            }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int Thrower1(int n)
+        {
+            return Thrower2(n) + 1;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int Thrower2(int n)
+        {
+            if (n > 0) throw new InvalidOperationException("scenario d");
+            return n;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int BlockInCatch(Exception e)
+        {
+            Recorder.RecordAndSignal("d", "catch block: CatchScenario.ThreadMain -> CatchSite (catch funclet) -> BlockInCatch -> Thread.Sleep(Infinite), after Thrower2 threw InvalidOperationException through Thrower1", "Thread.Sleep(Timeout.Infinite)");
+            Thread.Sleep(Timeout.Infinite);
+            return e.Message.Length;
+        }
+    }
+
+    // (e) an async continuation on a thread-pool thread that blocks
+    public static class AsyncScenario
+    {
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<int> RunAsync(int v)
+        {
+            await Task.Yield();
+            return BlockAfterAwait(v) + 1;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int BlockAfterAwait(int v)
+        {
+            Recorder.RecordAndSignal("e", "async continuation on a thread-pool thread: AsyncScenario.RunAsync (after await Task.Yield(); state machine <RunAsync>d__0.MoveNext) -> BlockAfterAwait -> Thread.Sleep(Infinite)", "Thread.Sleep(Timeout.Infinite)");
+            Thread.Sleep(Timeout.Infinite);
+            return v;
+        }
+    }
+
+    // (f) crash: unhandled InvalidOperationException four NoInlining calls deep on the main thread
+    public static class CrashScenario
+    {
+        public static string RecordPath;
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int Crash1(int n) { return Crash2(n + 1) + 1; }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int Crash2(int n) { return Crash3(n + 1) + 1; }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int Crash3(int n) { return CrashThrow(n + 1) + 1; }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int CrashThrow(int n)
+        {
+            Recorder.RecordAndSignal("f", "crash: Program.Main -> CrashScenario.Crash1 -> Crash2 -> Crash3 -> CrashThrow throws an unhandled InvalidOperationException", "throw (unhandled)", signal: false);
+            Recorder.Write(RecordPath, "crash");
+            if (n > 0) throw new InvalidOperationException("stackwalk crash scenario f");
+            return n;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void Helper()
+        {
+            Thread.Sleep(Timeout.Infinite);
+        }
+    }
+
+    public static class Program
+    {
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int Main(string[] args)
+        {
+            if (args.Length != 2 || (args[0] != "park" && args[0] != "crash"))
+            {
+                Console.Error.WriteLine("usage: StackwalkDotnet park|crash RECORD.json");
+                return 2;
+            }
+            string record = args[1];
+            if (args[0] == "crash")
+            {
+                CrashScenario.RecordPath = record;
+                var h = new Thread(CrashScenario.Helper) { IsBackground = true, Name = "crash-helper" };
+                h.Start();
+                Thread.Sleep(300);
+                return CrashScenario.Crash1(0);
+            }
+
+            PInvokeScenario.Setup();
+            var threads = new[]
+            {
+                new Thread(PInvokeScenario.ThreadMain) { IsBackground = true, Name = "scenario-b-pinvoke" },
+                new Thread(ReversePInvokeScenario.ThreadMain) { IsBackground = true, Name = "scenario-c-unmanagedcallersonly" },
+                new Thread(CatchScenario.ThreadMain) { IsBackground = true, Name = "scenario-d-catch" },
+            };
+            foreach (var t in threads) t.Start();
+            Task<int> task = AsyncScenario.RunAsync(5);
+
+            var coordinator = new Thread(() =>
+            {
+                Recorder.Parked.Wait();
+                Thread.Sleep(1000);  // let every thread get from its record into its blocking call
+                Recorder.Write(record, "park");
+                Console.Out.WriteLine("READY");
+                Console.Out.Flush();
+                Thread.Sleep(Timeout.Infinite);
+            }) { IsBackground = true, Name = "coordinator" };
+            coordinator.Start();
+
+            return MainScenario.A(1) + task.Result;
+        }
+    }
+}
