@@ -254,6 +254,18 @@ for path in sorted(modules):
         "mapped_and_in_core": m["dumps"],
     })
 
+# files no dump maps that a reader may still want
+extra_files = []
+for path, committed, why in [
+        (os.path.join(appdir, "StackwalkDotnet.pdb"), "app/StackwalkDotnet.pdb.xz",
+         "the app's portable PDB (line numbers of the managed frames); not mapped by the process"),
+        (os.path.join(rtdir, "libmscordaccore.so"), "runtime/libmscordaccore.so.xz",
+         "the runtime's DAC (what ClrMD, SOS and createdump use to walk managed stacks); not mapped by the process")]:
+    if os.path.exists(path):
+        extra_files.append({"recorded_path": path, "committed": committed, "why": why,
+                            "size": os.path.getsize(path), "sha256": sha256(path),
+                            "build_id": build_id(path) if path.endswith(".so") else None})
+
 manifest = {
     "comment": "Made by make-dumps.sh (manifest.py). Paths are relative to test/dumps/dotnet (committed as PATH.xz; unpack.py test/dumps OUT writes OUT/dotnet/PATH). module_files: every file the dumps' NT_FILE notes map, with the bytes of its mappings the dump holds (createdump saves only some pages of each module); 'committed' is where its xz copy is (../sysroot = the parent test/dumps/sysroot). scenario_threads: by OS thread id, the program's own record and ClrMD's frames ([Name] = a runtime Frame) and whether they agree.",
     "machine": platform.platform(),
@@ -266,6 +278,7 @@ manifest = {
     "sysroot_dirs": ["sysroot", "../sysroot"],
     "dumps": dumps,
     "module_files": module_files,
+    "extra_files": extra_files,
 }
 with open(os.path.join(out, "dumps.json"), "w") as f:
     json.dump(manifest, f, indent=2)
