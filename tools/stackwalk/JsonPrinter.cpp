@@ -89,6 +89,21 @@ Json modulesJson(const std::vector<Module> &modules) {
   return out;
 }
 
+Json runtimesJson(const Report &report) {
+  Json out = Json::array();
+  if (!report.runtime) return out;
+  const frames::ContractDescriptor &descriptor = report.runtime->descriptor();
+  Json contracts = Json::object();
+  for (const auto &[name, version] : descriptor.contracts()) contracts[name] = version;
+  out.push_back(Json{{"kind", "coreclr"},
+                     {"version", stringOrNull(report.runtime->version())},
+                     {"module", descriptor.origin().module},
+                     {"descriptor", addressString(descriptor.origin().address)},
+                     {"descriptor_source", descriptor.origin().source},
+                     {"contracts", std::move(contracts)}});
+  return out;
+}
+
 Json registersJson(const RegisterFile &regs) {
   Json out = Json::object();
   for (const RegisterInfo &info : regs.layout())
@@ -104,12 +119,17 @@ Json frameJson(const ReportFrame &frame, const PrintOptions &options) {
            {"trust", std::string(trustName(frame.trust))},
            {"ip", addressString(frame.ip)},
            {"sp", addressString(frame.sp)},
-           {"module", frame.module ? Json(frame.module->name) : Json(nullptr)},
+           {"module", !frame.moduleName.empty() ? Json(frame.moduleName) : frame.module ? Json(frame.module->name) : Json(nullptr)},
            {"module_offset", frame.module ? Json(offsetString(frame.ip - frame.module->base)) : Json(nullptr)},
            {"function", stringOrNull(frame.function)},
            {"function_offset", frame.functionOffset ? Json(offsetString(*frame.functionOffset)) : Json(nullptr)},
            {"file", stringOrNull(frame.file)},
-           {"line", orNull(frame.line)}};
+           {"line", orNull(frame.line)},
+           {"frame_name", stringOrNull(frame.frameName)},
+           {"frame_address", frame.frameAddress ? Json(addressString(*frame.frameAddress)) : Json(nullptr)},
+           {"method_desc", frame.methodDesc ? Json(addressString(*frame.methodDesc)) : Json(nullptr)},
+           {"method", frame.kind == FrameKind::Native ? Json(nullptr) : stringOrNull(frame.function)},
+           {"note", stringOrNull(frame.note)}};
   if (options.registers && frame.registers) out["registers"] = registersJson(*frame.registers);
   if (options.rawContext && frame.registers) {
     std::vector<uint8_t> context = toWindowsContext(*frame.registers);
@@ -160,7 +180,7 @@ void JsonPrinter::begin(const Report &report) {
   out_ << (compact ? "{\"schema\":\"stackwalk/1\"" : "{\n \"schema\": \"stackwalk/1\"") << key("dump")
        << nested(dumpJson(report), 1, compact) << key("crash") << nested(crashJson(*report.target), 1, compact)
        << key("modules") << nested(modulesJson(report.target->modules), 1, compact) << key("unloaded_modules")
-       << nested(modulesJson(report.target->unloadedModules), 1, compact) << key("runtimes") << "[]" << key("threads")
+       << nested(modulesJson(report.target->unloadedModules), 1, compact) << key("runtimes") << nested(runtimesJson(report), 1, compact) << key("threads")
        << "[";
 }
 
@@ -170,7 +190,8 @@ void JsonPrinter::thread(const ReportThread &thread) {
   Json json{{"tid", thread.tid},
             {"name", orNull(thread.name)},
             {"crashed", thread.crashed},
-            {"managed_thread_id", nullptr},
+            {"managed_thread_id", orNull(thread.managedThreadId)},
+            {"managed_note", stringOrNull(thread.managedNote)},
             {"stop_reason", std::string(stopReasonName(thread.stopReason))},
             {"stop_detail", stringOrNull(thread.stopDetail)},
             {"frames", std::move(frames)}};

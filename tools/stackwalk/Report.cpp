@@ -1,4 +1,5 @@
 #include "Report.h"
+#include "ManagedFrames.h"
 
 #include "stackwalk/unwinder/CfiUnwinder.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
@@ -94,6 +95,7 @@ Report planReport(const std::string &dumpPath, const Target &target, const Repor
   report.warnings = target.warnings;
   report.threads = selectThreads(target, options, report.warnings);
   report.dynamicProcedures = readLibunwindDynamicInfo(target, report.warnings);
+  report.runtime = openRuntime(target, report.warnings);
   if (target.arch() != Arch::X86_64)
     report.warnings.push_back("unwinding " + std::string(archName(target.arch())) +
                               " stacks is not implemented: each thread shows its context frame only");
@@ -123,14 +125,28 @@ void writeReport(const Report &report, const ReportOptions &options, ReportPrint
     thread.tid = info->tid;
     thread.name = info->name;
     thread.crashed = target.crash && target.crash->threadId == info->tid;
+    std::optional<ManagedThread> managed;
+    if (report.runtime) managed.emplace(*report.runtime, thread);
     std::vector<Unwinder *> unwinders;
-    if (target.arch() == Arch::X86_64 && target.os() == OS::Windows) unwinders = {&win64, &badCall, &scan};
-    else if (target.arch() == Arch::X86_64) unwinders = {&cfi, &dynamic, &badCall, &framePointer, &scan};
+    if (managed) unwinders.push_back(managed->codeUnwinder());
+    if (target.arch() == Arch::X86_64 && target.os() == OS::Windows) unwinders.push_back(&win64);
+    else if (target.arch() == Arch::X86_64) unwinders.insert(unwinders.end(), {&cfi, &dynamic});
+    if (managed && managed->frameUnwinder()) unwinders.push_back(managed->frameUnwinder());
+    if (target.arch() == Arch::X86_64 && target.os() == OS::Windows) unwinders.insert(unwinders.end(), {&badCall, &scan});
+    else if (target.arch() == Arch::X86_64) unwinders.insert(unwinders.end(), {&badCall, &framePointer, &scan});
+    if (target.arch() != Arch::X86_64) unwinders.clear();
     StackWalker walker(target, *info, unwinders, options.limits, options.start);
     while (auto frame = walker.next()) thread.physicalFrames.push_back(std::move(*frame));
     thread.stopReason = walker.stopReason();
     thread.stopDetail = walker.stopDetail();
-    for (const Frame &frame : thread.physicalFrames) addEntries(thread, frame, symbolizer, target, dynamic);
+    const std::vector<Frame> &physical = thread.physicalFrames;
+    for (size_t i = 0; i < physical.size(); ++i) {
+      std::optional<uint64_t> callerSp;
+      if (i + 1 < physical.size()) callerSp = physical[i + 1].sp;
+      if (!managed || !managed->addEntries(thread, physical[i], callerSp))
+        addEntries(thread, physical[i], symbolizer, target, dynamic);
+    }
+    if (options.managedOnly) keepManagedOnly(thread);
     printer.thread(thread);
   }
   printer.end(report);

@@ -6,9 +6,12 @@
 #include "stackwalk/core/Symbolizer.h"
 #include "stackwalk/core/ModuleResolver.h"
 #include "stackwalk/core/Target.h"
+#include "stackwalk/frames/DotnetRuntime.h"
 #include "stackwalk/unwinder/CfiUnwinder.h"
 #include "stackwalk/unwinder/LibunwindDynamic.h"
 
+#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,8 +29,13 @@ struct ReportFrame {
   std::optional<uint64_t> functionOffset;
   std::string file;
   std::optional<uint32_t> line;
-  const RegisterFile *registers = nullptr; // physical frames only
+  const RegisterFile *registers = nullptr; // physical frames and runtime Frames with a context
   bool signalTrampoline = false;
+  std::string moduleName;                // managed frames: the assembly's file, where no Module maps the code
+  std::optional<uint64_t> methodDesc;    // managed frames, and runtime Frames that name a method
+  std::optional<uint64_t> frameAddress;  // runtime Frames
+  std::string frameName;                 // runtime Frames: "InlinedCallFrame"
+  std::string note;                      // why a managed name or MethodDesc is missing
 };
 
 struct ReportThread {
@@ -36,6 +44,9 @@ struct ReportThread {
   bool crashed = false;
   std::vector<Frame> physicalFrames; // owns the registers the entries point to
   std::vector<ReportFrame> frames;
+  std::deque<RegisterFile> frameContexts; // the registers runtime Frames carry
+  std::optional<uint32_t> managedThreadId;
+  std::string managedNote; // why the managed part of the walk is incomplete
   StopReason stopReason = StopReason::None;
   std::string stopDetail;
 };
@@ -46,6 +57,7 @@ struct ReportOptions {
   WalkLimits limits;
   std::optional<ManualStart> start; // for the one selected thread
   size_t maxThreads = 100000;       // threads walked at most; a hostile dump may claim millions
+  bool managedOnly = false;         // only managed frames and runtime Frames (StackWalk.md's walk)
 };
 
 // The report's frame: everything but the threads, which are walked one at a
@@ -56,6 +68,7 @@ struct Report {
   std::vector<const ThreadInfo *> threads; // selected, in print order
   std::vector<std::string> warnings;
   std::vector<DynamicProcedure> dynamicProcedures; // registered with libunwind at run time
+  std::unique_ptr<frames::DotnetRuntime> runtime;  // the process's .NET runtime, if it has one we can read
 };
 
 class ReportPrinter {

@@ -1,4 +1,5 @@
 #include "Run.h"
+#include "RuntimeInfo.h"
 #include "ScanCandidates.h"
 
 #include "stackwalk/elfcore/ElfCoreLoader.h"
@@ -71,6 +72,11 @@ std::optional<std::string> walkDump(const std::string &path, const RunOptions &o
   if (options.scanFrom) {
     printScanCandidates(out, path, *options.scanFrom, scanCandidates(**target, *options.scanFrom, 4096, session.symbolizer),
                         options.format == RunOptions::Format::Json);
+    session.endDump(**target);
+    return std::nullopt;
+  }
+  if (options.runtimeInfo) {
+    printRuntimeInfo(out, path, **target, options.format == RunOptions::Format::Json);
     session.endDump(**target);
     return std::nullopt;
   }

@@ -26,6 +26,7 @@ struct RunOptions {
   ModuleSearchOptions search;
   unsigned jobs = 1;
   std::optional<uint64_t> scanFrom; // --scan-from: list return-address candidates instead
+  bool runtimeInfo = false;         // --runtime-info: describe the .NET runtime instead
   std::string perfMap;              // --perf-map; else /tmp/perf-PID.map when it exists
   uint64_t maxDebugBytes = uint64_t(2) << 30; // DWARF per module file, uncompressed
 };

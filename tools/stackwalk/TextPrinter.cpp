@@ -8,8 +8,14 @@ namespace stackwalk {
 namespace {
 
 std::string location(const ReportFrame &frame) {
+  if (frame.kind == FrameKind::Runtime) {
+    std::string out = "[" + frame.frameName + ": " + addressString(*frame.frameAddress) + "]";
+    if (!frame.function.empty()) out += " " + frame.function;
+    return printable(out);
+  }
   std::string out;
-  if (frame.module) out = frame.module->name;
+  if (!frame.moduleName.empty()) out = frame.moduleName;
+  else if (frame.module) out = frame.module->name;
   if (!frame.function.empty()) {
     out += (out.empty() ? "" : "!") + frame.function;
     if (frame.functionOffset && *frame.functionOffset) out += "+" + offsetString(*frame.functionOffset);
@@ -43,6 +49,12 @@ void printHeader(std::ostream &out, const Report &report) {
     out << " in thread " << crash.threadId << "\n";
   } else {
     out << "crash:   none recorded\n";
+  }
+  if (const frames::DotnetRuntime *runtime = report.runtime.get()) {
+    const auto &origin = runtime->descriptor().origin();
+    out << "runtime: .NET " << (runtime->version().empty() ? "(version unknown)" : runtime->version()) << " (coreclr, "
+        << origin.module << ", contract descriptor at " << addressString(origin.address) << " from the " << origin.source
+        << ")\n";
   }
   for (const std::string &warning : report.warnings) out << "warning: " << printable(warning) << "\n";
 }
@@ -80,13 +92,18 @@ void TextPrinter::thread(const ReportThread &thread) {
   out_ << "\nThread " << thread.tid;
   if (thread.name) out_ << " \"" << printable(*thread.name) << "\"";
   if (thread.crashed) out_ << " (crashed)";
+  if (thread.managedThreadId) out_ << " (managed thread " << *thread.managedThreadId << ")";
   out_ << "\n";
+  if (!thread.managedNote.empty()) out_ << "  managed: " << printable(thread.managedNote) << "\n";
   for (const ReportFrame &frame : thread.frames) {
     char prefix[96];
     std::snprintf(prefix, sizeof prefix, "  #%-3u %s %s ", frame.index, addressString(frame.sp).c_str(),
                   addressString(frame.ip).c_str());
     out_ << prefix << (frame.inlined ? "(inlined) " : "") << location(frame)
-         << (frame.signalTrampoline ? " <signal handler called>" : "") << "  (" << trustName(frame.trust) << ")\n";
+         << (frame.signalTrampoline ? " <signal handler called>" : "");
+    if (frame.methodDesc) out_ << "  MD=" << addressString(*frame.methodDesc);
+    out_ << "  (" << trustName(frame.trust) << ")\n";
+    if (!frame.note.empty()) out_ << "        note: " << printable(frame.note) << "\n";
     if (options_.registers && frame.registers) printRegisters(out_, *frame.registers);
     if (options_.rawContext && frame.registers)
       out_ << "        raw context: " << hexString(toWindowsContext(*frame.registers)) << "\n";

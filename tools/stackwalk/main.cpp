@@ -51,6 +51,10 @@ int main(int argc, char **argv) {
   optStartFp->needs(optStartSp);
   optScanFrom->excludes(optStartSp);
   app.add_flag("--registers", options.print.registers, "print each frame's known registers");
+  app.add_flag("--managed-only", options.report.managedOnly,
+               "only managed frames and the .NET runtime's Frames (the runtime's own walk, as SOS clrstack)");
+  app.add_flag("--runtime-info", options.runtimeInfo,
+               "describe the .NET runtime found in the dump (contract descriptor, contracts, threads) instead of walking");
   app.add_flag("--raw-context", options.print.rawContext, "print each frame's Windows-layout CONTEXT");
   try {
     app.parse(argc, argv);

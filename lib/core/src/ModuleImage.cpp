@@ -251,6 +251,13 @@ bool ModuleImage::readAtFileAddress(uint64_t vaddr, std::span<uint8_t> out) cons
   return false;
 }
 
+bool ModuleImage::readAtFileOffset(uint64_t offset, std::span<uint8_t> out) const {
+  StringRef bytes = buffer_->getBuffer();
+  if (offset > bytes.size() || out.size() > bytes.size() - offset) return false;
+  std::memcpy(out.data(), bytes.data() + offset, out.size());
+  return true;
+}
+
 std::optional<ModuleImage::Section> ModuleImage::section(StringRef name) const {
   for (const SectionRef &section : object_->sections()) {
     Expected<StringRef> sectionName = section.getName();

@@ -27,9 +27,24 @@ const MemoryRegion *Target::regionAt(uint64_t address) const {
 }
 
 bool Target::read(uint64_t address, std::span<uint8_t> out) const {
+  if (readWhole(address, out)) return true;
+  // A large read may span pages the dump holds and pages only a module file
+  // holds: read it page by page.
+  constexpr uint64_t Page = 4096;
+  if (out.size() <= Page) return false;
+  for (size_t done = 0; done < out.size();) {
+    size_t piece = std::min<uint64_t>(out.size() - done, Page - (address + done) % Page);
+    if (!readWhole(address + done, out.subspan(done, piece))) return false;
+    done += piece;
+  }
+  return true;
+}
+
+bool Target::readWhole(uint64_t address, std::span<uint8_t> out) const {
   if (dump_->read(address, out)) return true;
   const Module *module = moduleAt(address);
   if (!module || !module->image) return false;
+  if (module->flatFileMapping) return module->image->readAtFileOffset(address - module->base, out);
   return module->image->readAtFileAddress(address - module->loadBias(), out);
 }
 

@@ -58,6 +58,20 @@ void readIdentityFromMemory(Module &module, const MemorySource &memory) {
   if (module.size == 0) module.size = end - module.base;
 }
 
+// A PE image (a .NET assembly) mapped by the runtime: its identity from the
+// headers in memory, as minidumps record it.
+void readPeIdentityFromMemory(Module &module, const MemorySource &memory) {
+  auto peOffset = memory.readValue<uint32_t>(module.base + 0x3c);
+  if (!peOffset || *peOffset > 4096) return;
+  uint64_t pe = module.base + *peOffset;
+  auto signature = memory.readValue<uint32_t>(pe);
+  auto timeDateStamp = memory.readValue<uint32_t>(pe + 8);
+  auto sizeOfImage = memory.readValue<uint32_t>(pe + 24 + 56); // optional header's SizeOfImage
+  if (!signature || *signature != 0x4550 || !timeDateStamp || !sizeOfImage) return;
+  module.peTimeDateStamp = *timeDateStamp;
+  module.peSizeOfImage = *sizeOfImage;
+}
+
 Module makeModule(const std::string &path, uint64_t base, uint64_t size) {
   Module module;
   module.recordedPath = path;
@@ -77,13 +91,21 @@ std::vector<Module> modulesFromFileNote(const std::vector<FileMapping> &mappings
     while (j < mappings.size() && mappings[j].path == mappings[i].path && mappings[j].fileOffset != 0) ++j;
     const FileMapping &first = mappings[i];
     uint64_t end = mappings[j - 1].end;
+    bool flat = std::all_of(mappings.begin() + i, mappings.begin() + j,
+                            [&](const FileMapping &m) { return m.start - first.start == m.fileOffset; });
     i = j;
     if (first.fileOffset != 0) continue;
     char magic[4];
     bool readable = memory.read(first.start, {reinterpret_cast<uint8_t *>(magic), 4});
-    if (readable && std::memcmp(magic, llvm::ELF::ElfMagic, 4) != 0) continue; // a data file
+    bool pe = readable && std::memcmp(magic, "MZ", 2) == 0;
+    if (readable && !pe && std::memcmp(magic, llvm::ELF::ElfMagic, 4) != 0) continue; // a data file
     Module module = makeModule(first.path, first.start, end - first.start);
-    readIdentityFromMemory(module, memory);
+    if (pe) {
+      module.flatFileMapping = flat;
+      readPeIdentityFromMemory(module, memory);
+    } else {
+      readIdentityFromMemory(module, memory);
+    }
     modules.push_back(std::move(module));
   }
   return modules;

@@ -1,7 +1,7 @@
 #include "stackwalk/unwinder/CfiUnwinder.h"
 
 #include "CfiSection.h"
-#include "Hex.h"
+#include "stackwalk/core/Hex.h"
 
 #include "stackwalk/unwinder/DwarfExpression.h"
 

@@ -1,6 +1,6 @@
 #include "stackwalk/unwinder/GdbJitInterface.h"
 
-#include "Hex.h"
+#include "stackwalk/core/Hex.h"
 
 #include <set>
 

@@ -1,7 +1,7 @@
 #include "stackwalk/unwinder/LibunwindDynamic.h"
 
 #include "CfiSection.h"
-#include "Hex.h"
+#include "stackwalk/core/Hex.h"
 
 #include <algorithm>
 #include <cstring>

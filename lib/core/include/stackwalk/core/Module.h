@@ -23,6 +23,9 @@ struct Module {
   std::string version;          // file version, "1.2.3.4", where recorded
   bool isMainExecutable = false;
   bool dynamic = false;         // code generated at run time and registered (JIT)
+  // The file is mapped as it lies on disk (address - base = file offset),
+  // not section by section: how .NET maps IL-only assemblies on Linux.
+  bool flatFileMapping = false;
 
   // The file that was found for it and matched its identity, or null.
   std::shared_ptr<ModuleImage> image;

@@ -58,6 +58,8 @@ public:
 
   // Reads bytes at a file virtual address from the loadable segments.
   bool readAtFileAddress(uint64_t vaddr, std::span<uint8_t> out) const;
+  // Reads the file's bytes at an offset (an image mapped flat, as a file).
+  bool readAtFileOffset(uint64_t offset, std::span<uint8_t> out) const;
 
   // A section's contents and file address, by name (".eh_frame", ...).
   struct Section {

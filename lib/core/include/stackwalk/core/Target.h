@@ -81,6 +81,8 @@ public:
   bool mayBeExecutable(uint64_t address) const;
 
 private:
+  bool readWhole(uint64_t address, std::span<uint8_t> out) const;
+
   Arch arch_;
   OS os_;
   std::string format_;

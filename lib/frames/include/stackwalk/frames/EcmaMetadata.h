@@ -1,0 +1,114 @@
+// ECMA-335 metadata (Partition II §24): the tables and heaps at an assembly's
+// CLI header, read to name managed methods the way debuggers print them.
+//
+// LLVM reads PE/COFF but has no ECMA-335 metadata parser (its COFF reader
+// stops at the COM descriptor's data directory), so this is one of our own.
+// The bytes are hostile: every heap index, row number, coded index and
+// signature byte is checked; a value that does not resolve gives nullopt.
+#pragma once
+
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace stackwalk::frames {
+
+// Table numbers (II.22) of the tables named or used for names here.
+enum class MetadataTable : uint8_t {
+  TypeRef = 0x01,
+  TypeDef = 0x02,
+  MethodPtr = 0x05,
+  MethodDef = 0x06,
+  TypeSpec = 0x1b,
+  NestedClass = 0x29,
+  GenericParam = 0x2a,
+};
+
+// Names come out as SOS `clrstack` and ClrMD print them, without an
+// instantiation (metadata has none; the runtime's MethodDesc knows it):
+//   Namespace.Outer+Inner`1.Method[U](Int32, System.String, T)
+// - the type is its reflection FullName: namespace, enclosing types joined
+//   by '+', generic arity as metadata spells it (`1);
+// - a generic method lists its parameters' names in reflection's brackets
+//   (`Method[U]`), where SOS would show an instantiation `[[...]]`;
+// - parameters as the runtime's SigFormat prints them (primitives short,
+//   other types as Namespace.Name, `ByRef`, `[]`, `<A,B>`), except that
+//   generic parameters are named (`T`) where SOS substitutes the instantiation.
+class EcmaMetadata {
+public:
+  // The metadata root ("BSJB") and everything after it, e.g. the bytes at the
+  // CLI header's MetaData RVA.
+  static llvm::Expected<EcmaMetadata> parse(std::vector<uint8_t> bytes);
+  // Finds the metadata in a PE image through the COM descriptor (data
+  // directory 14). A file is laid out by its section table; a mapped image
+  // (the loader placed sections at their RVAs) is read at RVA = offset.
+  // Which layout a runtime-loaded image has depends on the runtime and on
+  // whether the image is ReadyToRun, so the caller says which it holds; a
+  // wrong guess fails (an RVA outside the image, or no "BSJB" where the
+  // metadata should start), so trying mapped, then file, is safe.
+  static llvm::Expected<EcmaMetadata> fromPeImage(std::span<const uint8_t> image, bool mapped);
+
+  // The root's runtime version string, e.g. "v4.0.30319".
+  const std::string &version() const { return version_; }
+  uint32_t rowCount(MetadataTable table) const { return this->table(uint8_t(table)).rows; }
+
+  // Namespace.Outer+Inner`1 for a TypeDef token (0x02xxxxxx).
+  std::optional<std::string> typeFullName(uint32_t typeDefToken) const;
+  // The method's simple name ("Add", ".ctor") for a MethodDef token (0x06xxxxxx).
+  std::optional<std::string> methodName(uint32_t methodDefToken) const;
+  // The TypeDef token declaring a MethodDef.
+  std::optional<uint32_t> methodTypeDefToken(uint32_t methodDefToken) const;
+  // Names of a TypeDef's or MethodDef's generic parameters in order ({} when
+  // it has none; nullopt when the token or a name does not resolve).
+  std::optional<std::vector<std::string>> genericParameterNames(uint32_t token) const;
+  // "(Int32, System.String)" from the MethodDef's signature blob.
+  std::optional<std::string> methodParameters(uint32_t methodDefToken) const;
+
+  enum class Parameters { Include, Omit };
+  // The whole name as in the format above; with Omit, without "(...)". When
+  // only the signature is unreadable the name comes without it.
+  std::optional<std::string> methodFullName(uint32_t methodDefToken, Parameters = Parameters::Include) const;
+
+  // One table's place in the #~ stream, exposed for the tests of its sizing.
+  struct Table {
+    uint32_t rows = 0, rowSize = 0;
+    size_t offset = 0;                  // of row 1, in bytes_
+    std::array<uint8_t, 9> columnOffset{}; // within a row
+    std::array<uint8_t, 9> columnSize{};
+  };
+  const Table &table(uint8_t number) const {
+    static const Table none;
+    return number < tables_.size() ? tables_[number] : none;
+  }
+
+private:
+  struct Heap {
+    size_t offset = 0, size = 0;
+  };
+  class SignatureReader;
+
+  EcmaMetadata() = default;
+  llvm::Error parseRoot();
+  llvm::Error parseTables(Heap stream);
+  uint32_t cell(uint8_t table, uint32_t row, unsigned column) const;
+  bool validRow(uint8_t table, uint32_t row) const { return row >= 1 && row <= tables_[table].rows; }
+  std::optional<std::string> string(uint32_t index) const;
+  std::optional<std::span<const uint8_t>> blob(uint32_t index) const;
+  std::optional<uint32_t> enclosingType(uint32_t typeDefRow) const;
+  std::optional<std::string> namespaceDotName(uint32_t typeDefOrRefToken) const;
+  std::optional<uint32_t> methodListRow(uint32_t methodRow) const;
+
+  std::vector<uint8_t> bytes_;
+  std::string version_;
+  Heap strings_, blobs_;
+  bool largeStrings_ = false, largeBlobs_ = false, largeGuids_ = false;
+  bool allIndexesLarge_ = false; // a minimal ENC delta (#JTD)
+  std::array<Table, 64> tables_{};
+};
+
+} // namespace stackwalk::frames

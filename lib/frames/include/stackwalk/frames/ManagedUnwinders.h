@@ -1,0 +1,40 @@
+// The .NET runtime's part in a mixed-mode walk (StackWalk.md's algorithm,
+// with native frames kept): managed code is unwound by the Windows x64
+// unwind codes the runtime records for it, on every OS; where native
+// unwinding cannot go on (stubs without unwind info), the thread's next
+// capital-F Frame carries the walk to the managed code it returns to.
+#pragma once
+
+#include "stackwalk/core/StackWalker.h"
+#include "stackwalk/frames/DotnetRuntime.h"
+#include "stackwalk/frames/RuntimeFrames.h"
+
+#include <string>
+#include <vector>
+
+namespace stackwalk::frames {
+
+class ManagedCodeUnwinder : public Unwinder {
+public:
+  explicit ManagedCodeUnwinder(DotnetRuntime &runtime) : runtime_(runtime) {}
+  FrameTrust trust() const override { return FrameTrust::UnwindInfo; }
+  UnwindResult unwind(const Frame &frame, const Target &target) override;
+
+private:
+  DotnetRuntime &runtime_;
+};
+
+// One thread's Frame chain, used from the innermost Frame outwards.
+class RuntimeFrameUnwinder : public Unwinder {
+public:
+  RuntimeFrameUnwinder(DotnetRuntime &runtime, std::vector<RuntimeFrame> chain)
+      : runtime_(runtime), chain_(std::move(chain)) {}
+  FrameTrust trust() const override { return FrameTrust::RuntimeFrame; }
+  UnwindResult unwind(const Frame &frame, const Target &target) override;
+
+private:
+  DotnetRuntime &runtime_;
+  std::vector<RuntimeFrame> chain_;
+};
+
+} // namespace stackwalk::frames

@@ -1,0 +1,51 @@
+#include "stackwalk/frames/RuntimeData.h"
+
+#include "stackwalk/core/Hex.h"
+
+namespace stackwalk::frames {
+
+llvm::Error runtimeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<uint32_t> RuntimeData::offset(const char *type, const char *field) const {
+  if (auto at = descriptor_.fieldOffset(type, field)) return *at;
+  return runtimeError(llvm::Twine("the contract descriptor has no ") + type + "." + field);
+}
+
+llvm::Expected<uint32_t> RuntimeData::size(const char *type) const {
+  const DataType *t = descriptor_.type(type);
+  if (t && t->size) return *t->size;
+  return runtimeError(llvm::Twine("the contract descriptor has no size for ") + type);
+}
+
+llvm::Error RuntimeData::unreadable(uint64_t address, const char *type, const char *field) const {
+  return runtimeError(llvm::Twine(type) + "." + field + " at " + hex(address) + " is not in the dump");
+}
+
+llvm::Expected<uint64_t> RuntimeData::pointer(uint64_t object, const char *type, const char *field) const {
+  auto at = offset(type, field);
+  if (!at) return at.takeError();
+  auto v = target_.readPointer(object + *at, pointerSize());
+  if (!v) return unreadable(object + *at, type, field);
+  return *v;
+}
+
+llvm::Expected<uint64_t> RuntimeData::readPointer(uint64_t address, const char *what) const {
+  auto v = target_.readPointer(address, pointerSize());
+  if (!v) return runtimeError(llvm::Twine(what) + " at " + hex(address) + " is not in the dump");
+  return *v;
+}
+
+llvm::Expected<uint64_t> RuntimeData::global(const char *name) const {
+  if (auto v = descriptor_.global(name)) return *v;
+  return runtimeError(llvm::Twine("the contract descriptor has no global ") + name);
+}
+
+llvm::Expected<uint64_t> RuntimeData::globalPointer(const char *name) const {
+  auto address = global(name);
+  if (!address) return address.takeError();
+  return readPointer(*address, name);
+}
+
+} // namespace stackwalk::frames
