@@ -81,31 +81,47 @@ Module makeModule(const std::string &path, uint64_t base, uint64_t size) {
   return module;
 }
 
+
+// A PE image (a .NET assembly) mapped by the runtime: the mappings of its
+// file within SizeOfImage of the headers. The runtime maps an assembly flat
+// (as the file) or, for ReadyToRun code, section by section at its RVAs,
+// where the sections' page-aligned file offsets restart at 0.
+size_t addPeModule(const std::vector<FileMapping> &mappings, size_t i, const MemorySource &memory,
+                   std::vector<Module> &modules) {
+  const FileMapping &first = mappings[i];
+  Module module = makeModule(first.path, first.start, first.end - first.start);
+  readPeIdentityFromMemory(module, memory);
+  uint64_t end = module.peSizeOfImage ? first.start + *module.peSizeOfImage : first.end;
+  size_t j = i + 1;
+  while (j < mappings.size() && mappings[j].path == first.path && mappings[j].start < end) ++j;
+  module.size = std::max(end, mappings[j - 1].end) - first.start;
+  module.flatFileMapping = std::all_of(mappings.begin() + i, mappings.begin() + j,
+                                       [&](const FileMapping &m) { return m.start - first.start == m.fileOffset; });
+  modules.push_back(std::move(module));
+  return j;
+}
+
 } // namespace
 
 std::vector<Module> modulesFromFileNote(const std::vector<FileMapping> &mappings, const MemorySource &memory) {
   std::vector<Module> modules;
   for (size_t i = 0; i < mappings.size();) {
-    // A module is a run of mappings of one file that starts at file offset 0.
-    size_t j = i + 1;
-    while (j < mappings.size() && mappings[j].path == mappings[i].path && mappings[j].fileOffset != 0) ++j;
     const FileMapping &first = mappings[i];
-    uint64_t end = mappings[j - 1].end;
-    bool flat = std::all_of(mappings.begin() + i, mappings.begin() + j,
-                            [&](const FileMapping &m) { return m.start - first.start == m.fileOffset; });
-    i = j;
-    if (first.fileOffset != 0) continue;
     char magic[4];
     bool readable = memory.read(first.start, {reinterpret_cast<uint8_t *>(magic), 4});
-    bool pe = readable && std::memcmp(magic, "MZ", 2) == 0;
-    if (readable && !pe && std::memcmp(magic, llvm::ELF::ElfMagic, 4) != 0) continue; // a data file
-    Module module = makeModule(first.path, first.start, end - first.start);
-    if (pe) {
-      module.flatFileMapping = flat;
-      readPeIdentityFromMemory(module, memory);
-    } else {
-      readIdentityFromMemory(module, memory);
+    if (first.fileOffset == 0 && readable && std::memcmp(magic, "MZ", 2) == 0) {
+      i = addPeModule(mappings, i, memory, modules);
+      continue;
     }
+    // An ELF module is a run of mappings of one file that starts at file offset 0.
+    size_t j = i + 1;
+    while (j < mappings.size() && mappings[j].path == first.path && mappings[j].fileOffset != 0) ++j;
+    uint64_t end = mappings[j - 1].end;
+    i = j;
+    if (first.fileOffset != 0) continue;
+    if (readable && std::memcmp(magic, llvm::ELF::ElfMagic, 4) != 0) continue; // a data file
+    Module module = makeModule(first.path, first.start, end - first.start);
+    readIdentityFromMemory(module, memory);
     modules.push_back(std::move(module));
   }
   return modules;

@@ -568,50 +568,59 @@ std::optional<std::string> EcmaMetadata::methodFullName(uint32_t methodDefToken,
 }
 
 // PE/COFF by hand: LLVM's COFFObjectFile wants a file's layout and rejects
-// images as the loader mapped them.
-Expected<EcmaMetadata> EcmaMetadata::fromPeImage(std::span<const uint8_t> image, bool mapped) {
-  ByteView view(image);
-  auto peOffset = view.get<uint32_t>(0x3c);
-  if (view.get<uint16_t>(0) != 0x5a4d || !peOffset || view.get<uint32_t>(*peOffset) != 0x00004550u)
+// images as the loader mapped them. Only the headers, the CLI header and the
+// metadata are read, so an image whose other pages are missing still names.
+Expected<EcmaMetadata> EcmaMetadata::fromPeImage(const MemorySource &memory, uint64_t base, bool mapped) {
+  auto u16 = [&](uint64_t offset) { return memory.readValue<uint16_t>(base + offset); };
+  auto u32 = [&](uint64_t offset) { return memory.readValue<uint32_t>(base + offset); };
+  auto peOffset = u32(0x3c);
+  if (u16(0) != 0x5a4d || !peOffset || *peOffset > (1u << 20) || u32(*peOffset) != 0x00004550u)
     return fail("not a PE image (no MZ/PE signatures)");
-  size_t coff = size_t(*peOffset) + 4, optional = coff + 20;
-  auto sectionCount = view.get<uint16_t>(coff + 2);
-  auto optionalSize = view.get<uint16_t>(coff + 16);
-  auto magic = view.get<uint16_t>(optional);
+  uint64_t coff = uint64_t(*peOffset) + 4, optional = coff + 20;
+  auto sectionCount = u16(coff + 2);
+  auto optionalSize = u16(coff + 16);
+  auto magic = u16(optional);
   if (!sectionCount || !optionalSize || !magic || (*magic != 0x10b && *magic != 0x20b))
     return fail("the PE optional header is truncated or of an unknown kind");
   // Data directory 14 (the COM descriptor) of PE32 / PE32+.
-  size_t directories = optional + (*magic == 0x10b ? 96 : 112);
+  uint64_t directories = optional + (*magic == 0x10b ? 96 : 112);
   constexpr unsigned ComDescriptor = 14;
-  auto directoryCount = view.get<uint32_t>(directories - 4);
-  size_t comEntry = directories + ComDescriptor * 8;
-  auto comRva = view.get<uint32_t>(comEntry);
+  auto directoryCount = u32(directories - 4);
+  uint64_t comEntry = directories + ComDescriptor * 8;
+  auto comRva = u32(comEntry);
   if (!directoryCount || *directoryCount <= ComDescriptor || comEntry + 8 > optional + *optionalSize || !comRva || !*comRva)
     return fail("the image has no CLI header (not a .NET assembly)");
 
-  size_t sections = optional + *optionalSize;
-  auto toOffset = [&](uint32_t rva, uint32_t size) -> std::optional<size_t> {
-    if (mapped) return view.contains(rva, size) ? std::optional<size_t>(rva) : std::nullopt;
+  uint64_t sections = optional + *optionalSize;
+  auto toOffset = [&](uint32_t rva, uint32_t size) -> std::optional<uint64_t> {
+    if (mapped) return rva;
     for (unsigned i = 0; i < *sectionCount; ++i) {
-      size_t header = sections + i * 40;
-      auto address = view.get<uint32_t>(header + 12), rawSize = view.get<uint32_t>(header + 16),
-           rawOffset = view.get<uint32_t>(header + 20);
+      uint64_t header = sections + i * 40;
+      auto address = u32(header + 12), rawSize = u32(header + 16), rawOffset = u32(header + 20);
       if (!address || !rawSize || !rawOffset) return std::nullopt;
-      if (rva >= *address && rva - *address < *rawSize && size <= *rawSize - (rva - *address)) {
-        size_t offset = size_t(*rawOffset) + (rva - *address);
-        return view.contains(offset, size) ? std::optional<size_t>(offset) : std::nullopt;
-      }
+      if (rva >= *address && rva - *address < *rawSize && size <= *rawSize - (rva - *address))
+        return uint64_t(*rawOffset) + (rva - *address);
     }
     return std::nullopt;
   };
   auto cliHeader = toOffset(*comRva, 16);
-  if (!cliHeader) return fail("the CLI header at RVA 0x" + Twine::utohexstr(*comRva) + " is outside the image");
-  uint32_t metadataRva = *view.get<uint32_t>(*cliHeader + 8), metadataSize = *view.get<uint32_t>(*cliHeader + 12);
-  auto metadata = toOffset(metadataRva, metadataSize);
-  if (!metadata)
-    return fail("the metadata at RVA 0x" + Twine::utohexstr(metadataRva) + " (" + Twine(metadataSize) +
-                " bytes) is outside the image");
-  return parse(std::vector<uint8_t>(image.begin() + *metadata, image.begin() + *metadata + metadataSize));
+  auto metadataRva = cliHeader ? u32(*cliHeader + 8) : std::nullopt;
+  auto metadataSize = cliHeader ? u32(*cliHeader + 12) : std::nullopt;
+  if (!metadataRva || !metadataSize)
+    return fail("the CLI header at RVA 0x" + Twine::utohexstr(*comRva) + " is outside the image");
+  constexpr uint32_t MaxMetadataBytes = 256u << 20;
+  auto metadata = toOffset(*metadataRva, *metadataSize);
+  std::vector<uint8_t> bytes(*metadataSize <= MaxMetadataBytes ? *metadataSize : 0);
+  if (!metadata || bytes.empty() || !memory.read(base + *metadata, bytes))
+    return fail("the metadata at RVA 0x" + Twine::utohexstr(*metadataRva) + " (" + Twine(*metadataSize) +
+                " bytes) is outside the image or not readable");
+  return parse(std::move(bytes));
+}
+
+Expected<EcmaMetadata> EcmaMetadata::fromPeImage(std::span<const uint8_t> image, bool mapped) {
+  BufferMemory memory;
+  memory.add(0, std::vector<uint8_t>(image.begin(), image.end()));
+  return fromPeImage(memory, 0, mapped);
 }
 
 } // namespace stackwalk::frames

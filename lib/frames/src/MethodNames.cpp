@@ -9,7 +9,6 @@ namespace {
 
 constexpr uint16_t ClassificationMask = 0x7, ClassificationDynamic = 7;
 constexpr uint32_t MethodDefTable = 0x06000000;
-constexpr uint64_t MaxImageBytes = 512ull << 20;
 constexpr size_t MaxPathChars = 4096;
 
 // MethodDescChunk.FlagsAndTokenRange holds the token's upper bits and
@@ -58,18 +57,13 @@ llvm::Expected<std::unique_ptr<EcmaMetadata>> MethodNames::loadMetadata(uint64_t
   if (*layout == 0) return runtimeError("the module's image is not loaded");
   auto base = data_.pointer(*layout, "PEImageLayout", "Base");
   if (!base) return base.takeError();
-  auto size = data_.value<uint32_t>(*layout, "PEImageLayout", "Size");
-  if (!size) return size.takeError();
-  if (*size == 0 || *size > MaxImageBytes) return runtimeError("the module's image size is implausible");
-  std::vector<uint8_t> bytes(*size);
-  if (!data_.target().read(*base, bytes))
-    return runtimeError("the module's image at " + hex(*base) + " is not in the dump or a module file");
   // ReadyToRun images are mapped section by section, IL-only ones flat; the
   // metadata's signature tells which reading is right.
-  auto mapped = EcmaMetadata::fromPeImage(bytes, /*mapped=*/true);
+  const Target &target = data_.target();
+  auto mapped = EcmaMetadata::fromPeImage(target, *base, /*mapped=*/true);
   if (mapped) return std::make_unique<EcmaMetadata>(std::move(*mapped));
   llvm::consumeError(mapped.takeError());
-  auto flat = EcmaMetadata::fromPeImage(bytes, /*mapped=*/false);
+  auto flat = EcmaMetadata::fromPeImage(target, *base, /*mapped=*/false);
   if (!flat) return flat.takeError();
   return std::make_unique<EcmaMetadata>(std::move(*flat));
 }

@@ -7,6 +7,8 @@
 // signature byte is checked; a value that does not resolve gives nullopt.
 #pragma once
 
+#include "stackwalk/core/Memory.h"
+
 #include "llvm/Support/Error.h"
 
 #include <array>
@@ -52,6 +54,9 @@ public:
   // wrong guess fails (an RVA outside the image, or no "BSJB" where the
   // metadata should start), so trying mapped, then file, is safe.
   static llvm::Expected<EcmaMetadata> fromPeImage(std::span<const uint8_t> image, bool mapped);
+  // The same for an image at `base` in a process's memory, reading only the
+  // headers and the metadata.
+  static llvm::Expected<EcmaMetadata> fromPeImage(const MemorySource &memory, uint64_t base, bool mapped);
 
   // The root's runtime version string, e.g. "v4.0.30319".
   const std::string &version() const { return version_; }
