@@ -92,9 +92,21 @@ bool ManagedThread::addEntries(ReportThread &thread, const Frame &frame, std::op
   return true;
 }
 
+// The runtime's own walk never unwinds native code: coming back from it, it
+// takes the managed frame's registers from the Frame (StackWalk.md, step
+// 3.1). An inlined P/Invoke's Frame records the return address of the
+// helper that set it up, a few instructions before the native call's own.
 void keepManagedOnly(ReportThread &thread) {
-  std::erase_if(thread.frames, [](const ReportFrame &f) { return f.kind == FrameKind::Native; });
-  for (size_t i = 0; i < thread.frames.size(); ++i) thread.frames[i].index = unsigned(i);
+  std::vector<ReportFrame> &frames = thread.frames;
+  for (size_t i = 2; i < frames.size(); ++i) {
+    const ReportFrame &frame = frames[i - 1], &before = frames[i - 2];
+    if (frames[i].kind != FrameKind::Managed || frame.kind != FrameKind::Runtime || before.kind != FrameKind::Native ||
+        !frame.registers)
+      continue;
+    if (frame.registers->sp() == frames[i].sp && frame.registers->pc()) frames[i].ip = *frame.registers->pc();
+  }
+  std::erase_if(frames, [](const ReportFrame &f) { return f.kind == FrameKind::Native; });
+  for (size_t i = 0; i < frames.size(); ++i) frames[i].index = unsigned(i);
 }
 
 } // namespace stackwalk

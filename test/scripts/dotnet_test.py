@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""The .NET dumps of test/dumps/dotnet against two independent oracles:
+
+- ClrMD (the runtime's own DAC, run when the dumps were made; expected/*.clrmd.json):
+  `stackwalk --managed-only` must list, per thread, the same managed frames (same
+  MethodDesc, stack pointer, instruction pointer, and name) and the same runtime
+  Frames (by name and address) in the same order. ClrMD lists an InlinedCallFrame
+  with an active call twice (once per context it yields); the two are one Frame.
+- the program's own record (System.Diagnostics.StackTrace taken before blocking):
+  each scenario thread's methods appear in that order in the mixed-mode walk.
+Also: the runtime is reported, native frames around the managed ones are named,
+and dumps without a (readable) runtime say why in one line.
+
+Usage: dotnet_test.py STACKWALK UNPACKED_DUMPS_DIR
+"""
+import json
+import os
+import re
+import sys
+
+import dumps
+
+check = dumps.Checks()
+
+
+def module_args(unpacked):
+    d = os.path.join(unpacked, "dotnet")
+    return ["--sysroot", os.path.join(unpacked, "sysroot"), "--module-path", os.path.join(d, "runtime"),
+            "--module-path", os.path.join(d, "app"), "--module-path",
+            os.path.join(d, "sysroot", "usr", "lib", "x86_64-linux-gnu")]
+
+
+def walk(stackwalk, unpacked, core, *extra):
+    result = dumps.run_in(stackwalk, [core, "--all-threads", "--json", *extra, *module_args(unpacked)], unpacked)
+    if result.returncode != 0:
+        raise RuntimeError(f"stackwalk {core} exited {result.returncode}: {result.stderr}")
+    return json.loads(result.stdout)
+
+
+def bare_name(name):
+    """Namespace.Type.Method without parameters, instantiations or generic
+    parameter lists, so that ClrMD's and stackwalk's spellings compare."""
+    name = re.sub(r"\(.*\)$", "", name)
+    previous = None
+    while previous != name:
+        previous = name
+        name = re.sub(r"\[[^\[\]]*\]", "", name)
+    return name
+
+
+def clrmd_entries(thread):
+    out = []
+    for f in thread["frames"]:
+        if f["kind"] == "Runtime":
+            entry = ("runtime", f["frame_name"], int(f["sp"], 16))
+            if out and out[-1] == entry:
+                continue
+        else:
+            entry = ("managed", int(f["method_desc"], 16), int(f["sp"], 16), int(f["ip"], 16),
+                     bare_name(f["signature"]))
+        out.append(entry)
+    return out
+
+
+def our_entries(thread):
+    out = []
+    for f in thread["frames"]:
+        if f["kind"] == "runtime":
+            out.append(("runtime", f["frame_name"], int(f["frame_address"], 16)))
+        else:
+            md = int(f["method_desc"], 16) if f["method_desc"] else None
+            out.append(("managed", md, int(f["sp"], 16), int(f["ip"], 16), bare_name(f["method"] or "")))
+    return out
+
+
+def check_against_clrmd(name, ours, oracle):
+    by_tid = {t["tid"]: t for t in ours["threads"]}
+    managed_frames = runtime_frames = 0
+    for thread in oracle["threads"]:
+        tid = thread["os_thread_id"]
+        mine = by_tid.get(tid)
+        if mine is None:
+            check(False, f"{name}: thread {tid} is in the dump")
+            continue
+        check(mine["managed_thread_id"] == thread["managed_thread_id"],
+              f"{name}: thread {tid} is managed thread {thread['managed_thread_id']}")
+        expected, got = clrmd_entries(thread), our_entries(mine)
+        same = expected == got
+        check(same, f"{name}: thread {tid}: {len(expected)} entries equal to ClrMD's")
+        if not same:
+            for i in range(max(len(expected), len(got))):
+                e = expected[i] if i < len(expected) else None
+                g = got[i] if i < len(got) else None
+                print(f"     {'  ' if e == g else '!='} clrmd {e}\n        ours  {g}")
+        managed_frames += sum(1 for e in expected if e[0] == "managed")
+        runtime_frames += sum(1 for e in expected if e[0] == "runtime")
+    print(f"     {name}: {managed_frames} managed frames and {runtime_frames} runtime Frames compared with ClrMD")
+
+
+def check_against_record(name, mixed, scenario_threads):
+    by_tid = {t["tid"]: t for t in mixed["threads"]}
+    for tid, scenario in scenario_threads.items():
+        thread = by_tid.get(int(tid))
+        expected = [bare_name(m) for m in scenario["expected_managed_frames"]]
+        frames = thread["frames"] if thread else []
+        names = [bare_name(f["method"] or "") for f in frames if f["kind"] == "managed"]
+        position = 0
+        for method in names:
+            if position < len(expected) and method == expected[position]:
+                position += 1
+        check(position == len(expected),
+              f"{name}: scenario {scenario['scenario']} (thread {tid}): {' < '.join(expected)} in order")
+        # Managed frames sit between named native frames.
+        kinds = [f["kind"] for f in frames]
+        if "managed" in kinds:
+            first, last = kinds.index("managed"), len(kinds) - 1 - kinds[::-1].index("managed")
+            natives = [f for f in frames[:first] + frames[last + 1:] if f["kind"] == "native"]
+            check(bool(natives) and all(f["module"] for f in natives),
+                  f"{name}: scenario {scenario['scenario']}: the native frames around the managed ones have modules")
+
+
+def main():
+    stackwalk, unpacked = sys.argv[1], os.path.abspath(sys.argv[2])
+    folder = os.path.join(unpacked, "dotnet")
+    if not os.path.isdir(folder):
+        dumps.skip("the .NET dumps are not unpacked")
+    manifest = dumps.manifest("dotnet")
+    for dump in manifest:
+        name = dump["name"]
+        core = os.path.join(folder, dump["core"])
+        ours = walk(stackwalk, unpacked, core, "--managed-only")
+        runtime = ours["runtimes"][0] if ours["runtimes"] else None
+        check(runtime is not None and runtime["version"] == dump["runtime_version"],
+              f"{name}: runtime {dump['runtime_version']} found")
+        with open(os.path.join(dumps.SOURCE, "dotnet", dump["oracle"])) as f:
+            check_against_clrmd(name, ours, json.load(f))
+        mixed = walk(stackwalk, unpacked, core)
+        check_against_record(name, mixed, dump.get("scenario_threads", {}))
+        if dump.get("crash"):
+            crashed = [t for t in mixed["threads"] if t["crashed"]]
+            check(bool(crashed) and crashed[0]["tid"] == dump["crash"]["thread"],
+                  f"{name}: the crashing thread is {dump['crash']['thread']}")
+
+    # A process without a runtime: no runtime, no warning about one.
+    native = dumps.run_in(stackwalk, ["cores/threads-O0-fp.core", "--json", "--sysroot", "sysroot"], unpacked)
+    document = json.loads(native.stdout)
+    check(document["runtimes"] == [] and not any(".NET" in w for w in document["warnings"]),
+          "a native process: no runtime and no warning about one")
+    # A runtime without a contract descriptor (.NET Core 2.0): native stacks and one line why.
+    triage = os.path.join(dumps.SHARED, "corpus", "dotnet", "diagnostics", "triagedump.gz")
+    if os.path.exists(triage):
+        import gzip
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "triagedump")
+            with gzip.open(triage) as fin, open(path, "wb") as fout:
+                fout.write(fin.read())
+            result = dumps.run_in(stackwalk, [path, "--json", "--all-threads"], tmp)
+            document = json.loads(result.stdout)
+            reasons = [w for w in document["warnings"] if "managed frames are unavailable" in w]
+            check(result.returncode == 0 and len(reasons) == 1 and document["threads"],
+                  "triagedump (.NET Core 2.0): native stacks and one reason: " + (reasons[0] if reasons else "none"))
+    else:
+        print("skip triagedump: ../shared is absent")
+    return check.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
