@@ -1,0 +1,171 @@
+// The runtime layer on hand-built descriptors and memory: what it reads, and
+// that bad input (JSON that does not parse, missing types, Frame chains that
+// loop or leave the dump, MethodDescs that do not read back) gives a reason
+// rather than a crash or an invented value.
+#include "stackwalk/frames/CodeMap.h"
+#include "stackwalk/frames/ContractDescriptor.h"
+#include "stackwalk/frames/MethodNames.h"
+#include "stackwalk/frames/RuntimeFrames.h"
+#include "stackwalk/frames/RuntimeThreads.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <memory>
+
+using namespace stackwalk;
+using namespace stackwalk::frames;
+
+namespace {
+
+constexpr const char *Json = R"({
+  "version": 1, "baseline": "empty",
+  "contracts": {"Thread": 1, "StackWalk": 1, "ExecutionManager": 2},
+  "types": {
+    "Frame": {"Next": 8},
+    "InlinedCallFrame": {"!": 56, "CallSiteSP": 24, "CallerReturnAddress": 32, "CalleeSavedFP": 40},
+    "ThreadStore": {"FirstThreadLink": 16},
+    "Thread": {"Id": 8, "OSId": 16, "Frame": 24, "LinkNext": [32, "pointer"]},
+    "MethodDesc": {"ChunkIndex": 2, "Flags": 6, "Flags3AndTokenRemainder": 0},
+    "MethodDescChunk": {"!": 24, "MethodTable": 0, "FlagsAndTokenRange": 18},
+    "MethodTable": {"Module": 24}
+  },
+  "globals": {
+    "InlinedCallFrameIdentifier": ["0x1", "nuint"],
+    "SoftwareExceptionFrameIdentifier": "0x5",
+    "ThreadStore": [[0], "pointer"],
+    "ExecutionManagerCodeRangeMapAddress": [1],
+    "MethodDescAlignment": 8,
+    "Architecture": ["x64", "string"]
+  }
+})";
+
+std::unique_ptr<Target> makeTarget(std::unique_ptr<BufferMemory> memory) {
+  return std::make_unique<Target>(Arch::X86_64, OS::Linux, "test", std::move(memory));
+}
+
+void put64(std::vector<uint8_t> &bytes, size_t at, uint64_t value) { std::memcpy(bytes.data() + at, &value, 8); }
+
+ContractDescriptor descriptor() {
+  auto parsed = ContractDescriptor::parse(Json, {0x9000, 0xA000}, 8);
+  REQUIRE(bool(parsed));
+  return std::move(*parsed);
+}
+
+} // namespace
+
+TEST_CASE("the data descriptor's types, globals and contracts") {
+  ContractDescriptor d = descriptor();
+  CHECK(d.contractVersion("ExecutionManager") == 2u);
+  CHECK(!d.contractVersion("Loader"));
+  CHECK(d.fieldOffset("Thread", "LinkNext") == 32u);
+  CHECK(d.type("InlinedCallFrame")->size == 56u);
+  CHECK(!d.type("Thread")->size);
+  CHECK(d.global("InlinedCallFrameIdentifier") == 1u);
+  CHECK(d.global("SoftwareExceptionFrameIdentifier") == 5u);
+  CHECK(d.global("ThreadStore") == 0x9000u);                  // [[0], type]: pointer_data[0]
+  CHECK(d.global("ExecutionManagerCodeRangeMapAddress") == 0xA000u); // [1]: also indirect
+  CHECK(d.stringGlobal("Architecture") == std::string("x64"));
+  CHECK(d.globalNamed(5, "Identifier") == std::string("SoftwareExceptionFrameIdentifier"));
+}
+
+TEST_CASE("a data descriptor that does not parse is an error") {
+  for (const char *text : {"", "{", "[1,2]", R"({"types": {"T": {"f": "twelve"}}})",
+                           R"({"types": {"T": 3}})", R"({"globals": {"G": [[7], "pointer"]}})",
+                           R"({"globals": {"G": []}})", R"({"globals": {"G": {"x": 1}}})"}) {
+    INFO(text);
+    auto parsed = ContractDescriptor::parse(text, {0x1}, 8);
+    CHECK(!bool(parsed));
+    if (!parsed) llvm::consumeError(parsed.takeError());
+  }
+}
+
+TEST_CASE("Frame chains: names, the end marker, loops and unreadable Frames") {
+  ContractDescriptor d = descriptor();
+  auto memory = std::make_unique<BufferMemory>();
+  std::vector<uint8_t> stack(0x200);
+  put64(stack, 0x00, 1);       // 0x1000: InlinedCallFrame
+  put64(stack, 0x08, 0x1100);  //   Next
+  put64(stack, 0x18, 0x2000);  //   CallSiteSP
+  put64(stack, 0x20, 0x4444);  //   CallerReturnAddress
+  put64(stack, 0x28, 0x2100);  //   CalleeSavedFP
+  put64(stack, 0x100, 0x77);   // 0x1100: an identifier no global names
+  put64(stack, 0x108, ~uint64_t(0));
+  memory->add(0x1000, stack);
+  auto target = makeTarget(std::move(memory));
+  RuntimeData data(*target, d);
+
+  FrameChain chain = readFrameChain(data, 0x1000);
+  REQUIRE(chain.frames.size() == 2);
+  CHECK(chain.problem.empty());
+  CHECK(chain.frames[0].name == "InlinedCallFrame");
+  CHECK(chain.frames[1].name.empty());
+  auto context = contextFromFrame(data, chain.frames[0], RegisterFile(), OS::Linux);
+  REQUIRE(bool(context));
+  REQUIRE(*context);
+  CHECK((*context)->pc() == 0x4444u);
+  CHECK((*context)->sp() == 0x2000u);
+  CHECK((*context)->fp() == 0x2100u);
+  CHECK(!(*context)->isKnown(3)); // rbx: the Frame does not say
+  auto none = contextFromFrame(data, chain.frames[1], RegisterFile(), OS::Linux);
+  REQUIRE(bool(none));
+  CHECK(!*none);
+
+  FrameChain unreadable = readFrameChain(data, 0x5000);
+  CHECK(unreadable.frames.empty());
+  CHECK(unreadable.problem.find("not in the dump") != std::string::npos);
+}
+
+TEST_CASE("a Frame chain that loops or goes down the stack ends with a reason") {
+  ContractDescriptor d = descriptor();
+  auto memory = std::make_unique<BufferMemory>();
+  std::vector<uint8_t> stack(0x200);
+  put64(stack, 0x08, 0x1100);
+  put64(stack, 0x108, 0x1000); // back down: a loop
+  memory->add(0x1000, stack);
+  auto target = makeTarget(std::move(memory));
+  RuntimeData data(*target, d);
+  FrameChain chain = readFrameChain(data, 0x1000);
+  CHECK(chain.frames.size() == 2);
+  CHECK(!chain.problem.empty());
+}
+
+TEST_CASE("a thread list that loops ends with a reason") {
+  ContractDescriptor d = descriptor();
+  auto memory = std::make_unique<BufferMemory>();
+  std::vector<uint8_t> globals(16), store(32), thread(64);
+  put64(globals, 0, 0x3000);            // ThreadStore variable -> the store
+  put64(store, 16, 0x4000 + 32);        // FirstThreadLink -> the thread's link
+  put64(thread, 16, 1234);              // OSId
+  put64(thread, 32, 0x4000 + 32);       // LinkNext -> itself
+  memory->add(0x9000, globals);
+  memory->add(0x3000, store);
+  memory->add(0x4000, thread);
+  auto target = makeTarget(std::move(memory));
+  RuntimeData data(*target, d);
+  RuntimeThreadList list = readRuntimeThreads(data);
+  REQUIRE(list.threads.size() == 1);
+  CHECK(list.threads[0].osId == 1234u);
+  CHECK(list.problem.find("loops") != std::string::npos);
+}
+
+TEST_CASE("a MethodDesc that does not read back is an error, not a name") {
+  ContractDescriptor d = descriptor();
+  auto target = makeTarget(std::make_unique<BufferMemory>());
+  RuntimeData data(*target, d);
+  MethodNames names(data);
+  auto method = names.describe(0x7000);
+  REQUIRE(!bool(method));
+  CHECK(llvm::toString(method.takeError()).find("not in the dump") != std::string::npos);
+}
+
+TEST_CASE("a code map without the descriptor's map global reports why") {
+  auto parsed = ContractDescriptor::parse(R"({"types": {}, "globals": {}})", {}, 8);
+  REQUIRE(bool(parsed));
+  auto target = makeTarget(std::make_unique<BufferMemory>());
+  RuntimeData data(*target, *parsed);
+  CodeMap code(data);
+  auto block = code.find(0x1234);
+  REQUIRE(!bool(block));
+  CHECK(llvm::toString(block.takeError()).find("ExecutionManagerCodeRangeMapAddress") != std::string::npos);
+}
