@@ -127,14 +127,18 @@ void writeReport(const Report &report, const ReportOptions &options, ReportPrint
     thread.crashed = target.crash && target.crash->threadId == info->tid;
     std::optional<ManagedThread> managed;
     if (report.runtime) managed.emplace(*report.runtime, thread);
+    // In order of trust; only x86-64 stacks are unwound.
     std::vector<Unwinder *> unwinders;
-    if (managed) unwinders.push_back(managed->codeUnwinder());
-    if (target.arch() == Arch::X86_64 && target.os() == OS::Windows) unwinders.push_back(&win64);
-    else if (target.arch() == Arch::X86_64) unwinders.insert(unwinders.end(), {&cfi, &dynamic});
-    if (managed && managed->frameUnwinder()) unwinders.push_back(managed->frameUnwinder());
-    if (target.arch() == Arch::X86_64 && target.os() == OS::Windows) unwinders.insert(unwinders.end(), {&badCall, &scan});
-    else if (target.arch() == Arch::X86_64) unwinders.insert(unwinders.end(), {&badCall, &framePointer, &scan});
-    if (target.arch() != Arch::X86_64) unwinders.clear();
+    if (target.arch() == Arch::X86_64) {
+      bool windows = target.os() == OS::Windows;
+      if (managed) unwinders.push_back(managed->codeUnwinder());
+      if (windows) unwinders.push_back(&win64);
+      else unwinders.insert(unwinders.end(), {&cfi, &dynamic});
+      if (managed && managed->frameUnwinder()) unwinders.push_back(managed->frameUnwinder());
+      unwinders.push_back(&badCall);
+      if (!windows) unwinders.push_back(&framePointer);
+      unwinders.push_back(&scan);
+    }
     StackWalker walker(target, *info, unwinders, options.limits, options.start);
     while (auto frame = walker.next()) thread.physicalFrames.push_back(std::move(*frame));
     thread.stopReason = walker.stopReason();

@@ -80,7 +80,7 @@ llvm::Expected<ContractDescriptor> ContractDescriptor::parse(std::string_view te
     }
   // A global is `value`, `[value, "type"]`, or indirect: `[[index], "type"]`
   // or `[index]` with pointer_data[index] the variable's address.
-  auto resolve = [&](const std::string &name, const json &value) -> llvm::Error {
+  auto resolve = [&](const std::string &name, const json &value, std::map<std::string, uint64_t> &into) -> llvm::Error {
     const json *v = &value;
     bool indirect = false;
     if (value.is_array()) {
@@ -97,22 +97,18 @@ llvm::Expected<ContractDescriptor> ContractDescriptor::parse(std::string_view te
     if (!n) return fail("global " + name + " has no valid value");
     if (indirect) {
       if (*n >= pointerData.size()) return fail("global " + name + " indexes past the pointer data");
-      descriptor.globals_[name] = pointerData[*n];
+      into[name] = pointerData[*n];
     } else {
-      descriptor.globals_[name] = *n;
+      into[name] = *n;
     }
     return llvm::Error::success();
   };
-  for (const char *section : {"globals", "subDescriptors"}) {
+  for (auto [section, into] : {std::pair{"globals", &descriptor.globals_},
+                                {"subDescriptors", &descriptor.subDescriptorPointers_}}) {
     auto it = document.find(section);
     if (it == document.end() || !it->is_object()) continue;
-    for (const auto &[name, value] : it->items()) {
-      if (llvm::Error error = resolve(name, value)) return error;
-      if (std::string(section) == "subDescriptors" && descriptor.globals_.count(name)) {
-        descriptor.subDescriptorPointers_.push_back({name, descriptor.globals_[name]});
-        descriptor.globals_.erase(name);
-      }
-    }
+    for (const auto &[name, value] : it->items())
+      if (llvm::Error error = resolve(name, value, *into)) return error;
   }
   return descriptor;
 }

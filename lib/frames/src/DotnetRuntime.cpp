@@ -1,6 +1,7 @@
 #include "stackwalk/frames/DotnetRuntime.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
 
 namespace stackwalk::frames {
 namespace {
@@ -11,9 +12,10 @@ namespace {
 std::string runtimeVersion(const Target &target, const ContractDescriptor &descriptor) {
   for (const Module &module : target.modules) {
     if (module.name != descriptor.origin().module) continue;
-    llvm::StringRef path = module.recordedPath;
-    llvm::StringRef folder = path.rsplit('/').first.rsplit('\\').first;
-    llvm::StringRef last = folder.rsplit('/').second.empty() ? folder : folder.rsplit('/').second;
+    // The Windows path style splits at both / and \, for dumps of either OS.
+    constexpr auto AnySeparator = llvm::sys::path::Style::windows;
+    llvm::StringRef last =
+        llvm::sys::path::filename(llvm::sys::path::parent_path(module.recordedPath, AnySeparator), AnySeparator);
     if (!last.empty() && llvm::isDigit(last.front()) && last.count('.') >= 2) return last.str();
     if (!module.image) return "";
     for (const char *name : {".rodata", ".rdata"}) {

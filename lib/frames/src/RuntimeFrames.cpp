@@ -79,7 +79,7 @@ llvm::Expected<std::optional<RegisterFile>> fromInlinedCall(const RuntimeData &d
   return out;
 }
 
-llvm::Expected<std::optional<RegisterFile>> fromTransition(const RuntimeData &data, uint64_t frame, OS os) {
+llvm::Expected<std::optional<RegisterFile>> fromTransition(const RuntimeData &data, uint64_t frame) {
   auto block = data.pointer(frame, "FramedMethodFrame", "TransitionBlockPtr");
   if (!block) return block.takeError();
   auto ra = data.pointer(*block, "TransitionBlock", "ReturnAddress");
@@ -95,7 +95,7 @@ llvm::Expected<std::optional<RegisterFile>> fromTransition(const RuntimeData &da
   return out;
 }
 
-llvm::Expected<std::optional<RegisterFile>> fromHijack(const RuntimeData &data, uint64_t frame, OS os) {
+llvm::Expected<std::optional<RegisterFile>> fromHijack(const RuntimeData &data, uint64_t frame) {
   auto ra = data.pointer(frame, "HijackFrame", "ReturnAddress");
   if (!ra) return ra.takeError();
   auto args = data.pointer(frame, "HijackFrame", "HijackArgsPtr");
@@ -175,7 +175,7 @@ llvm::Expected<std::optional<RegisterFile>> contextFromFrame(const RuntimeData &
     return calleeSavedOf(*context, os);
   }
   case Mechanism::Transition:
-    return fromTransition(data, frame.address, os);
+    return fromTransition(data, frame.address);
   case Mechanism::FuncEval: {
     auto eval = data.pointer(frame.address, "FuncEvalFrame", "DebuggerEvalPtr");
     if (!eval) return eval.takeError();
@@ -194,7 +194,7 @@ llvm::Expected<std::optional<RegisterFile>> contextFromFrame(const RuntimeData &
     return just(savedContext(data, frame.address + *at));
   }
   case Mechanism::Hijack:
-    return fromHijack(data, frame.address, os);
+    return fromHijack(data, frame.address);
   }
   return std::nullopt;
 }

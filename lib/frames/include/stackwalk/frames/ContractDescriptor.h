@@ -74,7 +74,7 @@ private:
   std::map<std::string, DataType> types_;
   std::map<std::string, uint64_t> globals_;
   std::map<std::string, std::string> stringGlobals_;
-  std::vector<std::pair<std::string, uint64_t>> subDescriptorPointers_; // address of the pointer to each
+  std::map<std::string, uint64_t> subDescriptorPointers_; // name -> address of the pointer to each
   Origin origin_;
 
   friend class DescriptorLocator;

@@ -27,14 +27,15 @@ private:
 // One thread's Frame chain, used from the innermost Frame outwards.
 class RuntimeFrameUnwinder : public Unwinder {
 public:
-  RuntimeFrameUnwinder(DotnetRuntime &runtime, std::vector<RuntimeFrame> chain)
-      : runtime_(runtime), chain_(std::move(chain)) {}
+  // `chain` must outlive the unwinder.
+  RuntimeFrameUnwinder(DotnetRuntime &runtime, const std::vector<RuntimeFrame> &chain)
+      : runtime_(runtime), chain_(chain) {}
   FrameTrust trust() const override { return FrameTrust::RuntimeFrame; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
 
 private:
   DotnetRuntime &runtime_;
-  std::vector<RuntimeFrame> chain_;
+  const std::vector<RuntimeFrame> &chain_;
 };
 
 } // namespace stackwalk::frames
