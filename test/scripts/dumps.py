@@ -34,10 +34,19 @@ def windows_args(dump):
     return [dump["dump"], "--module-path", "bin", "--module-path", "system32", "--module-path", "symbols"]
 
 
+def dotnet_args(dump):
+    """The same for a dump of test/dumps/dotnet, relative to its unpacked folder: the
+    parent sysroot, then the runtime's, the app's and the extra system files
+    (test/dumps/dotnet/README.md, "What the dumps lack")."""
+    return [dump["core"], "--sysroot", os.path.join("..", "sysroot"), "--module-path", "runtime",
+            "--module-path", "app", "--module-path", os.path.join("sysroot", "usr", "lib", "x86_64-linux-gnu")]
+
+
 def all_dumps():
     """(name, working directory below the unpacked tree, arguments) of every project dump."""
     out = [(d["name"], "", stackwalk_args(d)) for d in manifest()]
     out += [("windows-" + d["name"], "windows", windows_args(d)) for d in manifest("windows")]
+    out += [("dotnet-" + d["name"], "dotnet", dotnet_args(d)) for d in manifest("dotnet")]
     return out
 
 
