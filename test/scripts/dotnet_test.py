@@ -6,46 +6,26 @@
   MethodDesc, stack pointer, instruction pointer, and name) and the same runtime
   Frames (by name and address) in the same order. ClrMD lists an InlinedCallFrame
   with an active call twice (once per context it yields); the two are one Frame.
-- the program's own record (System.Diagnostics.StackTrace taken before blocking):
-  each scenario thread's methods appear in that order in the mixed-mode walk.
-Also: the runtime is reported, native frames around the managed ones are named,
-and dumps without a (readable) runtime say why in one line.
+- the program's own record (System.Diagnostics.StackTrace taken before blocking;
+  dotnet_checks.py, shared with dotnet_fresh_test.py): each scenario thread's methods
+  appear in that order in the mixed-mode walk and in --managed-only, with the runtime
+  Frames expected among them and the recorded MethodDescs; every managed frame has a
+  MethodDesc and a name; the crashing thread; the runtime's version and threads
+  (also by --runtime-info).
+Also: native frames around the managed ones are named, and dumps without a (readable)
+runtime say why in one line.
 
 Usage: dotnet_test.py STACKWALK UNPACKED_DUMPS_DIR
 """
 import json
 import os
-import re
 import sys
 
+import dotnet_checks
 import dumps
+from dotnet_checks import bare_name
 
 check = dumps.Checks()
-
-
-def module_args(unpacked):
-    d = os.path.join(unpacked, "dotnet")
-    return ["--sysroot", os.path.join(unpacked, "sysroot"), "--module-path", os.path.join(d, "runtime"),
-            "--module-path", os.path.join(d, "app"), "--module-path",
-            os.path.join(d, "sysroot", "usr", "lib", "x86_64-linux-gnu")]
-
-
-def walk(stackwalk, unpacked, core, *extra):
-    result = dumps.run_in(stackwalk, [core, "--all-threads", "--json", *extra, *module_args(unpacked)], unpacked)
-    if result.returncode != 0:
-        raise RuntimeError(f"stackwalk {core} exited {result.returncode}: {result.stderr}")
-    return json.loads(result.stdout)
-
-
-def bare_name(name):
-    """Namespace.Type.Method without parameters, instantiations or generic
-    parameter lists, so that ClrMD's and stackwalk's spellings compare."""
-    name = re.sub(r"\(.*\)$", "", name)
-    previous = None
-    while previous != name:
-        previous = name
-        name = re.sub(r"\[[^\[\]]*\]", "", name)
-    return name
 
 
 def clrmd_entries(thread):
@@ -97,28 +77,6 @@ def check_against_clrmd(name, ours, oracle):
     print(f"     {name}: {managed_frames} managed frames and {runtime_frames} runtime Frames compared with ClrMD")
 
 
-def check_against_record(name, mixed, scenario_threads):
-    by_tid = {t["tid"]: t for t in mixed["threads"]}
-    for tid, scenario in scenario_threads.items():
-        thread = by_tid.get(int(tid))
-        expected = [bare_name(m) for m in scenario["expected_managed_frames"]]
-        frames = thread["frames"] if thread else []
-        names = [bare_name(f["method"] or "") for f in frames if f["kind"] == "managed"]
-        position = 0
-        for method in names:
-            if position < len(expected) and method == expected[position]:
-                position += 1
-        check(position == len(expected),
-              f"{name}: scenario {scenario['scenario']} (thread {tid}): {' < '.join(expected)} in order")
-        # Managed frames sit between named native frames.
-        kinds = [f["kind"] for f in frames]
-        if "managed" in kinds:
-            first, last = kinds.index("managed"), len(kinds) - 1 - kinds[::-1].index("managed")
-            natives = [f for f in frames[:first] + frames[last + 1:] if f["kind"] == "native"]
-            check(bool(natives) and all(f["module"] for f in natives),
-                  f"{name}: scenario {scenario['scenario']}: the native frames around the managed ones have modules")
-
-
 def main():
     stackwalk, unpacked = sys.argv[1], os.path.abspath(sys.argv[2])
     folder = os.path.join(unpacked, "dotnet")
@@ -127,19 +85,13 @@ def main():
     manifest = dumps.manifest("dotnet")
     for dump in manifest:
         name = dump["name"]
-        core = os.path.join(folder, dump["core"])
-        ours = walk(stackwalk, unpacked, core, "--managed-only")
-        runtime = ours["runtimes"][0] if ours["runtimes"] else None
-        check(runtime is not None and runtime["version"] == dump["runtime_version"],
-              f"{name}: runtime {dump['runtime_version']} found")
+        args = dumps.dotnet_args(dump)
+        ours = dotnet_checks.walk(stackwalk, args, folder, "--managed-only")
         with open(os.path.join(dumps.SOURCE, "dotnet", dump["oracle"])) as f:
             check_against_clrmd(name, ours, json.load(f))
-        mixed = walk(stackwalk, unpacked, core)
-        check_against_record(name, mixed, dump.get("scenario_threads", {}))
-        if dump.get("crash"):
-            crashed = [t for t in mixed["threads"] if t["crashed"]]
-            check(bool(crashed) and crashed[0]["tid"] == dump["crash"]["thread"],
-                  f"{name}: the crashing thread is {dump['crash']['thread']}")
+        mixed = dotnet_checks.walk(stackwalk, args, folder)
+        dotnet_checks.check_dump(check, name, dump, mixed, ours)
+        dotnet_checks.check_runtime_info(check, name, stackwalk, args, folder, dump)
 
     # A process without a runtime: no runtime, no warning about one.
     native = dumps.run_in(stackwalk, ["cores/threads-O0-fp.core", "--json", "--sysroot", "sysroot"], unpacked)

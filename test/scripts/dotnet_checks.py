@@ -1,0 +1,185 @@
+"""Checks of stackwalk on dumps of test/dumps/dotnet/program (StackwalkDotnet), shared by
+dotnet_test.py (the committed dumps) and dotnet_fresh_test.py (dumps captured now with the
+installed runtime).
+
+A dump is described by an entry of a dumps.json written by test/dumps/dotnet/manifest.py
+(committed, or fresh in make-dumps.sh's OUTDIR): its scenario_threads hold the program's own
+record of each scenario thread's stack (System.Diagnostics.StackTrace, taken before it
+blocked), its crash the crashing thread, its runtime_version the runtime the program ran on.
+check_dump holds the walks against that truth; only the ClrMD comparison (committed dumps)
+and the capture (fresh dumps) are the callers' own.
+"""
+import json
+import re
+
+import dumps
+
+# The runtime's capital-F Frames on each scenario's thread (.NET 10; test/dumps/dotnet/README.md
+# has ClrMD's view), placed by the recorded method they come before (None: after the last):
+#   a, c, d, e: Thread.Sleep's QCall is an InlinedCallFrame above the first recorded method;
+#   b: the P/Invoke to libc read, inlined into BlockInRead (no IL stub);
+#   c: the forward call through the function pointer in CallThroughPointer;
+#   d: the throw under the catch funclet (SoftwareExceptionFrame below CatchSite's funclet);
+#   f: the unhandled throw;
+#   started threads end with the DebuggerU2MCatchHandlerFrame of their start (not a, f: the
+#   main thread's managed stack ends at Main).
+RUNTIME_FRAMES = {
+    "a": [(0, "InlinedCallFrame")],
+    "b": [(0, "InlinedCallFrame"), (None, "DebuggerU2MCatchHandlerFrame")],
+    "c": [(0, "InlinedCallFrame"), (2, "InlinedCallFrame"), (None, "DebuggerU2MCatchHandlerFrame")],
+    "d": [(0, "InlinedCallFrame"), (2, "SoftwareExceptionFrame"), (None, "DebuggerU2MCatchHandlerFrame")],
+    "e": [(0, "InlinedCallFrame"), (None, "DebuggerU2MCatchHandlerFrame")],
+    "f": [(0, "SoftwareExceptionFrame")],
+}
+
+
+def walk(stackwalk, args, cwd, *extra):
+    """stackwalk ARGS --all-threads --json EXTRA in CWD, its JSON document."""
+    result = dumps.run_in(stackwalk, [*args, "--all-threads", "--json", *extra], cwd)
+    if result.returncode != 0:
+        raise RuntimeError(f"stackwalk {' '.join(args)} exited {result.returncode}: {result.stderr}")
+    return json.loads(result.stdout)
+
+
+def bare_name(name):
+    """Namespace.Type.Method without parameters, instantiations or generic
+    parameter lists, so that ClrMD's, the record's and stackwalk's spellings compare."""
+    name = re.sub(r"\(.*\)$", "", name)
+    previous = None
+    while previous != name:
+        previous = name
+        name = re.sub(r"\[[^\[\]]*\]", "", name)
+    return name
+
+
+def entry_name(frame):
+    """A frame of stackwalk's JSON as the sequences below spell it: a managed frame by its
+    bare method name, a runtime Frame as [Name], a native frame as None."""
+    if frame["kind"] == "managed":
+        return bare_name(frame["method"] or "")
+    if frame["kind"] == "runtime":
+        return f"[{frame['frame_name']}]"
+    return None
+
+
+def short(name):
+    """Type.Method of a bare name (or a [Frame]), for messages."""
+    return ".".join(name.split(".")[-2:])
+
+
+def in_order(frames, expected):
+    """Matches EXPECTED (names as entry_name spells them) in order against FRAMES, each to
+    the first frame after the previous match: the matched frames, None for a name not found
+    (the next name is looked for after the previous match)."""
+    matched, position = [], 0
+    for want in expected:
+        found = next((i for i in range(position, len(frames)) if entry_name(frames[i]) == want), None)
+        matched.append(None if found is None else frames[found])
+        position = position if found is None else found + 1
+    return matched
+
+
+def expected_with_frames(scenario, methods):
+    """The record's methods with the scenario's runtime Frames placed among them."""
+    out = []
+    placed = RUNTIME_FRAMES.get(scenario, [])
+    for i in range(len(methods) + 1):
+        out += [f"[{name}]" for before, name in placed if before == (i if i < len(methods) else None)]
+        if i < len(methods):
+            out.append(methods[i])
+    return out
+
+
+def generic(name):
+    """Reflection's MethodHandle of a method of a generic type or a generic method, of a
+    compiler-generated type (a state machine's MoveNext runs through an instantiating or
+    unboxing stub) may differ from the MethodDesc of the running code."""
+    return "`" in name or "<" in name
+
+
+def check_thread(check, label, thread, scenario, walk_kind):
+    """One scenario thread of one walk (walk_kind: "mixed" or "managed-only") against the
+    record: its methods in order, its runtime Frames among them, the record's MethodDescs."""
+    frames = thread["frames"] if thread else []
+    methods = [bare_name(m) for m in scenario["expected_managed_frames"]]
+    what = f"{label}: scenario {scenario['scenario']} ({walk_kind})"
+    matched = in_order(frames, methods)
+    check(all(matched), f"{what}: {' < '.join(map(short, methods))} in order")
+    expected = expected_with_frames(scenario["scenario"], methods)
+    found = in_order(frames, expected)
+    places = [f"[{name}] " + (f"after {short(methods[-1])}" if before is None else f"before {short(methods[before])}")
+              for before, name in RUNTIME_FRAMES.get(scenario["scenario"], [])]
+    missing = [short(e) for e, f in zip(expected, found) if f is None]
+    check(all(found), f"{what}: runtime Frames in place: {', '.join(places)}"
+          + (f"; not found in order: {', '.join(missing)}" if missing else ""))
+    compared, differ = 0, []
+    for method, md, frame in zip(methods, scenario.get("expected_method_descs", []), matched):
+        if frame is None or generic(method):
+            continue
+        compared += 1
+        if int(frame["method_desc"] or "0", 16) != int(md, 16):
+            differ.append(f"{short(method)}: {frame['method_desc']} != {md}")
+    check(compared > 0 and not differ, f"{what}: the MethodDescs of the {compared} recorded non-generic methods"
+          + (": " + "; ".join(differ) if differ else ""))
+
+
+def check_managed_frames(check, label, document, walk_kind):
+    """Every managed frame of every thread has a MethodDesc and a name; every runtime Frame a name."""
+    unnamed = [f"{t['tid']}#{f['index']}" for t in document["threads"] for f in t["frames"]
+               if (f["kind"] == "managed" and not (f["method_desc"] and f["method"]))
+               or (f["kind"] == "runtime" and not f["frame_name"])]
+    managed = sum(f["kind"] == "managed" for t in document["threads"] for f in t["frames"])
+    check(managed > 0 and not unnamed, f"{label} ({walk_kind}): {managed} managed frames, each with a MethodDesc "
+          f"and a name; runtime Frames named" + (": unnamed " + ", ".join(unnamed) if unnamed else ""))
+
+
+def check_dump(check, label, dump, mixed, managed_only):
+    """A dump's mixed-mode walk and its --managed-only walk (stackwalk JSON documents)
+    against its dumps.json entry DUMP."""
+    for walk_kind, document in (("mixed", mixed), ("managed-only", managed_only)):
+        runtime = document["runtimes"][0] if document["runtimes"] else None
+        check(runtime is not None and runtime["version"] == dump["runtime_version"],
+              f"{label} ({walk_kind}): runtime {dump['runtime_version']} found"
+              + ("" if runtime is None else f" (reported {runtime['version']})"))
+        check(document["warnings"] == [], f"{label} ({walk_kind}): no warnings"
+              + (f": {document['warnings']}" if document["warnings"] else ""))
+        check_managed_frames(check, label, document, walk_kind)
+        by_tid = {t["tid"]: t for t in document["threads"]}
+        for tid, scenario in dump.get("scenario_threads", {}).items():
+            thread = by_tid.get(int(tid))
+            check(thread is not None and thread["managed_thread_id"] == scenario["managed_thread_id"],
+                  f"{label} ({walk_kind}): scenario {scenario['scenario']} is thread {tid}, "
+                  f"managed thread {scenario['managed_thread_id']}")
+            check_thread(check, label, thread, scenario, walk_kind)
+            if walk_kind == "mixed":
+                # Managed frames sit between named native frames.
+                frames = thread["frames"] if thread else []
+                kinds = [f["kind"] for f in frames]
+                if "managed" in kinds:
+                    first, last = kinds.index("managed"), len(kinds) - 1 - kinds[::-1].index("managed")
+                    natives = [f for f in frames[:first] + frames[last + 1:] if f["kind"] == "native"]
+                    check(bool(natives) and all(f["module"] for f in natives),
+                          f"{label}: scenario {scenario['scenario']}: the native frames around the "
+                          "managed ones have modules")
+    if dump.get("crash"):
+        crashed = [t["tid"] for t in mixed["threads"] if t["crashed"]]
+        check(crashed == [dump["crash"]["thread"]] and (mixed["crash"] or {}).get("thread_id") == crashed[0],
+              f"{label}: the crashing thread is {dump['crash']['thread']} (stackwalk: {crashed})")
+
+
+def check_runtime_info(check, label, stackwalk, args, cwd, dump):
+    """--runtime-info: the runtime's version, and every scenario thread in its thread list
+    with the managed thread id the program recorded."""
+    result = dumps.run_in(stackwalk, [*args, "--runtime-info", "--json"], cwd)
+    if result.returncode != 0:
+        check(False, f"{label}: --runtime-info exited {result.returncode}: {result.stderr.strip()}")
+        return None
+    info = json.loads(result.stdout)["runtime"]
+    check(info["version"] == dump["runtime_version"],
+          f"{label}: --runtime-info reports .NET {info['version']}, the program ran on {dump['runtime_version']}")
+    threads = {t["os_id"]: t["managed_id"] for t in info["threads"]}
+    missing = [tid for tid, s in dump.get("scenario_threads", {}).items()
+               if threads.get(int(tid)) != s["managed_thread_id"]]
+    check(not missing, f"{label}: --runtime-info lists {len(threads)} managed threads, the scenario threads "
+          "with their managed ids" + (f" (not: {missing})" if missing else ""))
+    return info
