@@ -76,6 +76,9 @@ RUN=$WORK/run
 rm -rf "$RUN"; mkdir -p "$RUN"
 $NORAND "$APP" park "$OUT/park.record.json" >"$RUN/park.stdout" 2>"$RUN/park.stderr" &
 PID=$!
+# it blocks forever: never leave it behind (a failing step under set -e, a killed script)
+trap '[ -z "${PID:-}" ] || kill -9 "$PID" 2>/dev/null || true' EXIT
+trap 'exit 143' HUP INT TERM
 for _ in $(seq 1 600); do
     grep -q READY "$RUN/park.stdout" 2>/dev/null && break
     kill -0 "$PID" 2>/dev/null || { cat "$RUN/park.stderr" >&2; die "the program exited early"; }
@@ -114,12 +117,13 @@ if [ "${FULL:-0}" = 1 ]; then
 fi
 echo "$PID" >"$OUT/park.pid"
 kill -9 "$PID"; wait "$PID" 2>/dev/null || true
+PID=
 
 # --- (f) the crash: the runtime writes the dump itself ---------------------------------------
 set +e
-( DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=1 DOTNET_DbgMiniDumpName="$OUT/crash-normal.core" \
+{ ( DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=1 DOTNET_DbgMiniDumpName="$OUT/crash-normal.core" \
   DOTNET_CreateDumpDiagnostics=1 \
-    $NORAND "$APP" crash "$OUT/crash.record.json" >"$RUN/crash.stdout" 2>"$RUN/crash.stderr" ) 2>/dev/null
+    $NORAND "$APP" crash "$OUT/crash.record.json" >"$RUN/crash.stdout" 2>"$RUN/crash.stderr" ); } 2>/dev/null
 echo $? >"$OUT/crash.exitcode"
 set -e
 cp "$RUN/crash.stderr" "$OUT/crash.stderr"
