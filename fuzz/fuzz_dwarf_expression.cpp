@@ -1,5 +1,5 @@
 // The DWARF expression evaluator, with registers and memory from the input.
-#include "stackwalk/unwinder/DwarfExpression.h"
+#include "stackwalk/core/DwarfExpression.h"
 
 #include <cstring>
 

@@ -111,6 +111,18 @@ Json registersJson(const RegisterFile &regs) {
   return out;
 }
 
+Json argumentsJson(const std::vector<FunctionArgument> &arguments) {
+  Json out = Json::array();
+  for (const FunctionArgument &argument : arguments)
+    out.push_back({{"name", argument.name},
+                   {"type", argument.type},
+                   {"value", orNull(argument.value)},
+                   {"entry_value", orNull(argument.entryValue)},
+                   {"location", stringOrNull(argument.location)},
+                   {"reason", stringOrNull(argument.value ? std::string() : argument.reason)}});
+  return out;
+}
+
 Json frameJson(const ReportFrame &frame, const PrintOptions &options) {
   static const char *const Kinds[] = {"native", "managed", "runtime"};
   Json out{{"index", frame.index},
@@ -130,6 +142,7 @@ Json frameJson(const ReportFrame &frame, const PrintOptions &options) {
            {"method_desc", frame.methodDesc ? Json(addressString(*frame.methodDesc)) : Json(nullptr)},
            {"method", frame.kind == FrameKind::Native ? Json(nullptr) : stringOrNull(frame.function)},
            {"note", stringOrNull(frame.note)}};
+  if (frame.arguments) out["arguments"] = argumentsJson(*frame.arguments);
   if (options.registers && frame.registers) out["registers"] = registersJson(*frame.registers);
   if (options.rawContext && frame.registers) {
     std::vector<uint8_t> context = toWindowsContext(*frame.registers);

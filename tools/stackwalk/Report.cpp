@@ -6,6 +6,7 @@
 #include "stackwalk/unwinder/Win64Unwinder.h"
 
 #include <algorithm>
+#include <span>
 
 namespace stackwalk {
 namespace {
@@ -51,8 +52,15 @@ void nameRuntimeCode(ReportFrame &entry, const Frame &frame, const Target &targe
   }
 }
 
+// With --args: each function's arguments, when the DWARF chain at the frame
+// is the one the Symbolizer named (it leaves out nameless entries).
+void addArguments(std::span<ReportFrame> entries, std::vector<std::vector<FunctionArgument>> arguments) {
+  if (arguments.size() != entries.size()) return;
+  for (size_t i = 0; i < entries.size(); ++i) entries[i].arguments = std::move(arguments[i]);
+}
+
 void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer, const Target &target,
-                const LibunwindDynamicUnwinder &dynamic) {
+                const LibunwindDynamicUnwinder &dynamic, FrameArguments *arguments, size_t physicalIndex) {
   ReportFrame base;
   base.kind = frame.kind;
   base.trust = frame.trust;
@@ -70,6 +78,7 @@ void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer
     thread.frames.push_back(base);
     return;
   }
+  size_t first = thread.frames.size();
   for (const SourceFrame &source : *sources) {
     ReportFrame entry = base;
     entry.index = unsigned(thread.frames.size());
@@ -84,6 +93,8 @@ void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer
     }
     thread.frames.push_back(std::move(entry));
   }
+  if (arguments)
+    addArguments(std::span(thread.frames).last(thread.frames.size() - first), arguments->at(physicalIndex));
 }
 
 } // namespace
@@ -144,11 +155,13 @@ void writeReport(const Report &report, const ReportOptions &options, ReportPrint
     thread.stopReason = walker.stopReason();
     thread.stopDetail = walker.stopDetail();
     const std::vector<Frame> &physical = thread.physicalFrames;
+    std::optional<FrameArguments> arguments;
+    if (options.arguments) arguments.emplace(target, symbolizer, physical);
     for (size_t i = 0; i < physical.size(); ++i) {
       std::optional<uint64_t> callerSp;
       if (i + 1 < physical.size()) callerSp = physical[i + 1].sp;
       if (!managed || !managed->addEntries(thread, physical[i], callerSp))
-        addEntries(thread, physical[i], symbolizer, target, dynamic);
+        addEntries(thread, physical[i], symbolizer, target, dynamic, arguments ? &*arguments : nullptr, i);
     }
     if (options.managedOnly) keepManagedOnly(thread);
     printer.thread(thread);

@@ -6,6 +6,7 @@
 #include "stackwalk/core/Symbolizer.h"
 #include "stackwalk/core/ModuleResolver.h"
 #include "stackwalk/core/Target.h"
+#include "stackwalk/debuginfo/FrameArguments.h"
 #include "stackwalk/frames/DotnetRuntime.h"
 #include "stackwalk/unwinder/CfiUnwinder.h"
 #include "stackwalk/unwinder/LibunwindDynamic.h"
@@ -36,6 +37,7 @@ struct ReportFrame {
   std::optional<uint64_t> frameAddress;  // runtime Frames
   std::string frameName;                 // runtime Frames: "InlinedCallFrame"
   std::string note;                      // why a managed name or MethodDesc is missing
+  std::optional<std::vector<FunctionArgument>> arguments; // with --args, for functions DWARF describes
 };
 
 struct ReportThread {
@@ -58,6 +60,7 @@ struct ReportOptions {
   std::optional<ManualStart> start; // for the one selected thread
   size_t maxThreads = 100000;       // threads walked at most; a hostile dump may claim millions
   bool managedOnly = false;         // only managed frames and runtime Frames (StackWalk.md's walk)
+  bool arguments = false;           // function arguments from debug info (--args)
 };
 
 // The report's frame: everything but the threads, which are walked one at a

@@ -7,6 +7,26 @@
 namespace stackwalk {
 namespace {
 
+// One argument as gdb's backtrace prints it: n=199, n=n@entry=199,
+// n=5, n@entry=7, or n=<optimized out>.
+std::string argumentText(const FunctionArgument &argument) {
+  std::string out = argument.name + "=";
+  if (argument.value && argument.entryValue && *argument.value == *argument.entryValue)
+    return out + argument.name + "@entry=" + *argument.value;
+  out += argument.value ? *argument.value : argument.reason.rfind("optimized out", 0) == 0 ? "<optimized out>" : "<unavailable>";
+  if (argument.entryValue) out += ", " + argument.name + "@entry=" + *argument.entryValue;
+  return out;
+}
+
+std::string argumentsText(const std::vector<FunctionArgument> &arguments) {
+  std::string out = " (";
+  for (const FunctionArgument &argument : arguments) {
+    if (out.size() > 2) out += ", ";
+    out += argumentText(argument);
+  }
+  return out + ")";
+}
+
 std::string location(const ReportFrame &frame) {
   if (frame.kind == FrameKind::Runtime) {
     std::string out = "[" + frame.frameName + ": " + addressString(*frame.frameAddress) + "]";
@@ -19,6 +39,7 @@ std::string location(const ReportFrame &frame) {
   if (!frame.function.empty()) {
     out += (out.empty() ? "" : "!") + frame.function;
     if (frame.functionOffset && *frame.functionOffset) out += "+" + offsetString(*frame.functionOffset);
+    if (frame.arguments) out += argumentsText(*frame.arguments);
   } else if (frame.module) {
     out += "+" + offsetString(frame.ip - frame.module->base);
   } else {

@@ -56,6 +56,8 @@ int main(int argc, char **argv) {
   app.add_flag("--runtime-info", options.runtimeInfo,
                "describe the .NET runtime found in the dump (contract descriptor, contracts, threads) instead of walking");
   app.add_flag("--raw-context", options.print.rawContext, "print each frame's Windows-layout CONTEXT");
+  app.add_flag("--args", options.report.arguments,
+               "print each function's arguments from its debug info, as gdb's backtrace does");
   try {
     app.parse(argc, argv);
     if (summary && (json || ndjson)) throw CLI::ValidationError("--summary", "cannot be combined with --json");

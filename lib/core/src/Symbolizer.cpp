@@ -114,6 +114,13 @@ std::optional<uint64_t> Symbolizer::pdbFunctionStart(const ModuleImage &image, u
   return std::nullopt;
 }
 
+DWARFContext *Symbolizer::dwarf(const ModuleImage &image, uint64_t fileAddress) {
+  if (!moduleFor(image)) return nullptr;
+  auto context = dwarfContexts_.find(&image);
+  if (context == dwarfContexts_.end() || !dwarfUnitParsesAt(image, fileAddress)) return nullptr;
+  return context->second;
+}
+
 const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint64_t address) {
   if (!module.image) return empty_;
   const ModuleImage &image = *module.image;

@@ -3,7 +3,7 @@
 #include "CfiSection.h"
 #include "stackwalk/core/Hex.h"
 
-#include "stackwalk/unwinder/DwarfExpression.h"
+#include "stackwalk/core/DwarfExpression.h"
 
 using namespace llvm;
 using namespace llvm::dwarf;

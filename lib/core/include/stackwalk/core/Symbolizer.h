@@ -44,6 +44,9 @@ public:
   // and the physical function last. Empty when nothing is known. Pass the
   // frame's lookup address (ip - 1 for a return address).
   const std::vector<SourceFrame> &symbolize(const Module &module, uint64_t address);
+  // The image's DWARF, for readers of more than names (function arguments);
+  // null when it has none, or when the unit at this file address does not parse.
+  llvm::DWARFContext *dwarf(const ModuleImage &image, uint64_t fileAddress);
   // Drops everything cached for an image that is about to go away.
   void forget(const ModuleImage *image);
 

@@ -1,7 +1,10 @@
-#include "stackwalk/unwinder/DwarfExpression.h"
+#include "stackwalk/core/DwarfExpression.h"
 
 #include "llvm/BinaryFormat/Dwarf.h"
 #include "llvm/Support/DataExtractor.h"
+
+#include <algorithm>
+#include <utility>
 
 using namespace llvm;
 
@@ -13,6 +16,24 @@ constexpr size_t MaxSteps = 100000;
 
 Error fail(const Twine &message) { return createStringError(inconvertibleErrorCode(), message); }
 
+// GNU's pre-DWARF 5 spellings of DWARF 5 operations that GCC still emits
+// (GCC's dwarf2.def); LLVM 19's Dwarf.def does not name them.
+enum GnuOperation : uint8_t {
+  DW_OP_GNU_implicit_pointer = 0xf2,
+  DW_OP_GNU_const_type = 0xf4,
+  DW_OP_GNU_regval_type = 0xf5,
+  DW_OP_GNU_deref_type = 0xf6,
+  DW_OP_GNU_convert = 0xf7,
+  DW_OP_GNU_reinterpret = 0xf9,
+};
+
+DwarfLocationPiece locationOf(DwarfLocationPiece::Kind kind, uint64_t value = 0) {
+  DwarfLocationPiece piece;
+  piece.kind = kind;
+  piece.value = value;
+  return piece;
+}
+
 class Evaluator {
 public:
   Evaluator(std::span<const uint8_t> expression, const DwarfExpressionContext &context)
@@ -20,10 +41,15 @@ public:
               uint8_t(context.addressSize)),
         context_(context) {}
 
-  Expected<DwarfExpressionResult> run(std::span<const uint64_t> initialStack);
+  Expected<DwarfLocation> run(std::span<const uint64_t> initialStack);
 
 private:
   Error step(uint8_t op);
+  Error locationStep(uint8_t op);
+  Error typedStep(uint8_t op);
+  Error endLocation(DwarfLocationPiece piece);
+  void finishPiece(std::optional<uint64_t> sizeInBits, uint64_t bitOffset);
+  DwarfLocationPiece currentPiece();
   Error push(uint64_t v) {
     if (stack_.size() >= MaxStackDepth) return fail("DWARF expression stack overflow");
     stack_.push_back(v);
@@ -57,8 +83,117 @@ private:
   DataExtractor::Cursor cursor_{0};
   const DwarfExpressionContext &context_;
   std::vector<uint64_t> stack_;
-  std::optional<DwarfExpressionResult> final_;
+  std::optional<DwarfLocationPiece> ended_; // a register, value or implicit location: only a piece may follow
+  DwarfLocation pieces_;
 };
+
+Error Evaluator::endLocation(DwarfLocationPiece piece) {
+  ended_ = std::move(piece);
+  return Error::success();
+}
+
+// The location the operations so far describe: an ended one, else the
+// address on top of the stack, else nothing (an empty location).
+DwarfLocationPiece Evaluator::currentPiece() {
+  if (ended_) return *std::exchange(ended_, std::nullopt);
+  DwarfLocationPiece piece;
+  if (!stack_.empty()) {
+    piece.kind = DwarfLocationPiece::Kind::Memory;
+    piece.value = stack_.back();
+  }
+  return piece;
+}
+
+void Evaluator::finishPiece(std::optional<uint64_t> sizeInBits, uint64_t bitOffset) {
+  DwarfLocationPiece piece = currentPiece();
+  piece.sizeInBits = sizeInBits;
+  piece.bitOffset = bitOffset;
+  pieces_.push_back(std::move(piece));
+  stack_.clear(); // each piece's location is described on its own
+}
+
+// Operations that end a location description or split it into pieces.
+Error Evaluator::locationStep(uint8_t op) {
+  using namespace dwarf;
+  using Kind = DwarfLocationPiece::Kind;
+  if (op >= DW_OP_reg0 && op <= DW_OP_reg31) return endLocation(locationOf(Kind::Register, op - DW_OP_reg0));
+  switch (op) {
+  case DW_OP_regx: return endLocation(locationOf(Kind::Register, data_.getULEB128(cursor_)));
+  case DW_OP_stack_value: {
+    auto v = pop();
+    if (!v) return v.takeError();
+    return endLocation(locationOf(Kind::Value, *v));
+  }
+  case DW_OP_implicit_value: {
+    uint64_t length = data_.getULEB128(cursor_);
+    if (length > data_.size()) return fail("DW_OP_implicit_value is longer than its expression");
+    DwarfLocationPiece piece = locationOf(Kind::ImplicitValue);
+    piece.bytes.resize(length);
+    data_.getU8(cursor_, piece.bytes.data(), uint32_t(length));
+    return endLocation(std::move(piece));
+  }
+  case DW_OP_implicit_pointer:
+  case DW_OP_GNU_implicit_pointer:
+    data_.getUnsigned(cursor_, context_.offsetSize == 8 ? 8 : 4); // the DIE of the object pointed to
+    data_.getSLEB128(cursor_);
+    return endLocation(locationOf(Kind::ImplicitPointer));
+  case DW_OP_piece:
+    finishPiece(data_.getULEB128(cursor_) * 8, 0);
+    return Error::success();
+  case DW_OP_bit_piece: {
+    uint64_t size = data_.getULEB128(cursor_);
+    finishPiece(size, data_.getULEB128(cursor_));
+    return Error::success();
+  }
+  }
+  return fail("unsupported DWARF operation 0x" + Twine::utohexstr(op));
+}
+
+// Operations of the typed DWARF stack (DWARF 5 section 2.5.1.6). The stack
+// here is untyped: a value is kept as its bits, which is right for integer
+// base types; a conversion between types is not attempted.
+Error Evaluator::typedStep(uint8_t op) {
+  using namespace dwarf;
+  switch (op) {
+  case DW_OP_regval_type:
+  case DW_OP_GNU_regval_type: {
+    uint64_t number = data_.getULEB128(cursor_);
+    data_.getULEB128(cursor_); // the base type
+    auto v = reg(number);
+    if (!v) return v.takeError();
+    return push(*v);
+  }
+  case DW_OP_deref_type:
+  case DW_OP_GNU_deref_type: {
+    unsigned size = data_.getU8(cursor_);
+    data_.getULEB128(cursor_);
+    auto address = pop();
+    if (!address) return address.takeError();
+    auto v = load(*address, size);
+    if (!v) return v.takeError();
+    return push(*v);
+  }
+  case DW_OP_const_type:
+  case DW_OP_GNU_const_type: {
+    data_.getULEB128(cursor_);
+    unsigned size = data_.getU8(cursor_);
+    if (size == 0 || size > 8) return fail("a typed constant wider than 8 bytes");
+    uint8_t bytes[8] = {};
+    data_.getU8(cursor_, bytes, size);
+    uint64_t v = 0;
+    for (unsigned i = 0; i < size; ++i) v |= uint64_t(bytes[i]) << (8 * i);
+    return push(v);
+  }
+  case DW_OP_convert:
+  case DW_OP_GNU_convert:
+  case DW_OP_reinterpret:
+  case DW_OP_GNU_reinterpret:
+    // Type 0 is the generic type: the bits stay as they are.
+    if (data_.getULEB128(cursor_) != 0) return fail("DWARF type conversions are not evaluated");
+    return Error::success();
+  }
+  return fail("unsupported DWARF operation 0x" + Twine::utohexstr(op));
+}
 
 Error Evaluator::jump(int16_t delta) {
   uint64_t target = cursor_.tell() + delta;
@@ -111,12 +246,8 @@ Error Evaluator::step(uint8_t op) {
     if (!v) return v.takeError();
     return push(*v + offset);
   }
-  if (op >= DW_OP_reg0 && op <= DW_OP_reg31) {
-    final_ = DwarfExpressionResult{DwarfExpressionResult::Kind::Register, uint64_t(op - DW_OP_reg0)};
-    return Error::success();
-  }
   switch (op) {
-  case DW_OP_addr: return push(data_.getAddress(cursor_));
+  case DW_OP_addr: return push(data_.getAddress(cursor_) + context_.loadBias);
   case DW_OP_const1u: return push(data_.getU8(cursor_));
   case DW_OP_const1s: return push(uint64_t(int64_t(int8_t(data_.getU8(cursor_)))));
   case DW_OP_const2u: return push(data_.getU16(cursor_));
@@ -189,9 +320,6 @@ Error Evaluator::step(uint8_t op) {
     if (!v) return v.takeError();
     return *v ? jump(delta) : Error::success();
   }
-  case DW_OP_regx:
-    final_ = DwarfExpressionResult{DwarfExpressionResult::Kind::Register, data_.getULEB128(cursor_)};
-    return Error::success();
   case DW_OP_bregx: {
     uint64_t number = data_.getULEB128(cursor_);
     int64_t offset = data_.getSLEB128(cursor_);
@@ -207,38 +335,54 @@ Error Evaluator::step(uint8_t op) {
   case DW_OP_call_frame_cfa:
     if (!context_.cfa) return fail("DW_OP_call_frame_cfa without a CFA");
     return push(*context_.cfa);
-  case DW_OP_stack_value: {
-    auto v = pop();
+  case DW_OP_entry_value:
+  case DW_OP_GNU_entry_value: {
+    uint64_t length = data_.getULEB128(cursor_);
+    if (!cursor_) return Error::success(); // the caller reports the truncation
+    uint64_t start = cursor_.tell();
+    if (length > data_.size() - start) return fail("DW_OP_entry_value is longer than its expression");
+    if (!context_.entryValue) return fail("DW_OP_entry_value needs the caller's call site");
+    cursor_ = DataExtractor::Cursor(start + length);
+    auto v = context_.entryValue({reinterpret_cast<const uint8_t *>(data_.getData().data()) + start, size_t(length)});
     if (!v) return v.takeError();
-    final_ = DwarfExpressionResult{DwarfExpressionResult::Kind::Value, *v};
-    return Error::success();
+    return push(*v);
+  }
+  case DW_OP_addrx:
+  case DW_OP_constx:
+  case DW_OP_GNU_addr_index:
+  case DW_OP_GNU_const_index: {
+    uint64_t index = data_.getULEB128(cursor_);
+    std::optional<uint64_t> v = context_.indexedAddress ? context_.indexedAddress(index) : std::nullopt;
+    if (!v) return fail(".debug_addr has no entry " + Twine(index));
+    return push(op == DW_OP_constx || op == DW_OP_GNU_const_index ? *v : *v + context_.loadBias);
   }
   case DW_OP_nop: return Error::success();
+  case DW_OP_regval_type: case DW_OP_GNU_regval_type: case DW_OP_deref_type: case DW_OP_GNU_deref_type:
+  case DW_OP_const_type: case DW_OP_GNU_const_type: case DW_OP_convert: case DW_OP_GNU_convert:
+  case DW_OP_reinterpret: case DW_OP_GNU_reinterpret:
+    return typedStep(op);
   default:
-    return fail("unsupported DWARF operation 0x" + Twine::utohexstr(op));
+    return locationStep(op);
   }
 }
 
-Expected<DwarfExpressionResult> Evaluator::run(std::span<const uint64_t> initialStack) {
+Expected<DwarfLocation> Evaluator::run(std::span<const uint64_t> initialStack) {
   for (uint64_t v : initialStack)
-    if (Error err = push(v)) return std::move(err);
+    if (Error err = push(v)) return err;
   for (size_t steps = 0; cursor_.tell() < data_.size(); ++steps) {
     if (steps >= MaxSteps) return fail("DWARF expression runs too long (a loop?)");
     uint8_t op = data_.getU8(cursor_);
+    if (ended_ && op != dwarf::DW_OP_piece && op != dwarf::DW_OP_bit_piece)
+      return fail("operations after a location description's end");
     if (Error err = step(op)) {
       consumeError(cursor_.takeError());
-      return std::move(err);
+      return err;
     }
     if (!cursor_) return fail("DWARF expression is truncated: " + toString(cursor_.takeError()));
-    if (final_) {
-      if (cursor_.tell() < data_.size()) return fail("operations after a location description's end");
-      return *final_;
-    }
   }
   if (!cursor_) return fail("DWARF expression is truncated: " + toString(cursor_.takeError()));
-  auto top = pop();
-  if (!top) return top.takeError();
-  return DwarfExpressionResult{DwarfExpressionResult::Kind::Address, *top};
+  if (pieces_.empty()) pieces_.push_back(currentPiece());
+  return std::move(pieces_);
 }
 
 } // namespace
@@ -246,7 +390,24 @@ Expected<DwarfExpressionResult> Evaluator::run(std::span<const uint64_t> initial
 Expected<DwarfExpressionResult> evaluateDwarfExpression(std::span<const uint8_t> expression,
                                                         const DwarfExpressionContext &context,
                                                         std::span<const uint64_t> initialStack) {
-  return Evaluator(expression, context).run(initialStack);
+  auto location = Evaluator(expression, context).run(initialStack);
+  if (!location) return location.takeError();
+  if (location->size() != 1 || location->front().sizeInBits)
+    return fail("a location in pieces where one value is expected");
+  const DwarfLocationPiece &piece = location->front();
+  using Kind = DwarfLocationPiece::Kind;
+  switch (piece.kind) {
+  case Kind::Memory: return DwarfExpressionResult{DwarfExpressionResult::Kind::Address, piece.value};
+  case Kind::Register: return DwarfExpressionResult{DwarfExpressionResult::Kind::Register, piece.value};
+  case Kind::Value: return DwarfExpressionResult{DwarfExpressionResult::Kind::Value, piece.value};
+  case Kind::Empty: return fail("DWARF expression stack underflow");
+  default: return fail("an implicit location where one value is expected");
+  }
+}
+
+Expected<DwarfLocation> evaluateDwarfLocation(std::span<const uint8_t> expression,
+                                              const DwarfExpressionContext &context) {
+  return Evaluator(expression, context).run({});
 }
 
 } // namespace stackwalk

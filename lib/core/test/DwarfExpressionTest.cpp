@@ -1,4 +1,4 @@
-#include "stackwalk/unwinder/DwarfExpression.h"
+#include "stackwalk/core/DwarfExpression.h"
 
 #include "llvm/BinaryFormat/Dwarf.h"
 

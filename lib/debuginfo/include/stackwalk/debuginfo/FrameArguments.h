@@ -1,0 +1,56 @@
+// The formal parameters of the functions at each frame of a walked thread, as
+// gdb shows them: names, types and values from DWARF location expressions
+// evaluated at the frame's pc, with entry values recovered from the caller's
+// call-site records. Only registers the unwinder recovered are read.
+#pragma once
+
+#include "stackwalk/core/StackWalker.h"
+#include "stackwalk/core/Symbolizer.h"
+#include "stackwalk/core/Target.h"
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace stackwalk {
+
+struct FunctionArgument {
+  std::string name;
+  std::string type;
+  std::optional<std::string> value;      // as gdb prints it; nullopt when it cannot be recovered
+  std::optional<std::string> entryValue; // the value the caller passed (gdb's name@entry)
+  std::string location;                  // where the value lives at this pc: "rdi", "memory 0x...", ...
+  std::string reason;                    // why there is no value
+};
+
+struct FrameScope; // one physical frame's function DIEs, registers, frame base and CFA
+
+class FrameArguments {
+public:
+  // `frames`: one thread's physical frames, innermost first, as the walker made them.
+  FrameArguments(const Target &target, Symbolizer &symbolizer, std::span<const Frame> frames);
+  ~FrameArguments();
+
+  // The arguments of each function at physical frame `index`: innermost
+  // inlined call first and the physical function last, as the Symbolizer
+  // lists them. Empty when the frame's function has no DWARF.
+  std::vector<std::vector<FunctionArgument>> at(size_t index);
+
+  // Used by the expression evaluator's DW_OP_entry_value: the value `reg`
+  // held when the function of frame `index` was entered.
+  llvm::Expected<uint64_t> entryValue(size_t index, unsigned reg, unsigned depth);
+
+private:
+  const FrameScope *scope(size_t index);
+
+  const Target &target_;
+  Symbolizer &symbolizer_;
+  std::span<const Frame> frames_;
+  std::map<size_t, std::unique_ptr<FrameScope>> scopes_;
+};
+
+} // namespace stackwalk
