@@ -60,7 +60,7 @@ void addArguments(std::span<ReportFrame> entries, std::vector<std::vector<Functi
 }
 
 void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer, const Target &target,
-                const LibunwindDynamicUnwinder &dynamic, FrameArguments *arguments, size_t physicalIndex) {
+                const LibunwindDynamicUnwinder &dynamic, std::vector<std::vector<FunctionArgument>> *arguments) {
   ReportFrame base;
   base.kind = frame.kind;
   base.trust = frame.trust;
@@ -94,7 +94,7 @@ void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer
     thread.frames.push_back(std::move(entry));
   }
   if (arguments)
-    addArguments(std::span(thread.frames).last(thread.frames.size() - first), arguments->at(physicalIndex));
+    addArguments(std::span(thread.frames).last(thread.frames.size() - first), std::move(*arguments));
 }
 
 } // namespace
@@ -155,13 +155,18 @@ void writeReport(const Report &report, const ReportOptions &options, ReportPrint
     thread.stopReason = walker.stopReason();
     thread.stopDetail = walker.stopDetail();
     const std::vector<Frame> &physical = thread.physicalFrames;
-    std::optional<FrameArguments> arguments;
-    if (options.arguments) arguments.emplace(target, symbolizer, physical);
+    std::vector<std::vector<std::vector<FunctionArgument>>> arguments;
+    if (options.arguments) {
+      FrameArguments reader(target, symbolizer, physical);
+      arguments.resize(physical.size());
+      // From the outermost frame in: a frame's entry values build on its caller's.
+      for (size_t i = physical.size(); i-- > 0;) arguments[i] = reader.at(i);
+    }
     for (size_t i = 0; i < physical.size(); ++i) {
       std::optional<uint64_t> callerSp;
       if (i + 1 < physical.size()) callerSp = physical[i + 1].sp;
       if (!managed || !managed->addEntries(thread, physical[i], callerSp))
-        addEntries(thread, physical[i], symbolizer, target, dynamic, arguments ? &*arguments : nullptr, i);
+        addEntries(thread, physical[i], symbolizer, target, dynamic, arguments.empty() ? nullptr : &arguments[i]);
     }
     if (options.managedOnly) keepManagedOnly(thread);
     printer.thread(thread);

@@ -10,6 +10,7 @@
 #include "stackwalk/debuginfo/FrameArguments.h"
 
 #include "llvm/BinaryFormat/Dwarf.h"
+#include "llvm/DebugInfo/DWARF/DWARFContext.h"
 #include "llvm/DebugInfo/DWARF/DWARFFormValue.h"
 #include "llvm/DebugInfo/DWARF/DWARFUnit.h"
 #include "llvm/Support/DataExtractor.h"
@@ -36,7 +37,12 @@ std::optional<unsigned> registerOnly(std::span<const uint8_t> expression) {
 
 namespace {
 
-constexpr unsigned MaxEntryValueDepth = 4; // call_value expressions that use entry values in turn
+// Entry values that depend on the caller's entry values in turn, as a value
+// passed down a recursion does. Frames are read from the outermost in, so
+// each level usually finds its caller's answer already known.
+constexpr unsigned MaxEntryValueDepth = 16;
+constexpr const char *TooDeep = "entry values nest too deeply";
+constexpr const char *PassedValueProblem = "the value the caller passed cannot be recovered: ";
 constexpr size_t MaxDiesVisited = 200000;  // one function's DIEs searched for a call site
 
 Error fail(const Twine &message) { return createStringError(inconvertibleErrorCode(), message); }
@@ -45,21 +51,30 @@ bool isCallSite(const DWARFDie &die) {
   return die.getTag() == dwarf::DW_TAG_call_site || die.getTag() == dwarf::DW_TAG_GNU_call_site;
 }
 
-// The call site whose return address is `returnPc` (a file address), anywhere
-// in the function, inlined bodies included.
-DWARFDie findCallSite(const DWARFDie &function, uint64_t returnPc) {
+// Calls `visit` on each call site in the function, inlined bodies included,
+// until it returns true.
+template <typename Visit> void forEachCallSite(const DWARFDie &function, Visit visit) {
   std::vector<DWARFDie> pending{function};
   for (size_t visited = 0; !pending.empty() && visited < MaxDiesVisited; ++visited) {
     DWARFDie die = pending.back();
     pending.pop_back();
     if (isCallSite(die)) {
-      auto at = die.find({dwarf::DW_AT_call_return_pc, dwarf::DW_AT_low_pc});
-      if (at && at->getAsAddress() == returnPc) return die;
+      if (visit(die)) return;
       continue;
     }
     for (const DWARFDie &child : die.children()) pending.push_back(child);
   }
-  return {};
+}
+
+// The call site whose return address is `returnPc` (a file address).
+DWARFDie findCallSite(const DWARFDie &function, uint64_t returnPc) {
+  DWARFDie found;
+  forEachCallSite(function, [&](const DWARFDie &site) {
+    auto at = site.find({dwarf::DW_AT_call_return_pc, dwarf::DW_AT_low_pc});
+    if (at && at->getAsAddress() == returnPc) found = site;
+    return found.isValid();
+  });
+  return found;
 }
 
 bool sameFunction(const DWARFDie &a, const DWARFDie &b) {
@@ -85,19 +100,36 @@ std::optional<uint64_t> entryAddress(const DWARFDie &function) {
   return std::nullopt;
 }
 
+// A function's file address by its symbol, in the module or its debug file.
+std::optional<uint64_t> symbolFileAddress(const Module &module, const char *name) {
+  if (!name || !module.image) return std::nullopt;
+  if (auto address = module.image->symbolAddress(name)) return address;
+  const ModuleImage *debug = module.image->debugImage();
+  return debug ? debug->symbolAddress(name) : std::nullopt;
+}
+
 // A call through another name of the function (glibc's nanosleep for
 // __nanosleep): the callee's module has the name at the function's address.
 bool symbolIsFunction(const DWARFDie &origin, const DWARFDie &function, const Module &module) {
   std::optional<uint64_t> entry = entryAddress(function);
-  if (!entry || !module.image) return false;
-  for (const char *name : {origin.getLinkageName(), origin.getShortName()}) {
-    if (!name) continue;
-    const ModuleImage *debug = module.image->debugImage();
-    std::optional<uint64_t> address = module.image->symbolAddress(name);
-    if (!address && debug) address = debug->symbolAddress(name);
-    if (address == entry) return true;
-  }
+  if (!entry) return false;
+  for (const char *name : {origin.getLinkageName(), origin.getShortName()})
+    if (symbolFileAddress(module, name) == entry) return true;
   return false;
+}
+
+// The function a call site names, in the module of the frame it led to: the
+// record may be a declaration (a function of another unit or module), whose
+// definition is the function the DWARF has at the symbol's address.
+DWARFDie definitionOf(const DWARFDie &function, bool sameModule, const FrameScope &scope) {
+  if (sameModule && !function.find(dwarf::DW_AT_declaration)) return function;
+  for (const char *name : {function.getLinkageName(), function.getShortName()})
+    if (auto address = symbolFileAddress(*scope.frame->module, name))
+      // LLVM answers with the innermost function there, an inlined call at the entry maybe.
+      for (DWARFDie found = scope.unit->getContext().getDIEsForAddress(*address).FunctionDIE; found;
+           found = found.getParent())
+        if (found.getTag() == dwarf::DW_TAG_subprogram) return found;
+  return {};
 }
 
 DWARFDie callSiteParameter(const DWARFDie &site, unsigned reg) {
@@ -120,34 +152,88 @@ std::optional<std::vector<uint8_t>> blockAttribute(const DWARFDie &die, std::ini
 
 } // namespace
 
-// Whether the caller's call site calls the callee's function: a tail call
-// in between would make the caller's record describe another call.
-static Error checkCallee(const DWARFDie &site, const FrameScope &callee, const FrameScope &caller,
-                         const DwarfExpressionContext &callerContext) {
-  DWARFDie calleeFunction = callee.subprogram();
+namespace {
+
+// The function a call site's record names as its callee.
+DWARFDie calledFunction(const DWARFDie &site) {
   DWARFDie origin = site.getAttributeValueAsReferencedDie(dwarf::DW_AT_call_origin);
-  if (!origin) origin = site.getAttributeValueAsReferencedDie(dwarf::DW_AT_abstract_origin);
-  if (origin) {
-    bool sameModule = callee.frame->module == caller.frame->module;
-    if ((sameModule && (sameFunction(calleeFunction, origin) || sameFunction(origin, calleeFunction))) ||
-        sameName(calleeFunction, origin) || symbolIsFunction(origin, calleeFunction, *callee.frame->module))
-      return Error::success();
-    const char *name = origin.getShortName();
-    return fail("the caller's call site calls " + Twine(name ? name : "another function") +
-                ", not this function (a tail call in between?)");
-  }
+  return origin ? origin : site.getAttributeValueAsReferencedDie(dwarf::DW_AT_abstract_origin);
+}
+
+std::string nameOf(const DWARFDie &function) {
+  const char *name = function ? function.getShortName() : nullptr;
+  return name ? name : "another function";
+}
+
+bool isFunction(const DWARFDie &candidate, const FrameScope &callee, bool sameModule) {
+  DWARFDie function = callee.subprogram();
+  return (sameModule && (sameFunction(function, candidate) || sameFunction(candidate, function))) ||
+         sameName(function, candidate) || symbolIsFunction(candidate, function, *callee.frame->module);
+}
+
+// Whether the call site calls the callee: by the callee its record names,
+// else by its indirect target evaluated in the caller's frame.
+Expected<bool> callsCallee(const DWARFDie &site, const FrameScope &callee, bool sameModule,
+                           const DwarfExpressionContext &callerContext) {
+  if (DWARFDie origin = calledFunction(site)) return isFunction(origin, callee, sameModule);
   auto target = blockAttribute(site, {dwarf::DW_AT_call_target, dwarf::DW_AT_GNU_call_site_target});
-  std::optional<uint64_t> entry = entryAddress(calleeFunction);
+  std::optional<uint64_t> entry = entryAddress(callee.subprogram());
   if (!target || !entry) return fail("the caller's call site does not say which function it calls");
   auto address = evaluateToNumber(*target, callerContext);
   if (!address) return fail("the caller's indirect call target is unknown: " + toString(address.takeError()));
-  if (*address != *entry + callee.loadBias)
-    return fail("the caller's indirect call goes to " + hex(*address) + ", not this function");
-  return Error::success();
+  return *address == *entry + callee.loadBias;
 }
 
+// The tail calls (jumps that reuse the frame) in `function`, when every one
+// of them goes to the callee; empty when it makes none, or when one goes
+// elsewhere (a chain of tail calls could then have led here another way).
+std::vector<DWARFDie> tailCallsTo(const DWARFDie &function, const FrameScope &callee) {
+  std::vector<DWARFDie> found;
+  bool elsewhere = false;
+  forEachCallSite(function, [&](const DWARFDie &site) {
+    if (!site.find({dwarf::DW_AT_call_tail_call, dwarf::DW_AT_GNU_tail_call})) return false;
+    DWARFDie target = calledFunction(site);
+    if (target && isFunction(target, callee, true)) found.push_back(site);
+    else elsewhere = true;
+    return elsewhere;
+  });
+  return elsewhere ? std::vector<DWARFDie>() : found;
+}
+
+// What the call site passed in `reg`, computed in the calling frame.
+Expected<uint64_t> passedValue(const DWARFDie &site, unsigned reg, const DwarfExpressionContext &context) {
+  DWARFDie parameter = callSiteParameter(site, reg);
+  auto value = parameter ? blockAttribute(parameter, {dwarf::DW_AT_call_value, dwarf::DW_AT_GNU_call_site_value})
+                         : std::nullopt;
+  if (!value) return fail("the caller's call site does not record the value it passed in this register");
+  auto result = evaluateToNumber(*value, context);
+  if (result) return *result;
+  std::string why = toString(result.takeError());
+  if (why.rfind(PassedValueProblem, 0) == 0) return fail(why); // said once, not at every level
+  return fail(PassedValueProblem + why);
+}
+
+} // namespace
+
 Expected<uint64_t> FrameArguments::entryValue(size_t index, unsigned reg, unsigned depth) {
-  if (depth >= MaxEntryValueDepth) return fail("entry values nest too deeply");
+  auto key = std::make_pair(index, reg);
+  if (auto known = entryValues_.find(key); known != entryValues_.end()) {
+    if (const uint64_t *value = std::get_if<uint64_t>(&known->second)) return *value;
+    return fail(std::get<std::string>(known->second));
+  }
+  Expected<uint64_t> value = resolveEntryValue(index, reg, depth);
+  if (value) {
+    entryValues_[key] = *value;
+    return *value;
+  }
+  std::string why = toString(value.takeError());
+  // Too deep from here may resolve from a frame nearer the caller's.
+  if (why.find(TooDeep) == std::string::npos) entryValues_[key] = why;
+  return fail(why);
+}
+
+Expected<uint64_t> FrameArguments::resolveEntryValue(size_t index, unsigned reg, unsigned depth) {
+  if (depth >= MaxEntryValueDepth) return fail(TooDeep);
   const FrameScope *callee = scope(index);
   size_t callerIndex = index + 1;
   if (!callee || callerIndex >= frames_.size()) return fail("no caller frame to find the call site in");
@@ -163,14 +249,38 @@ Expected<uint64_t> FrameArguments::entryValue(size_t index, unsigned reg, unsign
     if (!r) return fail("DW_OP_entry_value of an expression other than a register is not evaluated");
     return entryValue(callerIndex, *r, depth + 1);
   };
-  if (Error err = checkCallee(site, *callee, *caller, context)) return err;
-  DWARFDie parameter = callSiteParameter(site, reg);
-  auto value = parameter ? blockAttribute(parameter, {dwarf::DW_AT_call_value, dwarf::DW_AT_GNU_call_site_value})
-                         : std::nullopt;
-  if (!value) return fail("the caller's call site does not record the value it passed in this register");
-  auto result = evaluateToNumber(*value, context);
-  if (!result) return fail("the value the caller passed cannot be recovered: " + toString(result.takeError()));
-  return *result;
+  bool sameModule = callee->frame->module == caller->frame->module;
+  auto calls = callsCallee(site, *callee, sameModule, context);
+  if (!calls) return calls.takeError();
+  if (*calls) return passedValue(site, reg, context);
+  // As gdb's tail-call frames: the caller called X, which jumped here. What
+  // X passed on is known only through X's own entry values and constants.
+  DWARFDie intermediate = calledFunction(site);
+  DWARFDie definition = intermediate ? definitionOf(intermediate, sameModule, *callee) : DWARFDie();
+  std::vector<DWARFDie> tails = definition ? tailCallsTo(definition, *callee) : std::vector<DWARFDie>();
+  if (tails.empty())
+    return fail("the caller's call site calls " + nameOf(intermediate) +
+                ", which is not known to have jumped here by its only tail calls");
+  RegisterFile unknown(callee->frame->regs.arch());
+  DwarfExpressionContext jump = context;
+  jump.registers = &unknown;
+  jump.frameBase.reset();
+  jump.cfa.reset();
+  jump.entryValue = [&](std::span<const uint8_t> block) -> Expected<uint64_t> {
+    std::optional<unsigned> r = registerOnly(block);
+    if (!r) return fail("DW_OP_entry_value of an expression other than a register is not evaluated");
+    return passedValue(site, *r, context);
+  };
+  // Which of X's tail calls was taken is unknown: a value they all agree on.
+  std::optional<uint64_t> agreed;
+  for (const DWARFDie &tail : tails) {
+    auto value = passedValue(tail, reg, jump);
+    if (!value) return value.takeError();
+    if (agreed && *agreed != *value)
+      return fail(nameOf(intermediate) + " tail-calls this function in more than one way");
+    agreed = *value;
+  }
+  return *agreed;
 }
 
 } // namespace stackwalk

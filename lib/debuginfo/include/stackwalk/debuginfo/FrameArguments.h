@@ -14,6 +14,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 namespace stackwalk {
@@ -41,16 +43,20 @@ public:
   std::vector<std::vector<FunctionArgument>> at(size_t index);
 
   // Used by the expression evaluator's DW_OP_entry_value: the value `reg`
-  // held when the function of frame `index` was entered.
+  // held when the function of frame `index` was entered. Each answer is
+  // kept: ask for frames from the outermost in, and a value passed down a
+  // deep recursion resolves one level at a time.
   llvm::Expected<uint64_t> entryValue(size_t index, unsigned reg, unsigned depth);
 
 private:
   const FrameScope *scope(size_t index);
+  llvm::Expected<uint64_t> resolveEntryValue(size_t index, unsigned reg, unsigned depth);
 
   const Target &target_;
   Symbolizer &symbolizer_;
   std::span<const Frame> frames_;
   std::map<size_t, std::unique_ptr<FrameScope>> scopes_;
+  std::map<std::pair<size_t, unsigned>, std::variant<uint64_t, std::string>> entryValues_; // value or why not
 };
 
 } // namespace stackwalk
