@@ -116,3 +116,50 @@ TEST_CASE("abs, neg and div of INT64_MIN wrap, as unsigned arithmetic does (foun
   REQUIRE(bool(r));
   CHECK(r->value == min);
 }
+
+TEST_CASE("locations of variables: pieces, implicit values and pointers, entry values") {
+  Env env;
+  using Kind = DwarfLocationPiece::Kind;
+  auto l = evaluateDwarfLocation(std::vector<uint8_t>{DW_OP_reg3, DW_OP_piece, 4, DW_OP_piece, 4, DW_OP_breg7, 8, DW_OP_piece, 8},
+                                 env.context);
+  REQUIRE(bool(l));
+  REQUIRE(l->size() == 3);
+  CHECK(((*l)[0].kind == Kind::Register && (*l)[0].value == 3 && (*l)[0].sizeInBits == 32u));
+  CHECK(((*l)[1].kind == Kind::Empty && (*l)[1].sizeInBits == 32u)); // an optimized-out part
+  CHECK(((*l)[2].kind == Kind::Memory && (*l)[2].value == 0x1008 && (*l)[2].sizeInBits == 64u));
+
+  l = evaluateDwarfLocation(std::vector<uint8_t>{DW_OP_implicit_value, 2, 0xc7, 0x00}, env.context);
+  REQUIRE(bool(l));
+  CHECK((l->front().kind == Kind::ImplicitValue && l->front().bytes == std::vector<uint8_t>{0xc7, 0x00}));
+  l = evaluateDwarfLocation(std::vector<uint8_t>{0xf2, 1, 2, 3, 4, 0}, env.context); // DW_OP_GNU_implicit_pointer
+  REQUIRE(bool(l));
+  CHECK(l->front().kind == Kind::ImplicitPointer);
+  l = evaluateDwarfLocation(std::vector<uint8_t>{}, env.context);
+  REQUIRE(bool(l));
+  CHECK(l->front().kind == Kind::Empty);
+
+  // DW_OP_entry_value(DW_OP_reg5) DW_OP_stack_value: what the caller passed in rdi.
+  std::vector<uint8_t> entry{DW_OP_entry_value, 1, DW_OP_reg5, DW_OP_stack_value};
+  CHECK(errorOf(evaluateDwarfExpression(entry, env.context)) == "DW_OP_entry_value needs the caller's call site");
+  env.context.entryValue = [](std::span<const uint8_t> block) -> llvm::Expected<uint64_t> {
+    if (block.size() == 1 && block[0] == DW_OP_reg5) return 199;
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "not rdi");
+  };
+  l = evaluateDwarfLocation(entry, env.context);
+  REQUIRE(bool(l));
+  CHECK((l->front().kind == Kind::Value && l->front().value == 199));
+}
+
+TEST_CASE("addresses are relocated by the load bias; hostile location operands end in errors") {
+  Env env;
+  env.context.loadBias = 0x5000;
+  auto r = env.eval({DW_OP_addr, 0x10, 0, 0, 0, 0, 0, 0, 0});
+  REQUIRE(bool(r));
+  CHECK(r->value == 0x5010);
+  CHECK(errorOf(env.eval({DW_OP_addrx, 0})) == ".debug_addr has no entry 0");
+  CHECK(errorOf(env.eval({DW_OP_implicit_value, 0x80, 0x80, 0x04})) == "DW_OP_implicit_value is longer than its expression");
+  CHECK(errorOf(env.eval({DW_OP_entry_value, 9, DW_OP_reg5})) == "DW_OP_entry_value is longer than its expression");
+  CHECK(errorOf(env.eval({DW_OP_lit1, DW_OP_convert, 0x2a})) == "DWARF type conversions are not evaluated");
+  CHECK(errorOf(env.eval({DW_OP_reg3, DW_OP_piece, 4})) == "a location in pieces where one value is expected");
+  CHECK(errorOf(env.eval({DW_OP_stack_value, DW_OP_lit1})) == "DWARF expression stack underflow");
+}

@@ -17,7 +17,7 @@ namespace {
 
 // gdb's defaults: `set print elements 200`, `set print repeats 10`.
 constexpr unsigned MaxElements = 200;
-constexpr unsigned RepeatThreshold = 10;
+constexpr unsigned RepeatThreshold = 10; // runs longer than this are collapsed
 constexpr unsigned MaxDepth = 8;     // nesting of aggregates printed
 constexpr size_t MaxText = 4000;     // characters of one value
 constexpr unsigned MaxTypeSteps = 32; // typedef and qualifier chains followed
@@ -88,7 +88,7 @@ std::string quotedCharacters(const std::vector<uint8_t> &chars, bool truncated) 
   for (size_t i = 0; i < chars.size();) {
     size_t same = 1;
     while (i + same < chars.size() && chars[i + same] == chars[i]) ++same;
-    if (same >= RepeatThreshold) {
+    if (same > RepeatThreshold) {
       flushRun();
       if (!out.empty()) out += ", ";
       out.append(1, '\'').append(escaped(chars[i], '\'')).append("' <repeats ").append(std::to_string(same)).append(" times>");
@@ -198,8 +198,11 @@ private:
     if (v == 0 || !isCharType(stripped(referencedType(type)))) return out;
     std::vector<uint8_t> chars;
     uint8_t c = 0;
-    while (chars.size() < MaxElements && memory_.read(v + chars.size(), {&c, 1}) && c != 0) chars.push_back(c);
-    bool ended = c == 0 && chars.size() < MaxElements;
+    bool ended = false;
+    while (chars.size() < MaxElements && memory_.read(v + chars.size(), {&c, 1})) {
+      if ((ended = c == 0)) break;
+      chars.push_back(c);
+    }
     if (chars.empty() && !ended) return out; // unreadable
     return out + " " + quotedCharacters(chars, !ended);
   }
@@ -285,7 +288,7 @@ private:
       size_t same = 1;
       while (i + same < items.size() && items[i + same] == items[i]) ++same;
       if (!out.empty()) out += ", ";
-      if (same >= RepeatThreshold) {
+      if (same > RepeatThreshold) {
         out += items[i] + " <repeats " + std::to_string(same) + " times>";
         i += same;
       } else {
