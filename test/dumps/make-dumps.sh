@@ -22,7 +22,10 @@
 #
 # Then it replaces, under test/dumps: cores/*.core.xz, bin/*.xz, debug/.build-id/**.xz,
 # sysroot/**.xz (every shared library the cores map, at the path the core records),
-# dumps.json, and oracle/*.gdb.json (gdb's backtraces, via oracle.sh).
+# dumps.json, and oracle/*.gdb.json (gdb's backtraces, via oracle.sh), oracle/*.gdb-kinds.json
+# (gdb's frame types), and for the dumps in ARGS_ORACLE oracle/NAME.gdb-args.json (gdb's
+# frames with their arguments, oracle.sh with ORACLE_ARGS=1) and gdb's `thread apply all bt`
+# text, oracle/NAME.gdb-bt.txt and (all arguments printed in full) NAME.gdb-bt-full.txt.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -53,6 +56,8 @@ DUMPS=(
 "smashed-stack|smashed-stack.c|gcc|-O2 -g|live|A smashed stack: the main thread, main -> run_job -> stage_one -> stage_two -> stage_three -> smash_and_block, has overwritten 48 bytes with 0x41 from smash_and_block's own return address slot upwards (the return addresses into stage_three and stage_two, stage_three's saved rbx, part of stage_two's locals) and blocks in read() without returning; the return addresses into stage_one, run_job, main, __libc_start_call_main, ... are intact above it. CFI unwinding (gdb's bt) goes wrong after smash_and_block; the program's own record of its return addresses is in dumps.json (expected_return_addresses). The other thread is blocked in worker -> worker_wait -> pthread_cond_wait."
 "jit-gdb|jit-gdb.c|gcc|-O2 -g|live|JIT code registered through the GDB JIT interface (__jit_debug_descriptor / __jit_debug_register_code): the ELF executable bin/jit-gdb-code (jit-gdb-code.c, -O1 -g, linked at 0x7e0000000000, with .eh_frame, .eh_frame_hdr, .symtab and DWARF) copied into an RWX anonymous mapping at its link addresses, its whole file image registered from heap memory; no file mapping, no perf map, no __register_frame. Two threads in jit_thread -> jit_entry -> jit_middle -> jit_dispatch (JIT code, no frame pointers) -> host_block (a host callback) -> read; main in pthread_join. gdb reads the JIT object from the core's memory and names the JIT frames; each thread's own record of its return addresses is in dumps.json (expected_return_addresses, by tid)."
 "jit-libunwind|jit-libunwind.c|gcc|-O2 -g|live|JIT code known only through libunwind's dynamic registration (_U_dyn_register, _U_dyn_info_list), hand-assembled into an RWX anonymous page at 0x7e1000000000: thread T in t_thread -> G1 (registered as a binary-search table of .eh_frame FDEs, UNW_INFO_FORMAT_REMOTE_TABLE, which libunwind's unw_backtrace unwinds through) -> t_callback -> read; thread P in p_thread -> G2 (registered in proc-info format, UNW_INFO_FORMAT_DYNAMIC, name jit_frame_fn, prologue/body/epilogue regions with ops in bytes; keeps rbp) -> p_callback -> read; main in pthread_join. No symbols and no CFI anywhere else for the JIT code; each thread's own record of its return addresses is in dumps.json (expected_return_addresses, by tid)."
+"args-O0|args.c|gcc|-O0 -g|live|Function arguments for a backtrace with arguments (gdb's bt), -O0: six threads parked in read, pause, pthread_cond_wait and pthread_join under chains of the program's own functions whose parameters are int, unsigned long, char, _Bool, an enum, pointers to a local and to a global, a struct point {int x, y} and a 40-byte struct by value, float and double, nine integer arguments (three on the stack), an always_inline callee with parameters (an inline frame above read), and the entry-value chain entry_outer -> entry_changed -> entry_lost -> entry_leaf; every parameter in its stack slot (DW_OP_fbreg)."
+"args-O2|args.c|gcc|-O2 -g|live|The same six threads built -O2: parameters in callee-saved registers, spilled float/double (DW_OP_fbreg), a struct point in a register, the 40-byte struct and arguments 7-9 in the caller's outgoing area, the inlined callee's constants, and entry values: entry_leaf's n only as DW_OP_entry_value(rdi) resolved through the caller's DW_TAG_call_site (gdb: n=n@entry=199), entry_changed's m changed (m=22, m@entry=7), entry_lost's v gone but for its entry value (v=<optimized out>, v@entry=31), and call-site values that need the caller's restored rbx (DW_OP_breg3) or a DW_OP_const_type float."
 )
 # Dumps that run another name's executable: it is built once as $BIN/EXE, committed once as
 # bin/EXE.xz, and is the "executable" of each of them in dumps.json. They must be made
@@ -64,6 +69,10 @@ declare -A ARGS_OF=([sig-abort]=abort)
 declare -A LIBS_OF=([jit-libunwind]="-lunwind -lunwind-x86_64")
 # Dumps captured with ASLR on (no setarch -R): their load addresses differ between runs.
 ASLR=(sig-segv-a sig-segv-b sig-abort)
+# Dumps that also get gdb's arguments oracle (oracle/NAME.gdb-args.json: gdb-frames.py with
+# ORACLE_ARGS) and gdb's own `thread apply all bt` text (oracle/NAME.gdb-bt.txt, and with
+# `set print frame-arguments all` oracle/NAME.gdb-bt-full.txt), for --args.
+ARGS_ORACLE=(args-O0 args-O2)
 # Dumps whose debug info is split into bin/NAME.debug (+ debug/.build-id/xx/yyyy.debug).
 SPLIT=(stripped-debuglink debugframe-only)
 # The JIT code of jit-gdb: built from programs/jit-gdb-code.c into $BIN/jit-gdb-code (which
@@ -106,6 +115,7 @@ if [[ $# -gt 0 ]]; then
 fi
 is_split() { local s; for s in "${SPLIT[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
 is_aslr() { local s; for s in "${ASLR[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
+is_args_oracle() { local s; for s in "${ARGS_ORACLE[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
 exe_of() { printf '%s' "${EXE_OF[$1]:-$1}"; }
 # setarch -R (ASLR off), or setarch without -R for the ASLR dumps (ASLR on even when this
 # script itself runs with ADDR_NO_RANDOMIZE).
@@ -487,6 +497,19 @@ with open("dumps.json", "w") as f:
 EOF
 
 # ---------------------------------------------------------------- oracle
+# gdb's own `thread apply all bt` of a dump, as text for people to read (with oracle.sh's
+# settings, so its frames are the oracle's), after a line saying how it was made.
+gdb_bt() { # name [a gdb setting, e.g. 'print frame-arguments all']
+    local name=$1 setting=${2:-}
+    local opts=(-ex 'set debuginfod enabled off' -ex 'set pagination off' -ex 'set width 0'
+        -ex 'set backtrace past-main on' -ex 'set backtrace past-entry on')
+    [[ -z $setting ]] || opts+=(-ex "set $setting")
+    printf '# %s, bin/%s + cores/%s.core, sysroot the unpacked one: set backtrace past-main on, past-entry on%s; thread apply all bt\n' \
+        "$(gdb --version | head -1)" "$name" "$name" "${setting:+; set $setting}"
+    gdb -batch -nx "${opts[@]}" -ex "set sysroot $OUT/sysroot" \
+        -ex "set debug-file-directory $OUT/sysroot/usr/lib/debug" -ex 'thread apply all bt' \
+        "$OUT/bin/$name" "$OUT/cores/$name.core" 2>/dev/null | sed -n '/^Thread /,$p'
+}
 rm -rf "$OUT"
 python3 "$HERE/unpack.py" "$HERE" "$OUT"
 for d in "${DUMPS[@]}"; do
@@ -513,6 +536,135 @@ EOF2
     grep -iE 'warning|could not|cannot|mismatch|no such file' "$RUN/$name/oracle.log" |
         grep -vE '^[0-9]+[[:space:]]' |
         sort | uniq -c | sed "s/^/make-dumps: $name: gdb: /" >&2 || true
+    is_args_oracle "$name" || continue
+    ORACLE_ARGS=1 "$HERE/oracle.sh" "$OUT" "$name" "oracle/$name.gdb-args.json" >/dev/null 2>&1 ||
+        die "arguments oracle for $name failed"
+    python3 - "oracle/$name.gdb.json" "oracle/$name.gdb-args.json" <<'EOF2' || die "$name: the arguments oracle has other frames"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+pcs = lambda d: [[f["pc"] for f in t["frames"]] for t in d["threads"]]
+sys.exit(pcs(a) != pcs(b) or not all("args" in f for t in b["threads"] for f in t["frames"]))
+EOF2
+    gdb_bt "$name" >"oracle/$name.gdb-bt.txt"
+    gdb_bt "$name" 'print frame-arguments all' >"oracle/$name.gdb-bt-full.txt"
+done
+# ---------------------------------------------------------------- arguments (args-*)
+# The args program passes known constants (programs/args.c). Check that gdb's arguments
+# oracle shows them (at -O2 a parameter may be optimized out, never another value), that at
+# -O2 the DWARF really has what the dump is for (entry_leaf's n as DW_OP_entry_value, the
+# caller's DW_TAG_call_site_parameter with DW_AT_call_value 199; arguments 7-9 and the
+# 40-byte struct at DW_OP_fbreg, in the caller's outgoing area) and that gdb's bt prints the
+# three entry-value forms; then record the values and the oracle files in the dumps.json entry.
+for d in "${DUMPS[@]}"; do
+    name=$(field 0 "$d")
+    is_args_oracle "$name" || continue
+    python3 - "$name" "$BIN/$name" <<'EOF' || die "$name: arguments check failed"
+import json, re, subprocess, sys
+name, exe = sys.argv[1:]
+optimized = name.endswith("-O2")
+# function -> parameter -> the value the parameter holds while the thread is parked, as gdb
+# prints it (None: a run-time address; "<args_global>": a pointer to that symbol)
+expected = {
+    "join_workers": {"ids": None, "count": "5"},
+    "scalar_args": {"i": "-7", "ul": "24301", "c": "113 'q'", "b": "true", "e": "COLOR_GREEN"},
+    "pointer_args": {"local_p": None, "global_p": "<args_global>"},
+    "wait_read": {"fd": "3", "buf": None, "len": "16"},
+    "struct_args": {"p": "{x = 3, y = 4}",
+                    "b": "{id = 48879, count = 1000000, kind = -2, flags = 165, weight = 0.5, tail = 77}",
+                    "f": "3.5", "d": "1.1000000000000001"},
+    "wait_cond": {"id": "2"},
+    "stack_args": {"a%d" % i: str(11 * i) for i in range(1, 10)},
+    "wait_pause": {"why": "3"},
+    "inline_host": {"fd": "3", "k": "5"},
+    "inline_reader": {"fd": "3", "limit": "4096", "tag": "122 'z'"},
+    "entry_outer": {"seed": "42"},
+    "entry_changed": {"m": "22"},
+    "entry_lost": {"v": "155"},
+    "entry_leaf": {"n": "199"},
+    "park": {"tag": "9"},
+}
+# the values at entry where the function changes its parameter before its call
+entry_values = {"entry_changed": {"m": "7"}, "entry_lost": {"v": "31"}}
+oracle = json.load(open("oracle/%s.gdb-args.json" % name))
+seen, wrong = set(), []
+for t in oracle["threads"]:
+    for f in t["frames"]:
+        if f["function"] not in expected:
+            continue
+        got = {a["name"]: a["value"] for a in f["args"]}
+        seen.add(f["function"])
+        for param, want in expected[f["function"]].items():
+            v = got.get(param, "(absent)")
+            if v == "(absent)" or (v is None and not optimized):
+                wrong.append("%s.%s = %r" % (f["function"], param, v))
+            elif v is not None and want is not None and v != want and \
+                    not (want.startswith("<") and v.endswith(" " + want)):
+                wrong.append("%s.%s = %r, not %r" % (f["function"], param, v, want))
+assert seen == set(expected), "frames gdb shows: %s" % sorted(seen)
+assert not wrong, "gdb's arguments: " + "; ".join(wrong)
+bt = open("oracle/%s.gdb-bt.txt" % name).read()
+if optimized:
+    for want in ("entry_leaf (n=n@entry=199)", "entry_changed (m=22, m@entry=7)",
+                 "entry_lost (v=<optimized out>, v@entry=31)", "a6=a6@entry=66, a7=77, a8=88, a9=99"):
+        assert want in bt, "gdb's bt has no %r" % want
+    # The DWARF: the DIEs in order (depth, offset, tag, attributes), the location lists.
+    info = subprocess.run(["readelf", "--debug-dump=info", exe], capture_output=True, text=True).stdout
+    locs = subprocess.run(["readelf", "--debug-dump=loc", exe], capture_output=True, text=True).stdout
+    dies, cur = [], None
+    for line in info.splitlines():
+        m = re.match(r"\s*<(\d+)><([0-9a-f]+)>: Abbrev Number: \d+ \((\w+)\)", line)
+        if m:
+            cur = {"depth": int(m.group(1)), "off": int(m.group(2), 16), "tag": m.group(3), "attrs": {}}
+            dies.append(cur)
+            continue
+        m = re.match(r"\s*<[0-9a-f]+>\s+(DW_AT_\w+)\s*:\s*(.*)", line)
+        if m and cur is not None:
+            cur["attrs"][m.group(1)] = m.group(2).strip()
+    name_of = lambda x: x["attrs"].get("DW_AT_name", "").split()[-1] if x["attrs"].get("DW_AT_name") else None
+    def function(fn):  # the concrete DIE of a function and the DIEs below it
+        i = next(k for k, x in enumerate(dies) if x["tag"] == "DW_TAG_subprogram"
+                 and name_of(x) == fn and "DW_AT_low_pc" in x["attrs"])
+        kids = []
+        for x in dies[i + 1:]:
+            if x["depth"] <= dies[i]["depth"]:
+                break
+            kids.append(x)
+        return dies[i], kids
+    def loclist(off):
+        m = re.search(r"^\s+%08x .*?<End of list>" % off, locs, re.M | re.S)
+        return m.group(0) if m else ""
+    leaf, kids = function("entry_leaf")
+    n = next(x for x in kids if x["tag"] == "DW_TAG_formal_parameter" and name_of(x) == "n")
+    off = int(n["attrs"]["DW_AT_location"].split()[0], 16)
+    assert "DW_OP_entry_value" in loclist(off), "entry_leaf's n: no DW_OP_entry_value in %r" % loclist(off)
+    _, kids = function("entry_lost")
+    site = [i for i, x in enumerate(kids) if x["tag"] == "DW_TAG_call_site"
+            and x["attrs"].get("DW_AT_call_origin", "").endswith("<0x%x>" % leaf["off"])]
+    assert site and kids[site[0] + 1]["tag"] == "DW_TAG_call_site_parameter" and \
+        "DW_OP_const1u: 199" in kids[site[0] + 1]["attrs"].get("DW_AT_call_value", ""), \
+        "entry_lost's call of entry_leaf has no DW_AT_call_value 199"
+    for fn, params in (("stack_args", ("a7", "a8", "a9")), ("struct_args", ("b",))):
+        _, kids = function(fn)
+        for x in kids:
+            if x["tag"] == "DW_TAG_formal_parameter" and name_of(x) in params:
+                assert "DW_OP_fbreg" in x["attrs"]["DW_AT_location"], \
+                    "%s.%s: %s" % (fn, name_of(x), x["attrs"]["DW_AT_location"])
+m = json.load(open("dumps.json"))
+for ent in m["dumps"]:
+    if ent["name"] == name:
+        ent.update({
+            "oracle_args": "oracle/%s.gdb-args.json" % name,
+            "oracle_bt": "oracle/%s.gdb-bt.txt" % name,
+            "oracle_bt_full": "oracle/%s.gdb-bt-full.txt" % name,
+            "expected_arguments": expected,
+            "expected_entry_values": entry_values,
+        })
+with open("dumps.json", "w") as f:
+    json.dump(m, f, indent=2)
+    f.write("\n")
+print("make-dumps: %s: gdb shows the program's arguments%s" % (
+    name, "; the DWARF has n as DW_OP_entry_value and the call site's value 199" if optimized else ""))
+EOF
 done
 # ---------------------------------------------------------------- programs' own stack records
 # A program that smashes its own stack (smashed-stack) prints, before it does, the return
