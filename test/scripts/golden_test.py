@@ -15,13 +15,19 @@ import dumps
 
 GOLDEN = os.path.join(dumps.ROOT, "test", "golden")
 VARIANTS = [("txt", ["-a"]), ("json", ["-a", "--json", "--registers"])]
+# The dumps made for --args also keep their arguments (text and JSON).
+ARGS_VARIANTS = [("args.txt", ["-a", "--args"]), ("args.json", ["-a", "--json", "--args"])]
+
+
+def variants(name):
+    return VARIANTS + (ARGS_VARIANTS if name.startswith("args-") else [])
 
 
 def main(stackwalk, unpacked, options):
     update = "--update" in options
     failures = 0
     for name, subdir, args in dumps.all_dumps():
-        for suffix, options in VARIANTS:
+        for suffix, options in variants(name):
             result = dumps.run_stackwalk(stackwalk, os.path.join(unpacked, subdir), args + options)
             path = os.path.join(GOLDEN, f"{name}.{suffix}")
             want = open(path).read() if os.path.exists(path) else ""

@@ -119,16 +119,19 @@ public:
 private:
   unsigned addressSize() const { return scope_.unit->getAddressByteSize(); }
 
-  DwarfExpressionContext context() const {
+  DwarfExpressionContext context() {
     DwarfExpressionContext context = scope_.expressionContext(target_);
     FrameArguments *arguments = &arguments_;
     size_t index = index_;
-    context.entryValue = [arguments, index](std::span<const uint8_t> block) -> Expected<uint64_t> {
+    bool *entryValueMissing = &entryValueMissing_;
+    context.entryValue = [arguments, index, entryValueMissing](std::span<const uint8_t> block) -> Expected<uint64_t> {
       std::optional<unsigned> reg = registerOnly(block);
-      if (!reg)
-        return createStringError(inconvertibleErrorCode(),
-                                 "DW_OP_entry_value of an expression other than a register is not evaluated");
-      return arguments->entryValue(index, *reg, 0);
+      Expected<uint64_t> value =
+          reg ? arguments->entryValue(index, *reg, 0)
+              : createStringError(inconvertibleErrorCode(),
+                                  "DW_OP_entry_value of an expression other than a register is not evaluated");
+      if (!value) *entryValueMissing = true;
+      return value;
     };
     return context;
   }
@@ -137,12 +140,14 @@ private:
     auto expression = expressionAt(concrete, dwarf::DW_AT_location, scope_.pc, argument.reason);
     if (!expression) return;
     DwarfExpressionContext evaluation = context();
+    entryValueMissing_ = false;
     auto location = evaluateDwarfLocation(*expression, evaluation);
     if (!location) {
       std::string why = toString(location.takeError());
       if (why.find("DW_OP_fbreg") != std::string::npos && !scope_.frameBaseProblem.empty())
         why = scope_.frameBaseProblem;
-      argument.reason = "cannot be recovered: " + why;
+      // Only the value at entry would tell, and the caller does not: as gdb says, optimized out.
+      argument.reason = (entryValueMissing_ ? "optimized out: its value at entry is unknown: " : "cannot be recovered: ") + why;
       return;
     }
     Arch arch = scope_.frame->regs.arch();
@@ -183,6 +188,7 @@ private:
   size_t index_;
   DWARFDie type_;
   uint64_t size_ = 0;
+  bool entryValueMissing_ = false; // the evaluation failed for want of an entry value
 };
 
 } // namespace

@@ -4,9 +4,11 @@
 
 #include "llvm/BinaryFormat/Dwarf.h"
 #include "llvm/DebugInfo/DWARF/DWARFFormValue.h"
+#include "llvm/DebugInfo/DWARF/DWARFUnit.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 
@@ -314,12 +316,59 @@ private:
 
 } // namespace
 
+namespace {
+
+// The struct, union or enum a type is made of, under pointers, arrays and
+// qualifiers (a typedef has a name of its own and ends the search).
+DWARFDie taggedTypeWithin(DWARFDie type) {
+  for (unsigned i = 0; i < MaxTypeSteps && type.isValid(); ++i) {
+    switch (type.getTag()) {
+    case dwarf::DW_TAG_structure_type: case dwarf::DW_TAG_union_type: case dwarf::DW_TAG_enumeration_type:
+      return type;
+    case dwarf::DW_TAG_pointer_type: case dwarf::DW_TAG_const_type: case dwarf::DW_TAG_volatile_type:
+    case dwarf::DW_TAG_restrict_type: case dwarf::DW_TAG_atomic_type: case dwarf::DW_TAG_array_type:
+      type = referencedType(type);
+      continue;
+    default:
+      return {};
+    }
+  }
+  return {};
+}
+
+bool isCUnit(const DWARFDie &die) {
+  auto language = unsignedAttribute(die.getDwarfUnit()->getUnitDIE(), dwarf::DW_AT_language);
+  switch (language.value_or(0)) {
+  case dwarf::DW_LANG_C: case dwarf::DW_LANG_C89: case dwarf::DW_LANG_C99: case dwarf::DW_LANG_C11:
+  case dwarf::DW_LANG_C17:
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
 std::string typeName(const DWARFDie &type) {
   if (!type.isValid()) return "void";
   std::string name;
   raw_string_ostream out(name);
   dumpTypeQualifiedName(type, out);
-  return out.str();
+  // C names a struct, union or enum with its keyword, as gdb prints it; LLVM
+  // spells types as C++ does.
+  DWARFDie tagged = taggedTypeWithin(type);
+  const char *tag = tagged ? tagged.getShortName() : nullptr;
+  if (!tag || !isCUnit(type)) return name;
+  const char *keyword = tagged.getTag() == dwarf::DW_TAG_structure_type ? "struct "
+                        : tagged.getTag() == dwarf::DW_TAG_union_type   ? "union "
+                                                                         : "enum ";
+  for (size_t at = name.find(tag); at != std::string::npos; at = name.find(tag, at + 1)) {
+    size_t end = at + std::strlen(tag);
+    bool word = (at == 0 || !(std::isalnum(uint8_t(name[at - 1])) || name[at - 1] == '_')) &&
+                (end == name.size() || !(std::isalnum(uint8_t(name[end])) || name[end] == '_'));
+    if (word) return name.insert(at, keyword);
+  }
+  return name;
 }
 
 std::optional<uint64_t> typeSize(const DWARFDie &type, unsigned addressSize) {

@@ -109,6 +109,8 @@ TEST_CASE("unknown bytes: no value for a scalar, <optimized out> for a member") 
   CHECK(formatValue(type, object, BufferMemory(), 8) == "{x = 3, y = <optimized out>}");
   object.known.assign(8, false);
   CHECK(formatValue(type, object, BufferMemory(), 8) == std::nullopt);
-  CHECK(typeName(type) == "point");
+  CHECK(typeName(type) == "struct point"); // C spells the keyword, as gdb's whatis does
+  CHECK(typeName(types.typeOf("v_typedef")) == "point_t");
+  CHECK(typeName(types.typeOf("v_enum")) == "enum color");
   CHECK(typeName(types.typeOf("v_string")) == "const char *");
 }
