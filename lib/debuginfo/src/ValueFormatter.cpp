@@ -22,7 +22,8 @@ constexpr unsigned MaxElements = 200;
 constexpr unsigned RepeatThreshold = 10; // runs longer than this are collapsed
 constexpr unsigned MaxDepth = 8;     // nesting of aggregates printed
 constexpr size_t MaxText = 4000;     // characters of one value
-constexpr unsigned MaxTypeSteps = 32; // typedef and qualifier chains followed
+constexpr unsigned MaxTypeSteps = 32;   // typedef and qualifier chains followed
+constexpr unsigned MaxTypeVisits = 256; // types LLVM may visit to name or size one
 
 DWARFDie referencedType(const DWARFDie &die) { return die.getAttributeValueAsReferencedDie(dwarf::DW_AT_type); }
 
@@ -336,6 +337,27 @@ DWARFDie taggedTypeWithin(DWARFDie type) {
   return {};
 }
 
+// LLVM's type printer and size recurse through DW_AT_type (and a function
+// type's parameters) without a bound: a hostile file's type that refers to
+// itself would never end. Such a type is not handed to them.
+bool typeGraphIsAcyclic(const DWARFDie &type, std::vector<uint64_t> &path, unsigned &visits) {
+  if (!type.isValid()) return true;
+  if (++visits > MaxTypeVisits || std::find(path.begin(), path.end(), type.getOffset()) != path.end()) return false;
+  path.push_back(type.getOffset());
+  bool acyclic = typeGraphIsAcyclic(referencedType(type), path, visits);
+  if (acyclic && type.getTag() == dwarf::DW_TAG_subroutine_type)
+    for (const DWARFDie &child : type.children())
+      if (!(acyclic = typeGraphIsAcyclic(referencedType(child), path, visits))) break;
+  path.pop_back();
+  return acyclic;
+}
+
+bool isSafeType(const DWARFDie &type) {
+  std::vector<uint64_t> path;
+  unsigned visits = 0;
+  return typeGraphIsAcyclic(type, path, visits);
+}
+
 bool isCUnit(const DWARFDie &die) {
   auto language = unsignedAttribute(die.getDwarfUnit()->getUnitDIE(), dwarf::DW_AT_language);
   switch (language.value_or(0)) {
@@ -351,6 +373,7 @@ bool isCUnit(const DWARFDie &die) {
 
 std::string typeName(const DWARFDie &type) {
   if (!type.isValid()) return "void";
+  if (!isSafeType(type)) return "<a type that refers to itself>";
   std::string name;
   raw_string_ostream out(name);
   dumpTypeQualifiedName(type, out);
@@ -373,7 +396,7 @@ std::string typeName(const DWARFDie &type) {
 
 std::optional<uint64_t> typeSize(const DWARFDie &type, unsigned addressSize) {
   DWARFDie t = type;
-  return t.isValid() ? t.getTypeSize(addressSize) : std::nullopt;
+  return t.isValid() && isSafeType(t) ? t.getTypeSize(addressSize) : std::nullopt;
 }
 
 std::optional<std::string> formatValue(const DWARFDie &type, const ObjectBytes &object, const MemorySource &memory,
