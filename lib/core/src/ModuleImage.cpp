@@ -193,14 +193,39 @@ Error ModuleImage::parse() {
   return Error::success();
 }
 
+namespace {
+
+// LLVM 19 maps a debug directory's record through its section's virtual size
+// only, and reads the PDB path from wherever that lands, also past the end of
+// the file (fuzz/findings/llvm19-coff-codeview-record-past-file). The record
+// is handed to it only when its bytes are in the file.
+bool recordIsInFile(const COFFObjectFile &coff, const debug_directory &entry) {
+  uint64_t fileSize = coff.getData().size();
+  for (const SectionRef &sectionRef : coff.sections()) {
+    const coff_section *section = coff.getCOFFSection(sectionRef);
+    uint64_t start = section->VirtualAddress, offset = uint64_t(entry.AddressOfRawData) - start;
+    if (entry.AddressOfRawData < start || offset >= section->VirtualSize) continue;
+    uint64_t end = uint64_t(section->PointerToRawData) + offset + entry.SizeOfData;
+    return offset + entry.SizeOfData <= section->SizeOfRawData && end <= fileSize;
+  }
+  return false;
+}
+
+} // namespace
+
 std::optional<ModuleImage::PdbReference> ModuleImage::pdbReference() const {
   const auto *coff = dyn_cast<COFFObjectFile>(object_.get());
   if (!coff) return std::nullopt;
   const codeview::DebugInfo *info = nullptr;
   StringRef path;
-  if (Error err = coff->getDebugPDBInfo(info, path)) {
-    consumeError(std::move(err));
-    return std::nullopt;
+  for (const debug_directory &entry : coff->debug_directories()) {
+    if (entry.Type != COFF::IMAGE_DEBUG_TYPE_CODEVIEW) continue;
+    if (!recordIsInFile(*coff, entry)) return std::nullopt;
+    if (Error err = coff->getDebugPDBInfo(&entry, info, path)) {
+      consumeError(std::move(err));
+      return std::nullopt;
+    }
+    break;
   }
   if (!info || info->Signature.CVSignature != OMF::Signature::PDB70) return std::nullopt;
   // Built on Windows or elsewhere: the name after the last separator of either kind.

@@ -32,3 +32,12 @@ TEST_CASE("debug info whose units do not parse is left out; symbols still name f
   }
   CHECK(named > 0);
 }
+
+TEST_CASE("a CodeView record that the section maps past the end of the file is not read (found by fuzz_module_image)") {
+  std::ifstream file(STACKWALK_FINDINGS_DIR "/llvm19-coff-codeview-record-past-file", std::ios::binary);
+  REQUIRE(file);
+  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  auto image = ModuleImage::fromBytes(std::move(bytes), "finding");
+  if (!image) return llvm::consumeError(image.takeError()); // rejected whole: nothing read either
+  CHECK_FALSE((*image)->pdbReference());
+}
