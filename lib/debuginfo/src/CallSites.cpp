@@ -35,6 +35,12 @@ std::optional<unsigned> registerOnly(std::span<const uint8_t> expression) {
   return unsigned(number);
 }
 
+Expected<unsigned> entryValueRegister(std::span<const uint8_t> operand) {
+  if (std::optional<unsigned> reg = registerOnly(operand)) return *reg;
+  return createStringError(inconvertibleErrorCode(),
+                           "DW_OP_entry_value of an expression other than a register is not evaluated");
+}
+
 namespace {
 
 // Entry values that depend on the caller's entry values in turn, as a value
@@ -245,9 +251,9 @@ Expected<uint64_t> FrameArguments::resolveEntryValue(size_t index, unsigned reg,
   if (!site) return fail("the caller has no call-site record for this call");
   DwarfExpressionContext context = caller->expressionContext(target_);
   context.entryValue = [this, callerIndex, depth](std::span<const uint8_t> block) -> Expected<uint64_t> {
-    std::optional<unsigned> r = registerOnly(block);
-    if (!r) return fail("DW_OP_entry_value of an expression other than a register is not evaluated");
-    return entryValue(callerIndex, *r, depth + 1);
+    Expected<unsigned> reg = entryValueRegister(block);
+    if (!reg) return reg.takeError();
+    return entryValue(callerIndex, *reg, depth + 1);
   };
   bool sameModule = callee->frame->module == caller->frame->module;
   auto calls = callsCallee(site, *callee, sameModule, context);
@@ -267,9 +273,9 @@ Expected<uint64_t> FrameArguments::resolveEntryValue(size_t index, unsigned reg,
   jump.frameBase.reset();
   jump.cfa.reset();
   jump.entryValue = [&](std::span<const uint8_t> block) -> Expected<uint64_t> {
-    std::optional<unsigned> r = registerOnly(block);
-    if (!r) return fail("DW_OP_entry_value of an expression other than a register is not evaluated");
-    return passedValue(site, *r, context);
+    Expected<unsigned> reg = entryValueRegister(block);
+    if (!reg) return reg.takeError();
+    return passedValue(site, *reg, context);
   };
   // Which of X's tail calls was taken is unknown: a value they all agree on.
   std::optional<uint64_t> agreed;

@@ -125,11 +125,8 @@ private:
     size_t index = index_;
     bool *entryValueMissing = &entryValueMissing_;
     context.entryValue = [arguments, index, entryValueMissing](std::span<const uint8_t> block) -> Expected<uint64_t> {
-      std::optional<unsigned> reg = registerOnly(block);
-      Expected<uint64_t> value =
-          reg ? arguments->entryValue(index, *reg, 0)
-              : createStringError(inconvertibleErrorCode(),
-                                  "DW_OP_entry_value of an expression other than a register is not evaluated");
+      Expected<unsigned> reg = entryValueRegister(block);
+      Expected<uint64_t> value = reg ? arguments->entryValue(index, *reg, 0) : Expected<uint64_t>(reg.takeError());
       if (!value) *entryValueMissing = true;
       return value;
     };

@@ -6,8 +6,14 @@
 #include <optional>
 #include <span>
 
+#include "llvm/Support/Error.h"
+
 namespace stackwalk {
 
 std::optional<unsigned> registerOnly(std::span<const uint8_t> expression);
+
+// The register whose value at entry DW_OP_entry_value asks for, or why that
+// operand is not evaluated (only a register's value at entry is recovered).
+llvm::Expected<unsigned> entryValueRegister(std::span<const uint8_t> operand);
 
 } // namespace stackwalk
