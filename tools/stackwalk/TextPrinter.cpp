@@ -41,7 +41,7 @@ std::string location(const ReportFrame &frame) {
     if (frame.functionOffset && *frame.functionOffset) out += "+" + offsetString(*frame.functionOffset);
     if (frame.arguments) out += argumentsText(*frame.arguments);
   } else if (frame.module) {
-    out += "+" + offsetString(frame.ip - frame.module->base);
+    out.append("+").append(offsetString(frame.ip - frame.module->base));
   } else {
     out = "??";
   }

@@ -38,6 +38,6 @@ TEST_CASE("a CodeView record that the section maps past the end of the file is n
   REQUIRE(file);
   std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
   auto image = ModuleImage::fromBytes(std::move(bytes), "finding");
-  if (!image) return llvm::consumeError(image.takeError()); // rejected whole: nothing read either
+  REQUIRE(bool(image)); // the PE parses; only its CodeView record is out of the file
   CHECK_FALSE((*image)->pdbReference());
 }

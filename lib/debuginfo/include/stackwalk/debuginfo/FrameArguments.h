@@ -26,7 +26,10 @@ struct FunctionArgument {
   std::optional<std::string> value;      // as gdb prints it; nullopt when it cannot be recovered
   std::optional<std::string> entryValue; // the value the caller passed (gdb's name@entry)
   std::string location;                  // where the value lives at this pc: "rdi", "memory 0x...", ...
-  std::string reason;                    // why there is no value
+  // Why there is no value. It starts with "optimized out" when the debug
+  // info itself says the value is gone (gdb's <optimized out>); otherwise the
+  // dump or the reader lacks something (a register, memory, an operation).
+  std::string reason;
 };
 
 struct FrameScope; // one physical frame's function DIEs, registers, frame base and CFA
