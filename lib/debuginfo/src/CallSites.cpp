@@ -98,13 +98,6 @@ bool sameName(const DWARFDie &a, const DWARFDie &b) {
   return false;
 }
 
-std::optional<uint64_t> entryAddress(const DWARFDie &function) {
-  if (auto low = function.find({dwarf::DW_AT_entry_pc, dwarf::DW_AT_low_pc}))
-    if (auto address = low->getAsAddress()) return *address;
-  if (auto ranges = function.getAddressRanges(); ranges && !ranges->empty()) return ranges->front().LowPC;
-  else if (!ranges) consumeError(ranges.takeError());
-  return std::nullopt;
-}
 
 // A function's file address by its symbol, in the module or its debug file.
 std::optional<uint64_t> symbolFileAddress(const Module &module, const char *name) {
@@ -117,7 +110,7 @@ std::optional<uint64_t> symbolFileAddress(const Module &module, const char *name
 // A call through another name of the function (glibc's nanosleep for
 // __nanosleep): the callee's module has the name at the function's address.
 bool symbolIsFunction(const DWARFDie &origin, const DWARFDie &function, const Module &module) {
-  std::optional<uint64_t> entry = entryAddress(function);
+  std::optional<uint64_t> entry = functionEntry(function);
   if (!entry) return false;
   for (const char *name : {origin.getLinkageName(), origin.getShortName()})
     if (symbolFileAddress(module, name) == entry) return true;
@@ -183,7 +176,7 @@ Expected<bool> callsCallee(const DWARFDie &site, const FrameScope &callee, bool 
                            const DwarfExpressionContext &callerContext) {
   if (DWARFDie origin = calledFunction(site)) return isFunction(origin, callee, sameModule);
   auto target = blockAttribute(site, {dwarf::DW_AT_call_target, dwarf::DW_AT_GNU_call_site_target});
-  std::optional<uint64_t> entry = entryAddress(callee.subprogram());
+  std::optional<uint64_t> entry = functionEntry(callee.subprogram());
   if (!target || !entry) return fail("the caller's call site does not say which function it calls");
   auto address = evaluateToNumber(*target, callerContext);
   if (!address) return fail("the caller's indirect call target is unknown: " + toString(address.takeError()));

@@ -165,8 +165,7 @@ private:
   // caller put there.
   void readEntryValue(FunctionArgument &argument, const DWARFDie &concrete) {
     if (size_ == 0 || size_ > 8) return;
-    std::optional<uint64_t> entry;
-    if (auto low = scope_.subprogram().find({dwarf::DW_AT_entry_pc, dwarf::DW_AT_low_pc})) entry = low->getAsAddress();
+    std::optional<uint64_t> entry = functionEntry(scope_.subprogram());
     std::string ignored;
     auto expression = entry ? expressionAt(concrete, dwarf::DW_AT_location, *entry, ignored) : std::nullopt;
     std::optional<unsigned> reg = expression ? registerOnly(*expression) : std::nullopt;

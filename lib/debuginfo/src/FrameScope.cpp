@@ -23,6 +23,14 @@ std::optional<std::vector<uint8_t>> expressionAt(const DWARFDie &die, dwarf::Att
   return std::nullopt;
 }
 
+std::optional<uint64_t> functionEntry(const DWARFDie &function) {
+  if (auto low = function.find({dwarf::DW_AT_entry_pc, dwarf::DW_AT_low_pc}))
+    if (auto address = low->getAsAddress()) return *address;
+  if (auto ranges = function.getAddressRanges(); ranges && !ranges->empty()) return ranges->front().LowPC;
+  else if (!ranges) consumeError(ranges.takeError());
+  return std::nullopt;
+}
+
 Expected<uint64_t> evaluateToNumber(std::span<const uint8_t> expression, const DwarfExpressionContext &context) {
   auto result = evaluateDwarfExpression(expression, context);
   if (!result) return result.takeError();

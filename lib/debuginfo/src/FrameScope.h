@@ -43,6 +43,10 @@ std::optional<FrameScope> makeFrameScope(Symbolizer &symbolizer, const MemorySou
 std::optional<std::vector<uint8_t>> expressionAt(const llvm::DWARFDie &die, llvm::dwarf::Attribute attribute,
                                                  uint64_t pc, std::string &problem);
 
+// The file address where a function is entered: DW_AT_entry_pc, DW_AT_low_pc,
+// or the start of its first range (a function split into hot and cold parts).
+std::optional<uint64_t> functionEntry(const llvm::DWARFDie &function);
+
 // A single-value expression's result as a number: an address or value as
 // computed, a register's content when it names a register.
 llvm::Expected<uint64_t> evaluateToNumber(std::span<const uint8_t> expression, const DwarfExpressionContext &context);
