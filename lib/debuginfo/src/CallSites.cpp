@@ -98,7 +98,6 @@ bool sameName(const DWARFDie &a, const DWARFDie &b) {
   return false;
 }
 
-
 // A function's file address by its symbol, in the module or its debug file.
 std::optional<uint64_t> symbolFileAddress(const Module &module, const char *name) {
   if (!name || !module.image) return std::nullopt;
@@ -148,10 +147,6 @@ std::optional<std::vector<uint8_t>> blockAttribute(const DWARFDie &die, std::ini
   if (!block) return std::nullopt;
   return std::vector<uint8_t>(block->begin(), block->end());
 }
-
-} // namespace
-
-namespace {
 
 // The function a call site's record names as its callee.
 DWARFDie calledFunction(const DWARFDie &site) {
