@@ -1,4 +1,5 @@
 #include "stackwalk/core/Symbolizer.h"
+#include "stackwalk/core/DwarfUnitCheck.h"
 
 #include "llvm/DebugInfo/DWARF/DWARFCompileUnit.h"
 #include "llvm/DebugInfo/DWARF/DWARFContext.h"
@@ -50,7 +51,9 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
   // LLVM decompressed every compressed debug section into memory; the
   // compressed file pages will not be read again.
   dwarfSource.releaseCompressedPages();
-  dwarfContexts_[&image] = context.get();
+  auto units = std::make_unique<DwarfUnitCheck>(*context);
+  if (!units->unitHeadsReadable()) return emptyDwarfContext();
+  dwarfContexts_[&image] = DwarfState{context.get(), std::move(units)};
   return context;
 }
 
@@ -91,15 +94,11 @@ void Symbolizer::forget(const ModuleImage *image) {
   cache_.erase(cache_.lower_bound({image, 0}), cache_.upper_bound({image, UINT64_MAX}));
 }
 
-// LLVM 19 dereferences a null DIE when it looks up code in a compile unit
-// whose first DIE does not parse (an abbreviation set or code that does not
-// exist: fuzz/findings/llvm19-dwarf-updateAddressDieMap-null-die). Only the
-// unit an address falls in is checked, as LLVM would read it anyway.
-bool Symbolizer::dwarfUnitParsesAt(const ModuleImage &image, uint64_t fileAddress) const {
-  auto context = dwarfContexts_.find(&image);
-  if (context == dwarfContexts_.end()) return true;
-  DWARFCompileUnit *unit = context->second->getCompileUnitForCodeAddress(fileAddress);
-  return !unit || unit->getUnitDIE(/*ExtractUnitDIEOnly=*/true);
+// LLVM 19 reads malformed DWARF out of bounds (DwarfUnitCheck.h); the unit an
+// address falls in, and those it refers to, are checked before LLVM reads them.
+bool Symbolizer::dwarfReadableAt(const ModuleImage &image, uint64_t fileAddress) {
+  auto dwarf = dwarfContexts_.find(&image);
+  return dwarf == dwarfContexts_.end() || dwarf->second.units->readableAt(fileAddress);
 }
 
 std::optional<uint64_t> Symbolizer::pdbFunctionStart(const ModuleImage &image, uint64_t address) const {
@@ -116,9 +115,9 @@ std::optional<uint64_t> Symbolizer::pdbFunctionStart(const ModuleImage &image, u
 
 DWARFContext *Symbolizer::dwarf(const ModuleImage &image, uint64_t fileAddress) {
   if (!moduleFor(image)) return nullptr;
-  auto context = dwarfContexts_.find(&image);
-  if (context == dwarfContexts_.end() || !dwarfUnitParsesAt(image, fileAddress)) return nullptr;
-  return context->second;
+  auto dwarf = dwarfContexts_.find(&image);
+  if (dwarf == dwarfContexts_.end() || !dwarfReadableAt(image, fileAddress)) return nullptr;
+  return dwarf->second.context;
 }
 
 const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint64_t address) {
@@ -133,7 +132,7 @@ const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint
 
   symbolize::SymbolizableModule *symbols = moduleFor(image);
   // The rest of the module keeps its DWARF; this address is named by the symbol table.
-  if (symbols && !dwarfUnitParsesAt(image, fileAddress)) symbols = moduleFor(image, /*withDebugInfo=*/false);
+  if (symbols && !dwarfReadableAt(image, fileAddress)) symbols = moduleFor(image, /*withDebugInfo=*/false);
   std::vector<SourceFrame> &frames = cache_[key];
   if (!symbols) return frames;
   // DWARF names first, as gdb shows them: with the symbol table on, LLVM

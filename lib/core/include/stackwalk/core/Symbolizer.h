@@ -25,6 +25,8 @@ class SymbolizableModule;
 
 namespace stackwalk {
 
+class DwarfUnitCheck;
+
 struct SourceFrame {
   std::string function;                 // demangled; empty when unknown
   std::optional<uint64_t> functionStart; // the image's file address (physical frame only)
@@ -54,7 +56,7 @@ private:
   llvm::symbolize::SymbolizableModule *moduleFor(const ModuleImage &image, bool withDebugInfo = true);
   std::unique_ptr<llvm::DIContext> debugContext(const ModuleImage &image);
   std::optional<uint64_t> pdbFunctionStart(const ModuleImage &image, uint64_t address) const;
-  bool dwarfUnitParsesAt(const ModuleImage &image, uint64_t fileAddress) const;
+  bool dwarfReadableAt(const ModuleImage &image, uint64_t fileAddress);
 
   // By image and whether its debug info is used (without: for code in units LLVM cannot parse).
   std::map<std::pair<const ModuleImage *, bool>, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
@@ -62,7 +64,11 @@ private:
   std::vector<SourceFrame> empty_;
   uint64_t maxDebugBytes_;
   std::map<const ModuleImage *, llvm::pdb::IPDBSession *> pdbSessions_; // owned by the modules' contexts
-  std::map<const ModuleImage *, llvm::DWARFContext *> dwarfContexts_;    // likewise
+  struct DwarfState {
+    llvm::DWARFContext *context; // likewise
+    std::unique_ptr<DwarfUnitCheck> units;
+  };
+  std::map<const ModuleImage *, DwarfState> dwarfContexts_;
 };
 
 } // namespace stackwalk
