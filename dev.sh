@@ -59,7 +59,7 @@ case "${1:-}" in
     # Targets that reach open findings inside LLVM 19 itself (fuzz/README.md, "Open"): what
     # they find is reported and kept, but does not fail the run until those are guarded.
     known_open="module_image"
-    for target in elfcore minidump module_image cfi dwarf_expression win64_unwind libunwind_dynamic ecma_metadata runtime_structures; do
+    for target in elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind libunwind_dynamic ecma_metadata runtime_structures; do
       mkdir -p "$BUILD-fuzz/corpus/$target"
       echo "dev.sh: fuzz_$target for ${seconds}s"
       UBSAN_OPTIONS=halt_on_error=1 "$BUILD-fuzz/fuzz/fuzz_$target" "$BUILD-fuzz/corpus/$target" "$seeds/$target" -max_total_time="$seconds" \
