@@ -46,8 +46,12 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
   const ModuleImage &dwarfSource = debug ? *debug : image;
   // Too much to decompress: an empty DWARF context, so the symbol table still names frames.
   if (dwarfSource.debugInfoBytes() > maxDebugBytes_) return emptyDwarfContext();
+  // LLVM's complaints about malformed DWARF would go to stderr unstructured, one
+  // line per bad table, thousands for a hostile file; what they cost a frame
+  // shows as a missing name or line.
+  auto ignore = [](Error err) { consumeError(std::move(err)); };
   auto context = DWARFContext::create(dwarfSource.object(), DWARFContext::ProcessDebugRelocations::Process, nullptr,
-                                      "", WithColor::defaultErrorHandler, [](Error err) { consumeError(std::move(err)); });
+                                      "", ignore, ignore);
   // LLVM decompressed every compressed debug section into memory; the
   // compressed file pages will not be read again.
   dwarfSource.releaseCompressedPages();

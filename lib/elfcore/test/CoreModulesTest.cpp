@@ -1,0 +1,89 @@
+#include "CoreModules.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+using namespace stackwalk;
+using namespace stackwalk::elfcore;
+
+namespace {
+
+template <typename T> std::vector<uint8_t> bytesOf(const T &value) {
+  std::vector<uint8_t> bytes(sizeof value);
+  std::memcpy(bytes.data(), &value, sizeof value);
+  return bytes;
+}
+
+std::vector<uint8_t> words(std::initializer_list<uint64_t> values) {
+  std::vector<uint8_t> bytes;
+  for (uint64_t v : values) {
+    std::vector<uint8_t> word = bytesOf(v);
+    bytes.insert(bytes.end(), word.begin(), word.end());
+  }
+  return bytes;
+}
+
+constexpr uint64_t ExecutableBase = 0x400000, RDebug = 0x500000, LinkMap = 0x600000, Names = 0x700000;
+
+// A process whose executable's DT_DEBUG leads to a link map of two libraries,
+// the second one's l_next pointing at `secondNext`.
+BufferMemory linkMapProcess(uint64_t secondNext) {
+  using namespace llvm::ELF;
+  BufferMemory memory;
+  Elf64_Phdr phdr{}, load{}, dynamic{}, end{};
+  phdr.p_type = PT_PHDR;
+  phdr.p_vaddr = 0x40;
+  load.p_type = PT_LOAD;
+  dynamic.p_type = PT_DYNAMIC;
+  dynamic.p_vaddr = 0x1000;
+  dynamic.p_memsz = 32;
+  std::vector<uint8_t> headers;
+  for (const Elf64_Phdr &p : {phdr, load, dynamic, end}) {
+    std::vector<uint8_t> b = bytesOf(p);
+    headers.insert(headers.end(), b.begin(), b.end());
+  }
+  memory.add(ExecutableBase + 0x40, headers);
+  memory.add(ExecutableBase + 0x1000, words({DT_DEBUG, RDebug, DT_NULL, 0}));
+  memory.add(RDebug, words({1, LinkMap}));
+  // link_map: l_addr, l_name, l_ld, l_next, l_prev
+  memory.add(LinkMap, words({0x7000000, Names, 0, LinkMap + 0x100, 0}));
+  memory.add(LinkMap + 0x100, words({0x8000000, Names + 0x10, 0, secondNext, LinkMap}));
+  std::vector<uint8_t> names(0x20, 0);
+  std::memcpy(names.data(), "/lib/a.so", 9);
+  std::memcpy(names.data() + 0x10, "/lib/b.so", 9);
+  memory.add(Names, names);
+  return memory;
+}
+
+} // namespace
+
+TEST_CASE("the link map gives the modules when NT_FILE is missing") {
+  std::vector<std::string> warnings;
+  std::vector<Module> modules = modulesFromLinkMap(ExecutableBase + 0x40, "/bin/app", linkMapProcess(0), warnings);
+  REQUIRE(modules.size() == 3);
+  CHECK(modules[0].recordedPath == "/bin/app");
+  CHECK(modules[0].base == ExecutableBase);
+  CHECK(modules[1].recordedPath == "/lib/a.so");
+  CHECK(modules[1].base == 0x7000000);
+  CHECK(modules[2].recordedPath == "/lib/b.so");
+  CHECK(warnings.empty());
+}
+
+TEST_CASE("a link map that loops back ends with a warning, keeping the entries before the loop") {
+  std::vector<std::string> warnings;
+  std::vector<Module> modules = modulesFromLinkMap(ExecutableBase + 0x40, "/bin/app", linkMapProcess(LinkMap), warnings);
+  CHECK(modules.size() == 3);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] == "the link map loops or is too long; its remaining entries are ignored");
+}
+
+TEST_CASE("a link map entry in unreadable memory ends the list with a warning") {
+  std::vector<std::string> warnings;
+  std::vector<Module> modules = modulesFromLinkMap(ExecutableBase + 0x40, "/bin/app", linkMapProcess(0x9990000), warnings);
+  CHECK(modules.size() == 3);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] == "a link map entry is unreadable; the module list is incomplete");
+}
