@@ -197,16 +197,19 @@ namespace {
 
 // LLVM 19 maps a debug directory's record through its section's virtual size
 // only, and reads the PDB path from wherever that lands, also past the end of
-// the file (fuzz/findings/llvm19-coff-codeview-record-past-file). The record
-// is handed to it only when its bytes are in the file.
+// the file (fuzz/findings/llvm19-coff-codeview-record-past-file*). The record
+// is handed to it only when its bytes are in the file, in the section
+// getRvaAndSizeAsBytes picks: the first whose virtual size holds the whole
+// record, in its 32-bit arithmetic.
 bool recordIsInFile(const COFFObjectFile &coff, const debug_directory &entry) {
   uint64_t fileSize = coff.getData().size();
+  uint32_t rva = entry.AddressOfRawData, size = entry.SizeOfData;
   for (const SectionRef &sectionRef : coff.sections()) {
     const coff_section *section = coff.getCOFFSection(sectionRef);
-    uint64_t start = section->VirtualAddress, offset = uint64_t(entry.AddressOfRawData) - start;
-    if (entry.AddressOfRawData < start || offset >= section->VirtualSize) continue;
-    uint64_t end = uint64_t(section->PointerToRawData) + offset + entry.SizeOfData;
-    return offset + entry.SizeOfData <= section->SizeOfRawData && end <= fileSize;
+    uint32_t offset = rva - section->VirtualAddress;
+    if (section->VirtualAddress > rva || offset >= section->VirtualSize || size > section->VirtualSize - offset) continue;
+    uint64_t end = uint64_t(section->PointerToRawData) + offset + size;
+    return uint64_t(offset) + size <= section->SizeOfRawData && end <= fileSize;
   }
   return false;
 }
