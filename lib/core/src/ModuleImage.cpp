@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -170,6 +171,55 @@ void readPeLayout(const COFFObjectFile &coff, std::vector<LoadSegment> &segments
                         bool(section->Characteristics & COFF::IMAGE_SCN_MEM_EXECUTE)});
   }
 }
+// Where COFFObjectFile::getRvaPtr maps an RVA in the file: through the first
+// section whose virtual range holds it, in 32-bit arithmetic; nullopt where
+// LLVM reports an error instead (no such section, or past the raw data of a
+// section whose virtual size is larger).
+std::optional<uint64_t> rvaFileOffset(const COFFObjectFile &coff, uint32_t rva) {
+  for (const SectionRef &ref : coff.sections()) {
+    const coff_section *section = coff.getCOFFSection(ref);
+    uint32_t start = section->VirtualAddress, end = start + section->VirtualSize;
+    if (start > rva || rva >= end) continue;
+    if (section->SizeOfRawData < section->VirtualSize && rva >= start + section->SizeOfRawData) return std::nullopt;
+    return uint64_t(section->PointerToRawData) + (rva - start);
+  }
+  return std::nullopt;
+}
+
+// Exports x names that LLVM's symbolizer may compare: it finds each export's
+// name by scanning the whole name table. Far above any real DLL (ntdll: ~2,500
+// x 2,500) and about a second of work.
+constexpr uint64_t MaxExportNameComparisons = uint64_t(1) << 28;
+
+// LLVM 19's export readers (ExportDirectoryEntryRef::getSymbolName,
+// getExportRVA) map each table's RVA to a pointer and index it, and read each
+// name up to its NUL, without looking for the end of the file
+// (fuzz/findings/llvm19-coff-export-name-past-file). The tables are handed to
+// LLVM only when every byte it would read is in the file.
+bool exportTablesInFile(const COFFObjectFile &coff) {
+  const export_directory_table_entry *table = coff.getExportTable();
+  if (!table) return true;
+  StringRef file = coff.getData();
+  auto inFile = [&](std::optional<uint64_t> offset, uint64_t bytes) {
+    return !offset || (*offset <= file.size() && bytes <= file.size() - *offset); // unmapped: LLVM says so itself
+  };
+  const char *tableStart = reinterpret_cast<const char *>(table);
+  if (!inFile(uint64_t(tableStart - file.data()), sizeof *table)) return false;
+  uint64_t functions = table->AddressTableEntries, names = table->NumberOfNamePointers;
+  if (functions * names > MaxExportNameComparisons) return false;
+  std::optional<uint64_t> namePointers = rvaFileOffset(coff, table->NamePointerRVA);
+  if (!inFile(rvaFileOffset(coff, table->ExportAddressTableRVA), functions * 4) ||
+      !inFile(rvaFileOffset(coff, table->OrdinalTableRVA), names * 2) || !inFile(namePointers, names * 4))
+    return false;
+  for (uint64_t i = 0; namePointers && i < names; ++i) {
+    uint32_t nameRva;
+    std::memcpy(&nameRva, file.data() + *namePointers + 4 * i, 4);
+    std::optional<uint64_t> name = rvaFileOffset(coff, nameRva);
+    if (name && (*name >= file.size() || file.find('\0', *name) == StringRef::npos)) return false;
+  }
+  return true;
+}
+
 } // namespace
 
 Error ModuleImage::parse() {
@@ -178,6 +228,7 @@ Error ModuleImage::parse() {
   object_ = std::move(*object);
   if (auto *coff = dyn_cast<COFFObjectFile>(object_.get())) {
     readPeLayout(*coff, segments_, preferredBase_, peIdentity_);
+    symbolTablesUsable_ = exportTablesInFile(*coff);
     return Error::success();
   }
   if (auto *elf = dyn_cast<ELF64LEObjectFile>(object_.get())) {
@@ -257,6 +308,26 @@ std::optional<uint64_t> ModuleImage::symbolAddress(StringRef name) const {
   if (const auto *elf = dyn_cast<ELFObjectFileBase>(object_.get())) {
     auto dynamic = elf->getDynamicSymbolIterators();
     return search(llvm::make_range(dynamic.begin(), dynamic.end()));
+  }
+  if (const auto *coff = dyn_cast<COFFObjectFile>(object_.get())) return exportAddress(*coff, name);
+  return std::nullopt;
+}
+
+// A DLL's exports are not in its COFF symbol table (release DLLs have none):
+// by name, at ImageBase + RVA as COFF symbols are; forwarders have no address.
+std::optional<uint64_t> ModuleImage::exportAddress(const COFFObjectFile &coff, StringRef name) const {
+  for (const ExportDirectoryEntryRef &entry : coff.export_directories()) {
+    StringRef exportName;
+    uint32_t rva = 0;
+    bool forwarder = true;
+    if (Error err = entry.getSymbolName(exportName)) {
+      consumeError(std::move(err));
+      continue;
+    }
+    if (exportName != name) continue;
+    if (Error err = entry.isForwarder(forwarder)) consumeError(std::move(err));
+    if (Error err = entry.getExportRVA(rva)) consumeError(std::move(err));
+    else if (!forwarder) return preferredBase_ + rva;
   }
   return std::nullopt;
 }

@@ -18,6 +18,10 @@
 #include <string>
 #include <vector>
 
+namespace llvm::object {
+class COFFObjectFile;
+}
+
 namespace stackwalk {
 
 struct LoadSegment {
@@ -78,7 +82,7 @@ public:
   const std::string &pdbPath() const { return pdbPath_; }
   void setPdbPath(std::string path) { pdbPath_ = std::move(path); }
 
-  // The file address of a symbol (.symtab or .dynsym), by name.
+  // The file address of a symbol (.symtab or .dynsym; a PE's symbols or exports), by name.
   std::optional<uint64_t> symbolAddress(llvm::StringRef name) const;
 
   // .gnu_debuglink: the debug file's name and CRC.
@@ -104,6 +108,7 @@ public:
 private:
   ModuleImage() = default;
   llvm::Error parse();
+  std::optional<uint64_t> exportAddress(const llvm::object::COFFObjectFile &coff, llvm::StringRef name) const;
 
   std::string path_;
   std::unique_ptr<llvm::MemoryBuffer> buffer_;
