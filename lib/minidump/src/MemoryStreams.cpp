@@ -10,6 +10,9 @@ constexpr size_t MaxRanges = 1 << 20;
 
 void addRange(const Reader &reader, std::vector<MemoryRange> &ranges, uint64_t start, uint64_t rva, uint64_t size,
               const std::string &what) {
+  // RVA 0 is the dump's own header: a writer that means "elsewhere" (Wine's
+  // full-memory dumps name each thread's stack so, its bytes in Memory64List).
+  if (rva == 0) return;
   std::span<const uint8_t> bytes = reader.slice(rva, size, what);
   if (!bytes.empty() && ranges.size() < MaxRanges) ranges.push_back({start, bytes.size(), rva});
 }

@@ -100,7 +100,8 @@ std::unique_ptr<Target> load(const std::vector<uint8_t> &bytes) {
 
 // A Windows x64 dump: two threads (one named), a module, its stack memory,
 // an access violation and the process id.
-B windowsDump(size_t contextSize = 0x4d0) {
+// secondStackSize: the second thread's stack size, its RVA 0 (as Wine writes in full-memory dumps).
+B windowsDump(size_t contextSize = 0x4d0, uint32_t secondStackSize = 0) {
   B builder;
   std::vector<uint8_t> stack(0x100);
   for (size_t i = 0; i < stack.size(); ++i) stack[i] = uint8_t(i);
@@ -110,7 +111,7 @@ B windowsDump(size_t contextSize = 0x4d0) {
   std::vector<uint8_t> threads;
   B::put32(threads, 2);
   addThread(threads, 100, 0x10000, 0x100, stackRva, uint32_t(contextSize), ctx1);
-  addThread(threads, 200, 0x20000, 0, 0, 0x4d0, ctx2);
+  addThread(threads, 200, 0x20000, secondStackSize, 0, 0x4d0, ctx2);
   std::vector<uint8_t> modules;
   B::put32(modules, 1);
   addModule(builder, modules, 0x140000000, 0x5000, 0x5f000000, "C:\\app\\App.exe");
@@ -219,6 +220,21 @@ TEST_CASE("Memory64List ranges follow one another from the base RVA") {
   CHECK(target->readValue<uint8_t>(0x50000) == 0xaa);
   CHECK(target->readValue<uint16_t>(0x60001) == 0xddcc);
   CHECK_FALSE(target->readValue<uint8_t>(0x50001));
+}
+
+TEST_CASE("a thread stack at RVA 0 is not read from the file header; the memory lists hold it") {
+  // Wine's full-memory dumps name each stack {start, size, RVA 0} and put its bytes in Memory64List.
+  CHECK_FALSE(load(windowsDump(0x4d0, 0x10).build())->readValue<uint8_t>(0x20000));
+  B builder = windowsDump(0x4d0, 0x10);
+  std::vector<uint8_t> stack(0x10, 0x11);
+  uint32_t base = builder.add(stack);
+  std::vector<uint8_t> list;
+  B::put64(list, 1);
+  B::put64(list, base);
+  B::put64(list, 0x20000);
+  B::put64(list, 0x10);
+  builder.stream(9, list);
+  CHECK(load(builder.build())->readValue<uint64_t>(0x20008) == 0x1111111111111111);
 }
 
 TEST_CASE("a string at an odd offset reads right (found by fuzz_minidump)") {

@@ -51,6 +51,10 @@ struct UnwindResult {
   Status status = Status::NoInfo;
   RegisterFile caller;
   bool callerIpIsExact = false; // the caller was interrupted (signal frame)
+  // The unwinder knows the caller's ip is code (the .NET runtime's code map):
+  // JIT code lies outside every module, and a dump without memory-region
+  // information (Wine's minidumps) cannot show it executable.
+  bool callerIpIsKnownCode = false;
   std::optional<FrameTrust> trust; // overrides the unwinder's own (e.g. dynamic)
   std::string detail;           // why NoInfo / EndOfStack, for stop reasons
 
@@ -116,7 +120,7 @@ public:
 
 private:
   std::optional<Frame> unwindOnce();
-  std::optional<std::pair<StopReason, std::string>> rejectCaller(const Frame &caller) const;
+  std::optional<std::pair<StopReason, std::string>> rejectCaller(const Frame &caller, bool ipIsKnownCode) const;
   std::optional<Frame> stop(StopReason reason, std::string detail);
   Frame makeFrame(const RegisterFile &regs, FrameTrust trust, bool ipIsExact) const;
 
