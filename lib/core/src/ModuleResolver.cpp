@@ -199,11 +199,25 @@ std::optional<std::string> ModuleResolver::findPdb(const Module &module, const M
   return std::nullopt;
 }
 
+// A full-memory dump holds every loaded image: without its file, a PE module
+// is rebuilt from the process's memory (as WinDbg does), for its exports and
+// unwind info.
+std::shared_ptr<ModuleImage> ModuleResolver::imageFromMemory(const Target &target, Module &module) {
+  auto image = ModuleImage::fromLoadedPe(target, module.base, module.name);
+  if (!image) {
+    llvm::consumeError(image.takeError());
+    return nullptr;
+  }
+  module.imageNote = "rebuilt from the dump's memory (no file found)";
+  return std::shared_ptr<ModuleImage>(std::move(*image));
+}
+
 void ModuleResolver::resolve(Target &target) const {
   std::vector<std::string> missing, rejected;
   for (Module &module : target.modules) {
     if (!module.image) {
       module.image = findImage(module, module.imageNote);
+      if (!module.image && target.os() == OS::Windows) module.image = imageFromMemory(target, module);
       if (!module.image) {
         (module.imageNote == "no file found" ? missing : rejected).push_back(module.name);
         continue;

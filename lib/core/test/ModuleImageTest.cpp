@@ -2,6 +2,7 @@
 #include "stackwalk/core/Symbolizer.h"
 
 #include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Object/COFF.h"
 
 #include <catch2/catch.hpp>
 
@@ -110,4 +111,36 @@ TEST_CASE("export tables that run past the file are kept from LLVM (found by fuz
   REQUIRE(bool(image));
   CHECK_FALSE((*image)->symbolTablesUsable());
   CHECK_FALSE((*image)->symbolAddress("anything"));
+}
+
+TEST_CASE("a PE image the loader mapped is rebuilt from memory, exports and all") {
+  std::vector<uint8_t> file = fileBytes(STACKWALK_CORE_TEST_DATA "/exports.dll");
+  auto parsed = ModuleImage::fromBytes(file, "exports.dll");
+  REQUIRE(bool(parsed));
+  // Lay the file out as the loader does: headers at the base, each section at its RVA.
+  constexpr uint64_t Base = 0x7ff600000000;
+  BufferMemory memory;
+  auto coff = llvm::cast<llvm::object::COFFObjectFile>(&(*parsed)->object());
+  memory.add(Base, std::vector<uint8_t>(file.begin(), file.begin() + coff->getPE32PlusHeader()->SizeOfHeaders));
+  for (const llvm::object::SectionRef &ref : coff->sections()) {
+    const llvm::object::coff_section *section = coff->getCOFFSection(ref);
+    std::vector<uint8_t> mapped(std::max(section->VirtualSize, section->SizeOfRawData), 0);
+    std::copy_n(file.begin() + section->PointerToRawData, section->SizeOfRawData, mapped.begin());
+    memory.add(Base + section->VirtualAddress, mapped);
+  }
+  auto image = ModuleImage::fromLoadedPe(memory, Base, "exports.dll");
+  REQUIRE(bool(image));
+  uint64_t preferred = (*image)->preferredBase();
+  CHECK((*image)->symbolAddress("DotNetRuntimeContractDescriptor") == preferred + 0x3010);
+  CHECK((*image)->symbolAddress("stackwalk_exported_function") == preferred + 0x1370);
+  CHECK(bool(ModuleImage::fromLoadedPe(memory, Base + 0x1000, "x")) == false); // no MZ there
+}
+
+TEST_CASE("a loaded PE image with a section missing from the dump is not rebuilt") {
+  std::vector<uint8_t> file = fileBytes(STACKWALK_CORE_TEST_DATA "/exports.dll");
+  BufferMemory memory;
+  memory.add(0x10000, std::vector<uint8_t>(file.begin(), file.begin() + 0x400)); // headers only
+  auto image = ModuleImage::fromLoadedPe(memory, 0x10000, "exports.dll");
+  REQUIRE_FALSE(bool(image));
+  CHECK(llvm::toString(image.takeError()) == "a section of the image is not in the dump's memory");
 }

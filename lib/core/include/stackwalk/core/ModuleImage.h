@@ -40,6 +40,11 @@ public:
   // wraps them: for images that exist only in the process, like the vDSO.
   static llvm::Expected<std::unique_ptr<ModuleImage>> fromMemory(const MemorySource &memory, uint64_t address,
                                                                  uint64_t maxSize, const std::string &name);
+  // A 64-bit PE image the loader mapped at `base`, rebuilt in file layout from
+  // memory (full-memory minidumps): fails unless the headers and every section
+  // are in the dump.
+  static llvm::Expected<std::unique_ptr<ModuleImage>> fromLoadedPe(const MemorySource &memory, uint64_t base,
+                                                                   const std::string &name);
 
   const std::string &path() const { return path_; }
   // True for an image copied from the dump (the vDSO), which has no file.

@@ -33,6 +33,7 @@ public:
 
 private:
   std::shared_ptr<ModuleImage> findImage(const Module &module, std::string &note) const;
+  static std::shared_ptr<ModuleImage> imageFromMemory(const Target &target, Module &module);
   std::unique_ptr<ModuleImage> findDebugImage(const ModuleImage &image) const;
   // The PDB of a PE module: flat, or in symbol-store layout name.pdb/<id>/name.pdb.
   std::optional<std::string> findPdb(const Module &module, const ModuleImage &image) const;

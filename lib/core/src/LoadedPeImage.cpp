@@ -1,0 +1,85 @@
+// A PE image rebuilt from a process's memory, for full-memory minidumps whose
+// module files are missing (as WinDbg reads them). The loader placed each
+// section at its virtual address; LLVM's COFF reader wants the file layout,
+// with each section at its PointerToRawData. Relocations the loader applied
+// stay applied: stackwalk reads RVAs (exports, .pdata, unwind info), which
+// relocation does not touch.
+#include "stackwalk/core/ModuleImage.h"
+
+#include "llvm/BinaryFormat/COFF.h"
+#include "llvm/Object/COFF.h"
+
+#include <cstring>
+
+using namespace llvm;
+
+namespace stackwalk {
+
+namespace {
+
+constexpr uint64_t MaxHeaderBytes = 0x10000;
+constexpr uint64_t MaxImageBytes = uint64_t(256) << 20;
+
+struct PeHeaders {
+  std::vector<object::coff_section> sections;
+  uint32_t sizeOfHeaders = 0;
+};
+
+Expected<PeHeaders> readHeaders(const MemorySource &memory, uint64_t base) {
+  auto failure = [](const char *why) { return createStringError(inconvertibleErrorCode(), why); };
+  auto dos = memory.readValue<object::dos_header>(base);
+  if (!dos || dos->Magic[0] != 'M' || dos->Magic[1] != 'Z') return failure("no MZ header in the dump's memory");
+  uint64_t pe = base + dos->AddressOfNewExeHeader;
+  auto signature = memory.readValue<uint32_t>(pe);
+  auto file = memory.readValue<object::coff_file_header>(pe + 4);
+  if (!signature || *signature != 0x4550 || !file) return failure("no PE header in the dump's memory");
+  uint64_t optional = pe + 4 + sizeof(object::coff_file_header);
+  auto magic = memory.readValue<uint16_t>(optional);
+  if (!magic || *magic != COFF::PE32Header::PE32_PLUS) return failure("not a PE32+ image");
+  auto header = memory.readValue<object::pe32plus_header>(optional);
+  if (!header || header->SizeOfHeaders > MaxHeaderBytes) return failure("an unreadable optional header");
+  PeHeaders headers;
+  headers.sizeOfHeaders = header->SizeOfHeaders;
+  uint64_t table = optional + file->SizeOfOptionalHeader;
+  for (unsigned i = 0; i < file->NumberOfSections; ++i) {
+    auto section = memory.readValue<object::coff_section>(table + i * sizeof(object::coff_section));
+    if (!section) return failure("an unreadable section table");
+    headers.sections.push_back(*section);
+  }
+  if (table + headers.sections.size() * sizeof(object::coff_section) > base + headers.sizeOfHeaders)
+    return failure("a section table past the headers");
+  return headers;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromLoadedPe(const MemorySource &memory, uint64_t base,
+                                                                 const std::string &name) {
+  Expected<PeHeaders> headers = readHeaders(memory, base);
+  if (!headers) return headers.takeError();
+  uint64_t fileSize = headers->sizeOfHeaders;
+  for (const object::coff_section &section : headers->sections)
+    if (section.SizeOfRawData) fileSize = std::max<uint64_t>(fileSize, uint64_t(section.PointerToRawData) + section.SizeOfRawData);
+  if (fileSize > MaxImageBytes)
+    return createStringError(inconvertibleErrorCode(), "a PE image of over 256 MiB in the dump's memory");
+  // Every section readable before anything is allocated: a damaged header may claim any size.
+  uint8_t probe;
+  for (const object::coff_section &section : headers->sections) {
+    uint64_t mapped = std::min<uint64_t>(section.SizeOfRawData, section.VirtualSize ? section.VirtualSize : section.SizeOfRawData);
+    if (mapped && !(memory.read(base + section.VirtualAddress, {&probe, 1}) &&
+                    memory.read(base + section.VirtualAddress + mapped - 1, {&probe, 1})))
+      return createStringError(inconvertibleErrorCode(), "a section of the image is not in the dump's memory");
+  }
+  std::vector<uint8_t> bytes(fileSize);
+  if (!memory.read(base, std::span(bytes).first(headers->sizeOfHeaders)))
+    return createStringError(inconvertibleErrorCode(), "the PE headers are not in the dump's memory");
+  for (const object::coff_section &section : headers->sections) {
+    // Raw data beyond the virtual size was never mapped; it stays zeros.
+    uint64_t mapped = std::min<uint64_t>(section.SizeOfRawData, section.VirtualSize ? section.VirtualSize : section.SizeOfRawData);
+    if (mapped && !memory.read(base + section.VirtualAddress, std::span(bytes).subspan(section.PointerToRawData, mapped)))
+      return createStringError(inconvertibleErrorCode(), "a section of the image is not in the dump's memory");
+  }
+  return fromBytes(std::move(bytes), name);
+}
+
+} // namespace stackwalk
