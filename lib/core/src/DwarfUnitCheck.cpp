@@ -11,6 +11,7 @@
 #include "llvm/DebugInfo/DWARF/DWARFUnit.h"
 #include "llvm/Support/DataExtractor.h"
 
+#include <set>
 #include <vector>
 
 using namespace llvm;
@@ -253,9 +254,8 @@ bool lineProgramEnds(StringRef section, bool littleEndian, const LineHeader &hea
   return true;
 }
 
-bool lineTableReadable(const DWARFUnit &unit) {
-  DWARFUnit &mutableUnit = const_cast<DWARFUnit &>(unit);
-  DWARFDie unitDie = mutableUnit.getUnitDIE(/*ExtractUnitDIEOnly=*/true);
+bool lineTableReadable(DWARFUnit &unit) {
+  DWARFDie unitDie = unit.getUnitDIE(/*ExtractUnitDIEOnly=*/true);
   std::optional<uint64_t> offset = dwarf::toSectionOffset(unitDie.find(dwarf::DW_AT_stmt_list));
   StringRef section = unit.getLineSection().Data;
   if (!offset || *offset >= section.size()) return true; // LLVM reads no line table

@@ -9,8 +9,6 @@
 #include "llvm/BinaryFormat/COFF.h"
 #include "llvm/Object/COFF.h"
 
-#include <cstring>
-
 using namespace llvm;
 
 namespace stackwalk {
@@ -51,6 +49,12 @@ Expected<PeHeaders> readHeaders(const MemorySource &memory, uint64_t base) {
   return headers;
 }
 
+// The section's bytes that the loader mapped from the file: raw data beyond
+// the virtual size was never mapped (it stays zeros in the rebuilt file).
+uint64_t mappedRawBytes(const object::coff_section &section) {
+  return std::min<uint64_t>(section.SizeOfRawData, section.VirtualSize ? section.VirtualSize : section.SizeOfRawData);
+}
+
 } // namespace
 
 Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromLoadedPe(const MemorySource &memory, uint64_t base,
@@ -65,7 +69,7 @@ Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromLoadedPe(const MemorySou
   // Every section readable before anything is allocated: a damaged header may claim any size.
   uint8_t probe;
   for (const object::coff_section &section : headers->sections) {
-    uint64_t mapped = std::min<uint64_t>(section.SizeOfRawData, section.VirtualSize ? section.VirtualSize : section.SizeOfRawData);
+    uint64_t mapped = mappedRawBytes(section);
     if (mapped && !(memory.read(base + section.VirtualAddress, {&probe, 1}) &&
                     memory.read(base + section.VirtualAddress + mapped - 1, {&probe, 1})))
       return createStringError(inconvertibleErrorCode(), "a section of the image is not in the dump's memory");
@@ -74,8 +78,7 @@ Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromLoadedPe(const MemorySou
   if (!memory.read(base, std::span(bytes).first(headers->sizeOfHeaders)))
     return createStringError(inconvertibleErrorCode(), "the PE headers are not in the dump's memory");
   for (const object::coff_section &section : headers->sections) {
-    // Raw data beyond the virtual size was never mapped; it stays zeros.
-    uint64_t mapped = std::min<uint64_t>(section.SizeOfRawData, section.VirtualSize ? section.VirtualSize : section.SizeOfRawData);
+    uint64_t mapped = mappedRawBytes(section);
     if (mapped && !memory.read(base + section.VirtualAddress, std::span(bytes).subspan(section.PointerToRawData, mapped)))
       return createStringError(inconvertibleErrorCode(), "a section of the image is not in the dump's memory");
   }

@@ -147,6 +147,18 @@ B windowsDump(size_t contextSize = 0x4d0, uint32_t secondStackSize = 0) {
   return builder;
 }
 
+// A Memory64List stream: the ranges {start, size} whose bytes follow one another in `bytes`.
+void addMemory64List(B &builder, const std::vector<uint8_t> &bytes, std::initializer_list<std::pair<uint64_t, uint64_t>> ranges) {
+  std::vector<uint8_t> list;
+  B::put64(list, ranges.size());
+  B::put64(list, builder.add(bytes));
+  for (auto [start, size] : ranges) {
+    B::put64(list, start);
+    B::put64(list, size);
+  }
+  builder.stream(9, list);
+}
+
 } // namespace
 
 TEST_CASE("a Windows x64 minidump: threads, contexts, names, modules, memory, exception") {
@@ -206,16 +218,7 @@ TEST_CASE("a list that claims more entries than it holds is cut to what is there
 
 TEST_CASE("Memory64List ranges follow one another from the base RVA") {
   B builder = windowsDump();
-  std::vector<uint8_t> bytes = {0xaa, 0xbb, 0xcc, 0xdd};
-  uint32_t base = builder.add(bytes);
-  std::vector<uint8_t> list;
-  B::put64(list, 2);
-  B::put64(list, base);
-  B::put64(list, 0x50000);
-  B::put64(list, 1);
-  B::put64(list, 0x60000);
-  B::put64(list, 3);
-  builder.stream(9, list);
+  addMemory64List(builder, {0xaa, 0xbb, 0xcc, 0xdd}, {{0x50000, 1}, {0x60000, 3}});
   auto target = load(builder.build());
   CHECK(target->readValue<uint8_t>(0x50000) == 0xaa);
   CHECK(target->readValue<uint16_t>(0x60001) == 0xddcc);
@@ -226,14 +229,7 @@ TEST_CASE("a thread stack at RVA 0 is not read from the file header; the memory 
   // Wine's full-memory dumps name each stack {start, size, RVA 0} and put its bytes in Memory64List.
   CHECK_FALSE(load(windowsDump(0x4d0, 0x10).build())->readValue<uint8_t>(0x20000));
   B builder = windowsDump(0x4d0, 0x10);
-  std::vector<uint8_t> stack(0x10, 0x11);
-  uint32_t base = builder.add(stack);
-  std::vector<uint8_t> list;
-  B::put64(list, 1);
-  B::put64(list, base);
-  B::put64(list, 0x20000);
-  B::put64(list, 0x10);
-  builder.stream(9, list);
+  addMemory64List(builder, std::vector<uint8_t>(0x10, 0x11), {{0x20000, 0x10}});
   CHECK(load(builder.build())->readValue<uint64_t>(0x20008) == 0x1111111111111111);
 }
 

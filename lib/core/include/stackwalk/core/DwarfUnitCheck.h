@@ -13,7 +13,6 @@
 #pragma once
 #include <cstdint>
 #include <map>
-#include <set>
 #include <vector>
 
 namespace llvm {
