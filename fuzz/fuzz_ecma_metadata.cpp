@@ -11,6 +11,7 @@ static void query(const EcmaMetadata &metadata) {
     (void)metadata.typeFullName(0x02000000 | row);
     (void)metadata.genericParameterNames(0x06000000 | row);
   }
+  (void)metadata.assemblyInformationalVersion();
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

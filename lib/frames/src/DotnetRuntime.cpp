@@ -6,10 +6,27 @@
 namespace stackwalk::frames {
 namespace {
 
-// The runtime module embeds "@(#)Version 10.0.1225.60609 @Commit: ..." (its
-// SCCS id); the file version is the runtime's build, not the product version,
-// so the product version comes from the runtime's folder when it has one.
-std::string runtimeVersion(const Target &target, const ContractDescriptor &descriptor) {
+// Environment.Version's way: System.Private.CoreLib's
+// [AssemblyInformationalVersion] ("10.0.12-servicing.26422.108+commit") up to
+// the first '-', '+' or ' ', CoreLib found as typeof(object).Assembly is:
+// System.Object's MethodTable, its Module.
+std::string coreLibVersion(const RuntimeData &data, MethodNames &names) {
+  auto objectType = data.globalPointer("ObjectMethodTable");
+  if (!objectType) return llvm::consumeError(objectType.takeError()), "";
+  auto module = data.pointer(*objectType, "MethodTable", "Module");
+  if (!module) return llvm::consumeError(module.takeError()), "";
+  const EcmaMetadata *metadata = names.metadata(*module);
+  auto informational = metadata ? metadata->assemblyInformationalVersion() : std::nullopt;
+  if (!informational) return "";
+  llvm::StringRef text(*informational);
+  return text.take_front(text.find_first_of("-+ ")).str();
+}
+
+// Without CoreLib's metadata: a shared runtime's folder is named after its
+// version; else the runtime module's "@(#)Version 10.0.1225.60609 @Commit: ..."
+// (its SCCS id), which is the file version (the runtime's build), not the
+// product version.
+std::string runtimeModuleVersion(const Target &target, const ContractDescriptor &descriptor) {
   for (const Module &module : target.modules) {
     if (module.name != descriptor.origin().module) continue;
     // The Windows path style splits at both / and \, for dumps of either OS.
@@ -33,7 +50,8 @@ std::string runtimeVersion(const Target &target, const ContractDescriptor &descr
 
 DotnetRuntime::DotnetRuntime(const Target &target, ContractDescriptor descriptor)
     : descriptor_(std::move(descriptor)), data_(target, descriptor_), code_(data_), names_(data_) {
-  version_ = runtimeVersion(target, descriptor_);
+  version_ = coreLibVersion(data_, names_);
+  if (version_.empty()) version_ = runtimeModuleVersion(target, descriptor_);
 }
 
 llvm::Expected<std::unique_ptr<DotnetRuntime>> DotnetRuntime::open(const Target &target) {

@@ -65,6 +65,31 @@ constexpr std::array<CodedIndex, 13> codedIndexes{{
     {1, {0x02, 0x06}, 2},
 }};
 
+// A coded index's value as a token (table << 24 | row); nullopt for a tag the
+// coded index leaves unused.
+std::optional<uint32_t> codedToken(CodedKind kind, uint32_t value) {
+  const CodedIndex &coded = codedIndexes[kind];
+  uint32_t tag = value & ((1u << coded.tagBits) - 1);
+  if (tag >= coded.count || coded.tables[tag] == NoTable) return std::nullopt;
+  return uint32_t(coded.tables[tag]) << 24 | value >> coded.tagBits;
+}
+
+// II.23.2: a compressed unsigned integer, 1, 2 or 4 bytes, big-endian, its
+// length in the top bits: the value and the bytes it takes.
+struct Compressed {
+  uint32_t value;
+  size_t size;
+};
+std::optional<Compressed> compressedUnsigned(std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return std::nullopt;
+  uint8_t first = bytes[0];
+  size_t size = (first & 0x80) == 0 ? 1 : (first & 0xc0) == 0x80 ? 2 : (first & 0xe0) == 0xc0 ? 4 : 0;
+  if (size == 0 || bytes.size() < size) return std::nullopt;
+  uint32_t value = first & (size == 1 ? 0x7f : size == 2 ? 0x3f : 0x1f);
+  for (size_t i = 1; i < size; ++i) value = value << 8 | bytes[i];
+  return Compressed{value, size};
+}
+
 constexpr uint8_t C(CodedKind kind) { return uint8_t(Coded + unsigned(kind)); }
 constexpr uint8_t I(uint8_t table) { return Index + table; }
 constexpr uint8_t L(uint8_t table) { return List + table; }
@@ -141,6 +166,8 @@ enum : unsigned { TypeRefName = 1, TypeRefNamespace = 2 };
 enum : unsigned { MethodDefName = 3, MethodDefSignature = 4 };
 enum : unsigned { NestedClassNested = 0, NestedClassEnclosing = 1 };
 enum : unsigned { GenericParamNumber = 0, GenericParamOwner = 2, GenericParamName = 3 };
+enum : unsigned { AttributeParent = 0, AttributeConstructor = 1, AttributeValue = 2 };
+enum : unsigned { MemberRefClass = 0 };
 // Deep enough for any real nesting or signature, shallow enough for the stack.
 constexpr unsigned MaxNesting = 64;
 constexpr size_t MaxNameLength = 16384;
@@ -273,15 +300,9 @@ std::optional<std::string> EcmaMetadata::string(uint32_t index) const {
 std::optional<std::span<const uint8_t>> EcmaMetadata::blob(uint32_t index) const {
   if (index >= blobs_.size) return std::nullopt;
   std::span<const uint8_t> heap(bytes_.data() + blobs_.offset + index, blobs_.size - index);
-  size_t header;
-  uint32_t length;
-  if ((heap[0] & 0x80) == 0) header = 1, length = heap[0];
-  else if ((heap[0] & 0xc0) == 0x80 && heap.size() >= 2) header = 2, length = (heap[0] & 0x3fu) << 8 | heap[1];
-  else if ((heap[0] & 0xe0) == 0xc0 && heap.size() >= 4)
-    header = 4, length = (heap[0] & 0x1fu) << 24 | uint32_t(heap[1]) << 16 | uint32_t(heap[2]) << 8 | heap[3];
-  else return std::nullopt;
-  if (length > heap.size() - header) return std::nullopt;
-  return heap.subspan(header, length);
+  auto length = compressedUnsigned(heap);
+  if (!length || length->value > heap.size() - length->size) return std::nullopt;
+  return heap.subspan(length->size, length->value);
 }
 
 // NestedClass is sorted by its nested column (II.22.32); unsorted hostile
@@ -396,6 +417,47 @@ std::optional<std::string> EcmaMetadata::namespaceDotName(uint32_t typeToken) co
   return space->empty() ? *name : *space + "." + *name;
 }
 
+// The type whose constructor a CustomAttribute row names: a MethodDef of this
+// assembly or a MemberRef on a TypeDef or TypeRef.
+std::optional<std::string> EcmaMetadata::attributeTypeName(uint32_t attributeRow) const {
+  auto constructor = codedToken(CustomAttributeType, cell(number(MetadataTable::CustomAttribute), attributeRow, AttributeConstructor));
+  if (!constructor) return std::nullopt;
+  if (tableOf(*constructor) == number(MetadataTable::MethodDef)) {
+    auto type = methodTypeDefToken(*constructor);
+    return type ? namespaceDotName(*type) : std::nullopt;
+  }
+  uint8_t memberRef = number(MetadataTable::MemberRef);
+  if (tableOf(*constructor) != memberRef || !validRow(memberRef, rowOf(*constructor))) return std::nullopt;
+  auto type = codedToken(MemberRefParent, cell(memberRef, rowOf(*constructor), MemberRefClass));
+  return type ? namespaceDotName(*type) : std::nullopt;
+}
+
+// CustomAttribute is sorted by its parent (II.22.10); the assembly is row 1 of
+// the Assembly table, tag 14 of HasCustomAttribute.
+std::optional<std::string> EcmaMetadata::assemblyInformationalVersion() const {
+  uint8_t attributes = number(MetadataTable::CustomAttribute);
+  if (tables_[number(MetadataTable::Assembly)].rows == 0) return std::nullopt;
+  constexpr uint32_t AssemblyParent = 1u << 5 | 14;
+  uint32_t lo = 1, hi = tables_[attributes].rows + 1;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (cell(attributes, mid, AttributeParent) < AssemblyParent) lo = mid + 1;
+    else hi = mid;
+  }
+  for (uint32_t row = lo; row <= tables_[attributes].rows && cell(attributes, row, AttributeParent) == AssemblyParent; ++row) {
+    if (attributeTypeName(row) != "System.Reflection.AssemblyInformationalVersionAttribute") continue;
+    // II.23.3: the prolog 0x0001, then the constructor's one string argument
+    // as a SerString (0xff for null, else a compressed length and UTF-8).
+    auto value = blob(cell(attributes, row, AttributeValue));
+    if (!value || value->size() < 3 || (*value)[0] != 1 || (*value)[1] != 0) return std::nullopt;
+    auto length = compressedUnsigned(value->subspan(2));
+    if (!length || length->value > value->size() - 2 - length->size) return std::nullopt;
+    auto text = value->subspan(2 + length->size, length->value);
+    return std::string(text.begin(), text.end());
+  }
+  return std::nullopt;
+}
+
 // Formats the types of a MethodDefSig (II.23.2.1) as SigFormat does.
 class EcmaMetadata::SignatureReader {
 public:
@@ -423,15 +485,11 @@ private:
     if (at_ >= bytes_.size()) return std::nullopt;
     return bytes_[at_++];
   }
-  // II.23.2: 1, 2 or 4 bytes, big-endian, length in the top bits.
   std::optional<uint32_t> compressed() {
-    auto first = byte();
-    if (!first) return std::nullopt;
-    unsigned more = (*first & 0x80) == 0 ? 0 : (*first & 0xc0) == 0x80 ? 1 : (*first & 0xe0) == 0xc0 ? 3 : 4;
-    if (more == 4 || bytes_.size() - at_ < more) return std::nullopt;
-    uint32_t value = *first & (more == 0 ? 0x7f : more == 1 ? 0x3f : 0x1f);
-    for (unsigned i = 0; i < more; ++i) value = value << 8 | bytes_[at_++];
-    return value;
+    auto value = compressedUnsigned(bytes_.subspan(std::min(at_, bytes_.size())));
+    if (!value) return std::nullopt;
+    at_ += value->size;
+    return value->value;
   }
   // TypeDefOrRefOrSpecEncoded: the row, then two tag bits.
   std::optional<uint32_t> typeToken() {

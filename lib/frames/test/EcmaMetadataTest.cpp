@@ -16,7 +16,8 @@ namespace {
 
 constexpr uint32_t TypeDefToken = 0x02000000, MethodDefToken = 0x06000000;
 constexpr uint8_t Module = 0x00, TypeRef = 0x01, TypeDef = 0x02, MethodPtr = 0x05, MethodDef = 0x06,
-                  CustomAttribute = 0x0c, NestedClass = 0x29, GenericParam = 0x2a, GenericParamConstraint = 0x2c;
+                  MemberRef = 0x0a, CustomAttribute = 0x0c, Assembly = 0x20, NestedClass = 0x29,
+                  GenericParam = 0x2a, GenericParamConstraint = 0x2c;
 
 std::filesystem::path dataFile(const char *name) { return std::filesystem::path(__FILE__).parent_path() / "data" / name; }
 
@@ -97,6 +98,18 @@ struct MetadataBuilder {
     rows[MethodDef].push_back({0, 0, 0, string(name), blob(signature), 1});
     return MethodDefToken | uint32_t(rows[MethodDef].size());
   }
+  void assembly(const std::string &name) { rows[Assembly].push_back({0x8004, 10, 0, 0, 0, 0, 0, string(name), 0}); }
+  // A constructor named through a MemberRef on a TypeRef, as other assemblies' attributes are.
+  uint32_t constructorOf(const std::string &space, const std::string &name) {
+    rows[TypeRef].push_back({0, string(name), string(space)});
+    rows[MemberRef].push_back({uint32_t(rows[TypeRef].size()) << 3 | 1, string(".ctor"), blob({0x20, 1, 1, 0x0e})});
+    return 0x0a000000 | uint32_t(rows[MemberRef].size());
+  }
+  // A CustomAttribute on the assembly (HasCustomAttribute tag 14), rows added in parent order.
+  void assemblyAttribute(uint32_t constructor, const std::vector<uint8_t> &value) {
+    uint32_t tag = constructor >> 24 == MethodDef ? 2 : 3;
+    rows[CustomAttribute].push_back({1u << 5 | 14, (constructor & 0xffffff) << 3 | tag, blob(value)});
+  }
   void nest(uint32_t inner, uint32_t outer) { rows[NestedClass].push_back({inner & 0xffffff, outer & 0xffffff}); }
   void generic(uint32_t owner, uint16_t number, const std::string &name) {
     uint32_t coded = (owner & 0xffffff) << 1 | (owner >> 24 == MethodDef ? 1 : 0);
@@ -106,6 +119,7 @@ struct MetadataBuilder {
   std::vector<uint8_t> build() const {
     static const std::map<uint8_t, std::vector<unsigned>> widths{
         {TypeRef, {2, 2, 2}}, {TypeDef, {4, 2, 2, 2, 2, 2}}, {MethodPtr, {2}}, {MethodDef, {4, 2, 2, 2, 2, 2}},
+        {MemberRef, {2, 2, 2}}, {CustomAttribute, {2, 2, 2}}, {Assembly, {4, 2, 2, 2, 2, 4, 2, 2, 2}},
         {NestedClass, {2, 2}}, {GenericParam, {2, 2, 2, 2}}};
     std::map<uint8_t, uint32_t> counts;
     std::vector<uint8_t> data;
@@ -141,6 +155,15 @@ void queryEverything(const EcmaMetadata &metadata) {
   }
   for (uint32_t row = 0; row <= metadata.rowCount(MetadataTable::MethodDef) + 1; ++row)
     (void)metadata.methodFullName(MethodDefToken | row);
+  (void)metadata.assemblyInformationalVersion();
+}
+
+// A custom attribute's value blob holding one string argument (II.23.3).
+std::vector<uint8_t> stringArgument(const std::string &text) {
+  std::vector<uint8_t> value{1, 0, uint8_t(text.size())};
+  value.insert(value.end(), text.begin(), text.end());
+  value.insert(value.end(), {0, 0}); // no named arguments
+  return value;
 }
 
 } // namespace
@@ -258,6 +281,46 @@ TEST_CASE("names, nesting and generic parameters from hand-built tables") {
   CHECK(metadata.genericParameterNames(outer) == std::vector<std::string>{"T"});
   CHECK(metadata.genericParameterNames(inner) == std::vector<std::string>{});
   CHECK(metadata.rowCount(MetadataTable::NestedClass) == 2);
+}
+
+TEST_CASE("the assembly's informational version, through a MemberRef or a MethodDef constructor") {
+  MetadataBuilder other;
+  other.assembly("App");
+  other.assemblyAttribute(other.constructorOf("System.Reflection", "AssemblyTitleAttribute"), stringArgument("App"));
+  other.assemblyAttribute(other.constructorOf("System.Reflection", "AssemblyInformationalVersionAttribute"),
+                          stringArgument("1.2.3-beta+abc"));
+  CHECK(other.parse().assemblyInformationalVersion() == "1.2.3-beta+abc");
+
+  // CoreLib defines the attribute itself: its constructor is a MethodDef.
+  MetadataBuilder coreLib;
+  coreLib.assembly("System.Private.CoreLib");
+  coreLib.type("", "<Module>", 1);
+  coreLib.type("System.Reflection", "AssemblyInformationalVersionAttribute", 1);
+  coreLib.assemblyAttribute(coreLib.method(".ctor"), stringArgument("10.0.12-servicing.26422.108+0123abcd"));
+  CHECK(coreLib.parse().assemblyInformationalVersion() == "10.0.12-servicing.26422.108+0123abcd");
+
+  SECTION("a string that runs past its blob, or a value without the prolog, is no version") {
+    MetadataBuilder b;
+    b.assembly("App");
+    b.assemblyAttribute(b.constructorOf("System.Reflection", "AssemblyInformationalVersionAttribute"),
+                        {1, 0, 40, '1', '.', '0'});
+    CHECK_FALSE(b.parse().assemblyInformationalVersion());
+    MetadataBuilder unprefixed;
+    unprefixed.assembly("App");
+    std::vector<uint8_t> value = stringArgument("1.0");
+    value[0] = 2;
+    unprefixed.assemblyAttribute(unprefixed.constructorOf("System.Reflection", "AssemblyInformationalVersionAttribute"), value);
+    CHECK_FALSE(unprefixed.parse().assemblyInformationalVersion());
+  }
+  SECTION("metadata without an Assembly row, or without the attribute, has none") {
+    MetadataBuilder module;
+    module.assemblyAttribute(module.constructorOf("System.Reflection", "AssemblyInformationalVersionAttribute"),
+                             stringArgument("1.0"));
+    CHECK_FALSE(module.parse().assemblyInformationalVersion());
+    MetadataBuilder plain;
+    plain.assembly("App");
+    CHECK_FALSE(plain.parse().assemblyInformationalVersion());
+  }
 }
 
 TEST_CASE("a method before every type's method list has no declaring type") {

@@ -24,7 +24,7 @@ public:
 
   const ContractDescriptor &descriptor() const { return descriptor_; }
   const RuntimeData &data() const { return data_; }
-  // "10.0.12" style, from the runtime module's version string; empty if unknown.
+  // "10.0.12", as the program's Environment.Version; empty if unknown.
   const std::string &version() const { return version_; }
 
   const RuntimeThreadList &threads();

@@ -26,7 +26,10 @@ enum class MetadataTable : uint8_t {
   TypeDef = 0x02,
   MethodPtr = 0x05,
   MethodDef = 0x06,
+  MemberRef = 0x0a,
+  CustomAttribute = 0x0c,
   TypeSpec = 0x1b,
+  Assembly = 0x20,
   NestedClass = 0x29,
   GenericParam = 0x2a,
 };
@@ -79,6 +82,10 @@ public:
   // only the signature is unreadable the name comes without it.
   std::optional<std::string> methodFullName(uint32_t methodDefToken, Parameters = Parameters::Include) const;
 
+  // The assembly's [AssemblyInformationalVersion] argument ("10.0.12+a1b2c3"):
+  // for System.Private.CoreLib, the text Environment.Version is parsed from.
+  std::optional<std::string> assemblyInformationalVersion() const;
+
   // One table's place in the #~ stream, exposed for the tests of its sizing.
   struct Table {
     uint32_t rows = 0, rowSize = 0;
@@ -107,6 +114,7 @@ private:
   std::optional<uint32_t> enclosingType(uint32_t typeDefRow) const;
   std::optional<std::string> namespaceDotName(uint32_t typeDefOrRefToken) const;
   std::optional<uint32_t> methodListRow(uint32_t methodRow) const;
+  std::optional<std::string> attributeTypeName(uint32_t attributeRow) const;
 
   std::vector<uint8_t> bytes_;
   std::string version_;
