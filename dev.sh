@@ -7,10 +7,11 @@ cd "$(dirname "$0")"
 BUILD=${BUILD:-build}
 
 # Debian packages: the toolchain, LLVM 19 (linked statically), CLI11,
-# nlohmann/json and Catch2; gdb and elfutils for the oracle tests.
+# nlohmann/json and Catch2; gdb and elfutils for the oracle tests; Wine and
+# MinGW-w64 for the Windows tests (winedbg's oracle, .NET under Wine).
 PACKAGES="cmake ninja-build g++ python3 xz-utils llvm-19-dev libcli11-dev nlohmann-json3-dev catch2
   libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev gdb elfutils python3-jsonschema
-  clang-19 libclang-rt-19-dev"
+  clang-19 libclang-rt-19-dev wine wine64 gcc-mingw-w64-x86-64"
 
 install_missing() {
   missing=""

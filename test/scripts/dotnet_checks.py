@@ -33,6 +33,14 @@ RUNTIME_FRAMES = {
 }
 
 
+def scenario(record_thread):
+    """A scenario_threads entry (as manifest.py writes it) from one thread of the program's
+    own record."""
+    return {"scenario": record_thread["scenario"], "managed_thread_id": record_thread["managed_thread_id"],
+            "expected_managed_frames": [f["name"] for f in record_thread["frames"]],
+            "expected_method_descs": [f["method_desc"] for f in record_thread["frames"]]}
+
+
 def walk(stackwalk, args, cwd, *extra):
     """stackwalk ARGS --all-threads --json EXTRA in CWD, its JSON document."""
     result = dumps.run_in(stackwalk, [*args, "--all-threads", "--json", *extra], cwd)

@@ -26,6 +26,25 @@ using System.Threading.Tasks;
 
 namespace StackwalkTest.Scenarios
 {
+#if STACKWALK_WINDOWS
+    // The win-x64 build (make-windows-dumps.sh, run under Wine): kernel32 in place of libc,
+    // under the same names, so that every scenario keeps its shape.
+    internal static unsafe class Native
+    {
+        [DllImport("kernel32", EntryPoint = "GetCurrentThreadId")]
+        public static extern int gettid();
+
+        [DllImport("kernel32", EntryPoint = "GetCurrentProcessId")]
+        public static extern int getpid();
+
+        [DllImport("kernel32", EntryPoint = "CreatePipe")]
+        public static extern int CreatePipe(nint* readEnd, nint* writeEnd, nint attributes, int size);
+
+        // (b): blittable, so inlined into the caller as on Linux (InlinedCallFrame, no IL stub)
+        [DllImport("kernel32", EntryPoint = "ReadFile")]
+        public static extern int ReadFile(nint file, byte* buf, int count, int* got, nint overlapped);
+    }
+#else
     internal static unsafe class Native
     {
         [DllImport("libc", EntryPoint = "gettid")]
@@ -42,6 +61,7 @@ namespace StackwalkTest.Scenarios
         [DllImport("libc", EntryPoint = "read")]
         public static extern nint read(int fd, byte* buf, nint count);
     }
+#endif
 
     internal sealed class FrameRecord
     {
@@ -208,6 +228,17 @@ namespace StackwalkTest.Scenarios
     // (b) a thread blocked in read() on a pipe nobody writes, through [DllImport("libc")]
     public static unsafe class PInvokeScenario
     {
+#if STACKWALK_WINDOWS
+        private static nint s_readEnd, s_writeEnd;
+
+        public static void Setup()
+        {
+            nint readEnd, writeEnd;
+            if (Native.CreatePipe(&readEnd, &writeEnd, 0, 0) == 0) throw new Exception("CreatePipe failed");
+            s_readEnd = readEnd;
+            s_writeEnd = writeEnd; // kept open and never written
+        }
+#else
         private static int s_readFd = -1;
 
         public static void Setup()
@@ -217,6 +248,7 @@ namespace StackwalkTest.Scenarios
             s_readFd = fds[0];
             // fds[1] (the write end) stays open and is never written
         }
+#endif
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         public static void ThreadMain()
@@ -235,7 +267,12 @@ namespace StackwalkTest.Scenarios
         {
             byte* buf = stackalloc byte[16];
             Recorder.RecordAndSignal("b", "P/Invoke: PInvokeScenario.ThreadMain -> Outer -> BlockInRead -> libc read() on an empty pipe ([DllImport(\"libc\")], transition inlined into BlockInRead: InlinedCallFrame)", "libc read(pipe) via DllImport");
+#if STACKWALK_WINDOWS
+            int got;
+            return (long)Native.ReadFile(s_readEnd, buf, 16, &got, 0) + n;
+#else
             return (long)Native.read(s_readFd, buf, 16) + n;
+#endif
         }
     }
 
