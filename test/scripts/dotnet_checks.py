@@ -169,6 +169,11 @@ def check_dump(check, label, dump, mixed, managed_only):
                     check(bool(natives) and all(f["module"] for f in natives),
                           f"{label}: scenario {scenario['scenario']}: the native frames around the "
                           "managed ones have modules")
+                # Every transition of these scenarios has unwind info on both sides, so no
+                # managed frame needs a runtime Frame's saved context to be reached.
+                carried = [f"#{f['index']}" for f in frames if f["kind"] == "managed" and f["trust"] == "runtime_frame"]
+                check(not carried, f"{label}: scenario {scenario['scenario']}: every managed frame reached by "
+                      "unwinding" + (f" (through a Frame: {', '.join(carried)})" if carried else ""))
     if dump.get("crash"):
         crashed = [t["tid"] for t in mixed["threads"] if t["crashed"]]
         check(crashed == [dump["crash"]["thread"]] and (mixed["crash"] or {}).get("thread_id") == crashed[0],

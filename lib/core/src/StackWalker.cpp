@@ -90,7 +90,14 @@ std::optional<Frame> StackWalker::next() {
   return frame;
 }
 
-std::optional<std::pair<StopReason, std::string>> StackWalker::rejectCaller(const Frame &caller, bool ipIsKnownCode) const {
+bool StackWalker::isCode(const Frame &caller) const {
+  if (target_.mayBeExecutable(caller.ip)) return true;
+  for (Unwinder *unwinder : unwinders_)
+    if (unwinder->describesCodeAt(caller.lookupAddress(), target_)) return true;
+  return false;
+}
+
+std::optional<std::pair<StopReason, std::string>> StackWalker::rejectCaller(const Frame &caller) const {
   const Frame &callee = *previous_;
   if (!caller.regs.pc() || !caller.regs.sp())
     return std::make_pair(StopReason::NoUnwindInfo, "the caller's instruction or stack pointer was not recovered");
@@ -100,7 +107,7 @@ std::optional<std::pair<StopReason, std::string>> StackWalker::rejectCaller(cons
     return std::make_pair(StopReason::SpNotIncreasing, "the caller's stack pointer is not above the callee's");
   // Unwind info describes where the return address is saved, not whether the
   // slot still holds one: a value outside executable memory is no frame.
-  if (!ipIsKnownCode && !target_.mayBeExecutable(caller.ip))
+  if (!isCode(caller))
     return std::make_pair(StopReason::IpNotExecutable, "the return address " + hexAddress(caller.ip) +
                                                            " is not in executable memory");
   if (seen_.count({caller.ip, caller.sp}))
@@ -126,7 +133,7 @@ std::optional<Frame> StackWalker::unwindOnce() {
     // frame (thread entry points do this); nothing lies beyond it.
     if (caller.regs.pc() == 0u)
       return stop(StopReason::NullIp, "the return address is 0");
-    if (auto why = rejectCaller(caller, result.callerIpIsKnownCode)) {
+    if (auto why = rejectCaller(caller)) {
       if (!firstFailure || firstFailure->first == StopReason::NoUnwindInfo) firstFailure = why;
       continue;
     }

@@ -25,11 +25,11 @@ public:
     result.caller = RegisterFile(Arch::X86_64);
     result.caller.setPc(it->second.first);
     result.caller.setSp(it->second.second);
-    result.callerIpIsKnownCode = knownCode.count(it->second.first) > 0;
     return result;
   }
+  bool describesCodeAt(uint64_t address, const Target &) override { return knownCode.count(address) > 0; }
   std::map<uint64_t, std::pair<uint64_t, uint64_t>> callers;
-  std::set<uint64_t> knownCode; // callers' ips vouched for as code
+  std::set<uint64_t> knownCode; // addresses described as code
   std::set<uint64_t> ends;
   int calls = 0;
 
@@ -94,17 +94,18 @@ TEST_CASE("a caller outside executable memory is refused") {
   CHECK(f.walker->stopReason() == StopReason::IpNotExecutable);
 }
 
-TEST_CASE("a caller the unwinder knows to be code needs no executable region (JIT code in a dump without regions)") {
+TEST_CASE("a caller in code an unwinder describes needs no executable region (JIT code in a dump without regions)") {
   Fixture f;
   f.target.regions.clear(); // as Wine's minidumps: no MemoryInfoList
-  TableUnwinder managed(FrameTrust::UnwindInfo);
-  managed.callers[0x1100] = {0x5000, 0x8200}; // outside every module
-  managed.callers[0x5000] = {0x6000, 0x8300};
-  managed.knownCode.insert(0x5000);
-  auto frames = f.walk({&managed});
+  TableUnwinder native(FrameTrust::Cfi), managed(FrameTrust::UnwindInfo);
+  native.callers[0x1100] = {0x5001, 0x8200}; // a native callee returns into JIT code
+  managed.callers[0x5001] = {0x6001, 0x8300};
+  managed.knownCode.insert(0x5000); // the call before the return address 0x5001
+  auto frames = f.walk({&managed, &native});
   REQUIRE(frames.size() == 2);
-  CHECK(frames[1].ip == 0x5000);
-  CHECK(f.walker->stopReason() == StopReason::IpNotExecutable); // 0x6000: nobody vouches for it
+  CHECK(frames[1].ip == 0x5001);
+  CHECK(frames[1].trust == FrameTrust::Cfi);
+  CHECK(f.walker->stopReason() == StopReason::IpNotExecutable); // 0x6001: nobody describes 0x6000
 }
 
 TEST_CASE("a null return address ends the walk without asking the fallbacks") {

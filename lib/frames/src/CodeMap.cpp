@@ -192,6 +192,21 @@ llvm::Expected<std::optional<uint32_t>> CodeMap::runtimeFunctionIndex(uint64_t t
   return low;
 }
 
+// A code header's entries, searched as EEJitManager::LazyGetFunctionEntry
+// does: the first that contains the address. They need not be sorted: a method
+// may reserve more entries than the JIT fills (on Windows, an
+// [UnmanagedCallersOnly] method's second entry was all zero). Without end
+// addresses in the descriptor, the last entry beginning at or before it.
+llvm::Expected<std::optional<uint32_t>> CodeMap::jittedFunctionIndex(uint64_t table, uint32_t count, uint64_t rva) {
+  if (!data_.hasField("RuntimeFunction", "EndAddress")) return runtimeFunctionIndex(table, count, rva);
+  for (uint32_t i = 0; i < count; ++i) {
+    auto f = runtimeFunction(table, i);
+    if (!f) return f.takeError();
+    if (f->begin <= rva && rva < f->end) return i;
+  }
+  return std::nullopt;
+}
+
 llvm::Expected<std::optional<CodeBlock>> CodeMap::findJitted(const RangeSection &range, uint64_t address) {
   uint64_t node = range.heapList;
   auto start = data_.pointer(node, "CodeHeapListNode", "StartAddress");
@@ -229,7 +244,7 @@ llvm::Expected<std::optional<CodeBlock>> CodeMap::findJitted(const RangeSection 
   if (!infos) return infos.takeError();
   uint64_t table = *header + *infos;
   if (*count > 4096) return runtimeError("a code header at " + hex(*header) + " claims " + llvm::Twine(*count) + " unwind infos");
-  auto index = runtimeFunctionIndex(table, *count, address - range.begin);
+  auto index = jittedFunctionIndex(table, *count, address - range.begin);
   if (!index) return index.takeError();
   if (*index) {
     auto f = runtimeFunction(table, **index);

@@ -12,17 +12,6 @@ bool restoresInterruptedContext(const std::string &name) {
          name == "FuncEvalFrame";
 }
 
-// The caller's ip vouched for as code when the runtime's code map has it
-// (StackWalker::rejectCaller would otherwise need the dump's memory regions).
-void markManagedCaller(DotnetRuntime &runtime, UnwindResult &result) {
-  std::optional<uint64_t> ip = result.caller.pc();
-  if (result.status != UnwindResult::Status::Caller || !ip) return;
-  // A return address's call lies before it.
-  auto block = runtime.code().find(result.callerIpIsExact ? *ip : *ip - 1);
-  if (block && *block) result.callerIpIsKnownCode = true;
-  else if (!block) llvm::consumeError(block.takeError());
-}
-
 } // namespace
 
 UnwindResult ManagedCodeUnwinder::unwind(const Frame &frame, const Target &target) {
@@ -33,8 +22,13 @@ UnwindResult ManagedCodeUnwinder::unwind(const Frame &frame, const Target &targe
   if (!(*block)->function) return UnwindResult::noInfo("managed code without a RUNTIME_FUNCTION");
   auto result = unwindWin64(target, (*block)->unwindBase, *(*block)->function, frame);
   if (!result) return UnwindResult::noInfo("managed unwind info: " + llvm::toString(result.takeError()));
-  markManagedCaller(runtime_, *result);
   return std::move(*result);
+}
+
+bool ManagedCodeUnwinder::describesCodeAt(uint64_t address, const Target &) {
+  auto block = runtime_.code().find(address);
+  if (!block) return llvm::consumeError(block.takeError()), false;
+  return block->has_value();
 }
 
 UnwindResult RuntimeFrameUnwinder::unwind(const Frame &frame, const Target &target) {
@@ -50,7 +44,6 @@ UnwindResult RuntimeFrameUnwinder::unwind(const Frame &frame, const Target &targ
     result.status = UnwindResult::Status::Caller;
     result.caller = std::move(**context);
     result.callerIpIsExact = restoresInterruptedContext(runtimeFrame.name);
-    markManagedCaller(runtime_, result);
     return result;
   }
   return UnwindResult::noInfo("no runtime Frame above the stack pointer carries a context");

@@ -51,10 +51,6 @@ struct UnwindResult {
   Status status = Status::NoInfo;
   RegisterFile caller;
   bool callerIpIsExact = false; // the caller was interrupted (signal frame)
-  // The unwinder knows the caller's ip is code (the .NET runtime's code map):
-  // JIT code lies outside every module, and a dump without memory-region
-  // information (Wine's minidumps) cannot show it executable.
-  bool callerIpIsKnownCode = false;
   std::optional<FrameTrust> trust; // overrides the unwinder's own (e.g. dynamic)
   std::string detail;           // why NoInfo / EndOfStack, for stop reasons
 
@@ -78,6 +74,10 @@ public:
   virtual UnwindResult unwind(const Frame &frame, const Target &target) = 0;
   // Whether the unwind info marks this frame as a signal trampoline.
   virtual bool isSignalTrampoline(const Frame &frame, const Target &target) { return false; }
+  // Whether the address lies in code this unwinder describes outside every
+  // module (a JIT's code heaps): a return address there is code even where
+  // the dump shows no executable memory (Wine's minidumps have no regions).
+  virtual bool describesCodeAt(uint64_t address, const Target &target) { return false; }
 };
 
 // Why a walk ended. The names are part of the JSON contract (stop_reason).
@@ -120,7 +120,8 @@ public:
 
 private:
   std::optional<Frame> unwindOnce();
-  std::optional<std::pair<StopReason, std::string>> rejectCaller(const Frame &caller, bool ipIsKnownCode) const;
+  std::optional<std::pair<StopReason, std::string>> rejectCaller(const Frame &caller) const;
+  bool isCode(const Frame &caller) const;
   std::optional<Frame> stop(StopReason reason, std::string detail);
   Frame makeFrame(const RegisterFile &regs, FrameTrust trust, bool ipIsExact) const;
 

@@ -46,6 +46,7 @@ private:
   llvm::Expected<std::optional<CodeBlock>> findReadyToRun(const RangeSection &range, uint64_t address);
   llvm::Expected<std::optional<uint64_t>> methodStart(uint64_t mapBase, uint64_t headerMap, uint64_t address);
   llvm::Expected<std::optional<uint32_t>> runtimeFunctionIndex(uint64_t table, uint32_t count, uint64_t rva);
+  llvm::Expected<std::optional<uint32_t>> jittedFunctionIndex(uint64_t table, uint32_t count, uint64_t rva);
   llvm::Expected<RuntimeFunction> runtimeFunction(uint64_t table, uint32_t index);
   llvm::Expected<uint64_t> hashMapValue(uint64_t map, uint64_t key);
 

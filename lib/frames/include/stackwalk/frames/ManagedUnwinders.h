@@ -19,6 +19,8 @@ public:
   explicit ManagedCodeUnwinder(DotnetRuntime &runtime) : runtime_(runtime) {}
   FrameTrust trust() const override { return FrameTrust::UnwindInfo; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
+  // The runtime's code map: JIT code, stubs and ReadyToRun code.
+  bool describesCodeAt(uint64_t address, const Target &target) override;
 
 private:
   DotnetRuntime &runtime_;
