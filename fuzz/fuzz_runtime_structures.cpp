@@ -1,8 +1,9 @@
 // The .NET runtime layer over hostile memory: the input is both the data
 // descriptor's JSON (when its first byte is odd) and the process memory the
-// threads, Frame chains, code map and MethodDescs are read from.
+// threads, Frame chains, code map, MethodDescs and exceptions are read from.
 #include "stackwalk/frames/CodeMap.h"
 #include "stackwalk/frames/ContractDescriptor.h"
+#include "stackwalk/frames/ManagedExceptions.h"
 #include "stackwalk/frames/MethodNames.h"
 #include "stackwalk/frames/RuntimeFrames.h"
 #include "stackwalk/frames/RuntimeThreads.h"
@@ -14,7 +15,7 @@ using namespace stackwalk::frames;
 
 // The fields stackwalk reads, at .NET 10's offsets (x64 Linux).
 static const char *const Descriptor = R"({"contracts": {"ExecutionManager": 2},
- "types": {"Frame": {"Next": 8}, "Thread": {"Id": 16, "OSId": 296, "Frame": 8, "LinkNext": 112},
+ "types": {"Frame": {"Next": 8}, "Thread": {"Id": 16, "OSId": 296, "Frame": 8, "LinkNext": 112, "LastThrownObject": 344},
   "ThreadStore": {"FirstThreadLink": 88},
   "InlinedCallFrame": {"!": 56, "CallSiteSP": 24, "CallerReturnAddress": 32, "CalleeSavedFP": 40},
   "SoftwareExceptionFrame": {"!": 3520, "TargetContext": 288, "ReturnAddress": 16},
@@ -32,12 +33,14 @@ static const char *const Descriptor = R"({"contracts": {"ExecutionManager": 2},
   "Module": {"PEAssembly": 216, "Path": 200, "ReadyToRunInfo": 704}, "PEAssembly": {"PEImage": 8},
   "PEImage": {"LoadedImageLayout": 128}, "PEImageLayout": {"Base": 8, "Size": 16},
   "MethodDesc": {"!": 16, "ChunkIndex": 2, "Flags": 6, "Flags3AndTokenRemainder": 0},
-  "MethodDescChunk": {"!": 24, "MethodTable": 0, "FlagsAndTokenRange": 18}, "MethodTable": {"Module": 24},
+  "MethodDescChunk": {"!": 24, "MethodTable": 0, "FlagsAndTokenRange": 18}, "MethodTable": {"Module": 24, "MTFlags2": 8},
+  "Object": {"m_pMethTab": 0}, "String": {"m_FirstChar": 12, "m_StringLength": 8},
+  "Exception": {"_message": 16, "_innerException": 32, "_HResult": 108},
   "DynamicMethodDesc": {"MethodName": 32}},
  "globals": {"InlinedCallFrameIdentifier": "0x1", "SoftwareExceptionFrameIdentifier": "0x5", "FramedMethodFrameIdentifier": "0x9",
   "ResumableFrameIdentifier": "0x2", "HijackFrameIdentifier": "0x8", "StubCodeBlockLast": "0xf",
   "HashMapSlotsPerBucket": 4, "HashMapValueMask": "0x7fffffffffffffff", "MethodDescAlignment": 8,
-  "MethodDescTokenRemainderBitCount": 12, "ThreadStore": [[0], "pointer"], "ExecutionManagerCodeRangeMapAddress": [[1], "pointer"]}})";
+  "MethodDescTokenRemainderBitCount": 12, "ObjectToMethodTableUnmask": 7, "ThreadStore": [[0], "pointer"], "ExecutionManagerCodeRangeMapAddress": [[1], "pointer"]}})";
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 16) return 0;
@@ -69,5 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   MethodNames names(runtime);
   auto method = names.describe(0x20000 + (words[1] >> 16) % size);
   if (!method) llvm::consumeError(method.takeError());
+  for (const RuntimeThread &thread : threads.threads) (void)lastThrownException(runtime, names, thread.address);
+  (void)lastThrownException(runtime, names, 0x30000 + (words[0] >> 24) % size);
   return 0;
 }

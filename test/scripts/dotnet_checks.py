@@ -41,6 +41,13 @@ def scenario(record_thread):
             "expected_method_descs": [f["method_desc"] for f in record_thread["frames"]]}
 
 
+# The exceptions the program throws (Program.cs): a scenario thread's last thrown exception.
+EXCEPTIONS = {
+    "d": ("System.InvalidOperationException", "scenario d"),
+    "f": ("System.InvalidOperationException", "stackwalk crash scenario f"),
+}
+
+
 def walk(stackwalk, args, cwd, *extra):
     """stackwalk ARGS --all-threads --json EXTRA in CWD, its JSON document."""
     result = dumps.run_in(stackwalk, [*args, "--all-threads", "--json", *extra], cwd)
@@ -159,6 +166,11 @@ def check_dump(check, label, dump, mixed, managed_only):
                   f"{label} ({walk_kind}): scenario {scenario['scenario']} is thread {tid}, "
                   f"managed thread {scenario['managed_thread_id']}")
             check_thread(check, label, thread, scenario, walk_kind)
+            thrown = thread and thread["last_thrown_exception"]
+            got = thrown and (thrown["type"], thrown["message"])
+            want = EXCEPTIONS.get(scenario["scenario"])
+            check(got == want, f"{label} ({walk_kind}): scenario {scenario['scenario']}: last thrown exception "
+                  + (f"{want[0]} \"{want[1]}\"" if want else "none") + ("" if got == want else f" (got {got})"))
             if walk_kind == "mixed":
                 # Managed frames sit between named native frames.
                 frames = thread["frames"] if thread else []

@@ -6,6 +6,8 @@
   MethodDesc, stack pointer, instruction pointer, and name) and the same runtime
   Frames (by name and address) in the same order. ClrMD lists an InlinedCallFrame
   with an active call twice (once per context it yields); the two are one Frame.
+  Each thread's last thrown exception (object, type, message) is ClrMD's
+  CurrentException, and threads without one have none.
 - the program's own record (System.Diagnostics.StackTrace taken before blocking;
   dotnet_checks.py, shared with dotnet_fresh_test.py): each scenario thread's methods
   appear in that order in the mixed-mode walk and in --managed-only, with the runtime
@@ -53,6 +55,18 @@ def our_entries(thread):
     return out
 
 
+def check_exception(name, tid, ours, clrmd):
+    """The thread's last thrown exception against ClrMD's ClrThread.CurrentException (the
+    same handle): object, type and message; none where ClrMD has none."""
+    if clrmd is None:
+        check(ours is None, f"{name}: thread {tid}: no exception, as ClrMD" + (f" (ours: {ours})" if ours else ""))
+        return
+    got = ours and (int(ours["object"], 16), ours["type"], ours["message"])
+    want = (int(clrmd["address"], 16), clrmd["type"], clrmd["message"])
+    check(got == want, f"{name}: thread {tid}: last thrown exception {want[1]} \"{want[2]}\" at {hex(want[0])}, "
+          "as ClrMD" + ("" if got == want else f" (ours: {got})"))
+
+
 def check_against_clrmd(name, ours, oracle):
     by_tid = {t["tid"]: t for t in ours["threads"]}
     managed_frames = runtime_frames = 0
@@ -72,6 +86,7 @@ def check_against_clrmd(name, ours, oracle):
                 e = expected[i] if i < len(expected) else None
                 g = got[i] if i < len(got) else None
                 print(f"     {'  ' if e == g else '!='} clrmd {e}\n        ours  {g}")
+        check_exception(name, tid, mine["last_thrown_exception"], thread.get("current_exception"))
         managed_frames += sum(1 for e in expected if e[0] == "managed")
         runtime_frames += sum(1 for e in expected if e[0] == "runtime")
     print(f"     {name}: {managed_frames} managed frames and {runtime_frames} runtime Frames compared with ClrMD")

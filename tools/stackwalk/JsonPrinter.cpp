@@ -197,6 +197,19 @@ void JsonPrinter::begin(const Report &report) {
        << "[";
 }
 
+// The exception with its inner exceptions nested, as .NET prints them.
+Json exceptionJson(const std::vector<frames::ManagedException> &chain, size_t at = 0) {
+  if (at >= chain.size()) return nullptr;
+  const frames::ManagedException &exception = chain[at];
+  char hresult[16];
+  std::snprintf(hresult, sizeof hresult, "0x%08x", uint32_t(exception.hresult));
+  return Json{{"object", addressString(exception.object)},
+              {"type", exception.type},
+              {"message", orNull(exception.message)},
+              {"hresult", hresult},
+              {"inner", exceptionJson(chain, at + 1)}};
+}
+
 void JsonPrinter::thread(const ReportThread &thread) {
   Json frames = Json::array();
   for (const ReportFrame &frame : thread.frames) frames.push_back(frameJson(frame, options_));
@@ -205,6 +218,7 @@ void JsonPrinter::thread(const ReportThread &thread) {
             {"crashed", thread.crashed},
             {"managed_thread_id", orNull(thread.managedThreadId)},
             {"managed_note", stringOrNull(thread.managedNote)},
+            {"last_thrown_exception", exceptionJson(thread.lastThrown)},
             {"stop_reason", std::string(stopReasonName(thread.stopReason))},
             {"stop_detail", stringOrNull(thread.stopDetail)},
             {"frames", std::move(frames)}};

@@ -26,6 +26,10 @@ ManagedThread::ManagedThread(frames::DotnetRuntime &runtime, ReportThread &threa
   thread.managedThreadId = managed->managedId;
   frames::FrameChain chain = frames::readFrameChain(runtime.data(), managed->firstFrame);
   if (!chain.problem.empty()) thread.managedNote = "the Frame chain: " + chain.problem;
+  frames::ManagedExceptionChain thrown = frames::lastThrownException(runtime.data(), runtime.names(), managed->address);
+  thread.lastThrown = std::move(thrown.exceptions);
+  if (!thrown.problem.empty())
+    thread.managedNote += (thread.managedNote.empty() ? "" : "; ") + std::string("the last thrown exception: ") + thrown.problem;
   chain_ = std::move(chain.frames);
   frameUnwinder_ = std::make_unique<frames::RuntimeFrameUnwinder>(runtime, chain_);
 }

@@ -8,6 +8,7 @@
 #include "stackwalk/core/Target.h"
 #include "stackwalk/debuginfo/FrameArguments.h"
 #include "stackwalk/frames/DotnetRuntime.h"
+#include "stackwalk/frames/ManagedExceptions.h"
 #include "stackwalk/unwinder/CfiUnwinder.h"
 #include "stackwalk/unwinder/LibunwindDynamic.h"
 
@@ -49,6 +50,8 @@ struct ReportThread {
   std::deque<RegisterFile> frameContexts; // the registers runtime Frames carry
   std::optional<uint32_t> managedThreadId;
   std::string managedNote; // why the managed part of the walk is incomplete
+  // The runtime's last thrown exception on this thread, then its inner ones.
+  std::vector<frames::ManagedException> lastThrown;
   StopReason stopReason = StopReason::None;
   std::string stopDetail;
 };

@@ -2,14 +2,12 @@
 
 #include "stackwalk/core/Hex.h"
 
-#include "llvm/Support/ConvertUTF.h"
 
 namespace stackwalk::frames {
 namespace {
 
 constexpr uint16_t ClassificationMask = 0x7, ClassificationDynamic = 7;
-constexpr uint32_t MethodDefTable = 0x06000000;
-constexpr size_t MaxPathChars = 4096;
+constexpr uint32_t MethodDefTable = 0x06000000, TypeDefTable = 0x02000000;
 
 // MethodDescChunk.FlagsAndTokenRange holds the token's upper bits and
 // MethodDesc.Flags3AndTokenRemainder its lower ones (RuntimeTypeSystem.md).
@@ -34,16 +32,7 @@ std::string MethodNames::modulePath(uint64_t module) {
     if (!path) llvm::consumeError(path.takeError());
     return "";
   }
-  std::u16string text;
-  for (size_t i = 0; i < MaxPathChars; ++i) {
-    auto c = data_.target().readValue<uint16_t>(*path + 2 * i);
-    if (!c || *c == 0) break;
-    text.push_back(char16_t(*c));
-  }
-  std::string utf8;
-  if (!llvm::convertUTF16ToUTF8String(llvm::ArrayRef<char>(reinterpret_cast<const char *>(text.data()), text.size() * 2), utf8))
-    return "";
-  return utf8;
+  return data_.readUtf16(*path, std::nullopt).value_or("");
 }
 
 // The Loader contract: Module -> PEAssembly -> PEImage -> its loaded layout.
@@ -77,6 +66,21 @@ const MethodNames::ModuleInfo &MethodNames::moduleInfo(uint64_t module) {
   if (metadata) info.metadata = std::move(*metadata);
   else info.problem = llvm::toString(metadata.takeError());
   return modules_.emplace(module, std::move(info)).first->second;
+}
+
+// RuntimeTypeSystem.md: MTFlags2 holds the type's TypeDef row above 8 flag bits.
+llvm::Expected<std::string> MethodNames::typeName(uint64_t methodTable) {
+  auto module = data_.pointer(methodTable, "MethodTable", "Module");
+  if (!module) return module.takeError();
+  auto flags2 = data_.value<uint32_t>(methodTable, "MethodTable", "MTFlags2");
+  if (!flags2) return flags2.takeError();
+  const ModuleInfo &info = moduleInfo(*module);
+  if (!info.metadata) return runtimeError("no metadata for " + (info.fileName.empty() ? hex(*module) : info.fileName) + ": " + info.problem);
+  uint32_t token = TypeDefTable | *flags2 >> 8;
+  auto name = info.metadata->typeFullName(token);
+  if (!name) return runtimeError("the MethodTable at " + hex(methodTable) + " has token " + hex(token) + ", which " +
+                                 info.fileName + "'s metadata does not define");
+  return *name;
 }
 
 llvm::Expected<ManagedMethod> MethodNames::describe(uint64_t methodDesc) {

@@ -2,6 +2,8 @@
 
 #include "stackwalk/core/Hex.h"
 
+#include "llvm/Support/ConvertUTF.h"
+
 namespace stackwalk::frames {
 
 llvm::Error runtimeError(const llvm::Twine &message) {
@@ -35,6 +37,22 @@ llvm::Expected<uint64_t> RuntimeData::readPointer(uint64_t address, const char *
   auto v = target_.readPointer(address, pointerSize());
   if (!v) return runtimeError(llvm::Twine(what) + " at " + hex(address) + " is not in the dump");
   return *v;
+}
+
+std::optional<std::string> RuntimeData::readUtf16(uint64_t address, std::optional<size_t> units) const {
+  std::u16string text;
+  size_t limit = units.value_or(MaxUtf16Units);
+  if (limit > MaxUtf16Units) return std::nullopt;
+  for (size_t i = 0; i < limit; ++i) {
+    auto c = target_.readValue<uint16_t>(address + 2 * i);
+    if (!c) return std::nullopt;
+    if (*c == 0 && !units) break;
+    text.push_back(char16_t(*c));
+  }
+  std::string utf8;
+  if (!llvm::convertUTF16ToUTF8String(llvm::ArrayRef<char>(reinterpret_cast<const char *>(text.data()), text.size() * 2), utf8))
+    return std::nullopt;
+  return utf8;
 }
 
 llvm::Expected<uint64_t> RuntimeData::global(const char *name) const {

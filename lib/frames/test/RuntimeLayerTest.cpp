@@ -4,6 +4,7 @@
 // rather than a crash or an invented value.
 #include "stackwalk/frames/CodeMap.h"
 #include "stackwalk/frames/ContractDescriptor.h"
+#include "stackwalk/frames/ManagedExceptions.h"
 #include "stackwalk/frames/MethodNames.h"
 #include "stackwalk/frames/RuntimeFrames.h"
 #include "stackwalk/frames/RuntimeThreads.h"
@@ -25,7 +26,9 @@ constexpr const char *Json = R"({
     "Frame": {"Next": 8},
     "InlinedCallFrame": {"!": 56, "CallSiteSP": 24, "CallerReturnAddress": 32, "CalleeSavedFP": 40},
     "ThreadStore": {"FirstThreadLink": 16},
-    "Thread": {"Id": 8, "OSId": 16, "Frame": 24, "LinkNext": [32, "pointer"]},
+    "Thread": {"Id": 8, "OSId": 16, "Frame": 24, "LinkNext": [32, "pointer"], "LastThrownObject": [40, "GCHandle"]},
+    "Object": {"m_pMethTab": 0},
+    "Exception": {"_message": 16, "_innerException": 32, "_HResult": 108},
     "MethodDesc": {"ChunkIndex": 2, "Flags": 6, "Flags3AndTokenRemainder": 0},
     "MethodDescChunk": {"!": 24, "MethodTable": 0, "FlagsAndTokenRange": 18},
     "MethodTable": {"Module": 24}
@@ -36,6 +39,7 @@ constexpr const char *Json = R"({
     "ThreadStore": [[0], "pointer"],
     "ExecutionManagerCodeRangeMapAddress": [1],
     "MethodDescAlignment": 8,
+    "ObjectToMethodTableUnmask": ["0x7", "uint8"],
     "Architecture": ["x64", "string"]
   }
 })";
@@ -157,6 +161,32 @@ TEST_CASE("a MethodDesc that does not read back is an error, not a name") {
   auto method = names.describe(0x7000);
   REQUIRE(!bool(method));
   CHECK(llvm::toString(method.takeError()).find("not in the dump") != std::string::npos);
+}
+
+TEST_CASE("a thread's last thrown exception: none, or why it does not read back") {
+  ContractDescriptor d = descriptor();
+  auto memory = std::make_unique<BufferMemory>();
+  std::vector<uint8_t> heap(0x400);
+  put64(heap, 0x000 + 40, 0);      // 0x5000: a thread that threw nothing
+  put64(heap, 0x080 + 40, 0x9000); // 0x5080: its handle is not in the dump
+  put64(heap, 0x100 + 40, 0x5180); // 0x5100: handle 0x5180 -> object 0x5200
+  put64(heap, 0x180, 0x5200);
+  put64(heap, 0x200, 0x6007);      // the object's MethodTable 0x6000, with flag bits set
+  memory->add(0x5000, heap);
+  auto target = makeTarget(std::move(memory));
+  RuntimeData data(*target, d);
+  MethodNames names(data);
+
+  ManagedExceptionChain none = lastThrownException(data, names, 0x5000);
+  CHECK(none.exceptions.empty());
+  CHECK(none.problem.empty());
+  ManagedExceptionChain lost = lastThrownException(data, names, 0x5080);
+  CHECK(lost.exceptions.empty());
+  CHECK(lost.problem == "the last thrown object's handle at 0x9000 is not in the dump");
+  // The flag bits are masked off before the MethodTable is read.
+  ManagedExceptionChain untyped = lastThrownException(data, names, 0x5100);
+  CHECK(untyped.exceptions.empty());
+  CHECK(untyped.problem == "MethodTable.Module at 0x6018 is not in the dump");
 }
 
 TEST_CASE("a code map without the descriptor's map global reports why") {

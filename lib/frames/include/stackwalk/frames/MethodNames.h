@@ -30,6 +30,8 @@ public:
   // Reads the MethodDesc back (its chunk must point to a MethodTable whose
   // Module is readable) and names it; an error says what did not read back.
   llvm::Expected<ManagedMethod> describe(uint64_t methodDesc);
+  // Namespace.Outer+Inner for a MethodTable (its Module's metadata, its TypeDef row).
+  llvm::Expected<std::string> typeName(uint64_t methodTable);
   // The metadata of a runtime Module's image (the Loader contract); null when
   // it does not read.
   const EcmaMetadata *metadata(uint64_t module) { return moduleInfo(module).metadata.get(); }

@@ -10,6 +10,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace stackwalk::frames {
@@ -38,6 +39,11 @@ public:
     return *v;
   }
   llvm::Expected<uint64_t> readPointer(uint64_t address, const char *what) const;
+  // UTF-16 text (the runtime's WCHAR) as UTF-8: `units` code units, or with
+  // nullopt up to the first NUL (at most MaxUtf16Units); nullopt when
+  // unreadable or not UTF-16.
+  static constexpr size_t MaxUtf16Units = 4096;
+  std::optional<std::string> readUtf16(uint64_t address, std::optional<size_t> units) const;
 
   // A literal global's value, or for an indirect global the address of its
   // variable.
