@@ -214,9 +214,12 @@ uint64_t frameMethodDesc(const RuntimeData &data, const RuntimeFrame &frame) {
     return 0;
   }
   if (mechanism == Mechanism::InlinedCall) {
-    // Datum: a MethodDesc, or with bit 0 set a CALLI target; the low bits
-    // also mark the exception-handling helpers' frames.
-    if (*value & 1) return 0;
+    // Only a Frame with an active call has a function (a return address set);
+    // Datum is then a MethodDesc, or with bit 0 set a CALLI target; the low
+    // bits also mark the exception-handling helpers' frames.
+    auto returnAddress = data.pointer(frame.address, "InlinedCallFrame", "CallerReturnAddress");
+    if (!returnAddress) return llvm::consumeError(returnAddress.takeError()), 0;
+    if (*returnAddress == 0 || (*value & 1)) return 0;
     return *value & ~uint64_t(data.pointerSize() - 1);
   }
   return *value;
