@@ -1,5 +1,6 @@
 #include "stackwalk/core/Symbolizer.h"
 #include "stackwalk/core/DwarfUnitCheck.h"
+#include "stackwalk/core/Win64FunctionTable.h"
 
 #include "llvm/DebugInfo/DWARF/DWARFCompileUnit.h"
 #include "llvm/DebugInfo/DWARF/DWARFContext.h"
@@ -20,6 +21,59 @@ namespace {
 
 std::unique_ptr<DIContext> emptyDwarfContext() {
   return DWARFContext::create(StringMap<std::unique_ptr<MemoryBuffer>>(), 8, /*isLittleEndian=*/true);
+}
+
+// An image file read at its own virtual addresses.
+class ImageFileMemory : public MemorySource {
+public:
+  explicit ImageFileMemory(const ModuleImage &image) : image_(image) {}
+  bool read(uint64_t address, std::span<uint8_t> out) const override { return image_.readAtFileAddress(address, out); }
+
+private:
+  const ModuleImage &image_;
+};
+
+// Where the function holding `fileAddress` starts, by a PE32+ image's function
+// table; nullopt when the table does not say.
+std::optional<uint64_t> tableFunctionStart(const ModuleImage &image, const MemorySource &memory,
+                                           const Win64FunctionTable &table, uint64_t fileAddress) {
+  auto entry = table.entryCovering(memory, fileAddress - image.preferredBase());
+  if (!entry) return consumeError(entry.takeError()), std::nullopt;
+  if (!*entry) return std::nullopt;
+  auto start = table.functionStart(memory, **entry);
+  if (!start) return consumeError(start.takeError()), std::nullopt;
+  return image.preferredBase() + *start;
+}
+
+// PE exports and COFF symbols have no sizes: LLVM names an address after the
+// nearest symbol before it, which may end long before (coreclr.dll's frames
+// came out as coreclr_set_error_writer+0x19883). A PE32+ image's function
+// table says where the function holding the address starts, through its
+// chained fragments: only a symbol there names it. Where no entry holds the
+// address (a leaf function), a symbol whose own entry ends before it does not.
+void matchFunctionTable(const ModuleImage &image, symbolize::SymbolizableModule &symbols, uint64_t fileAddress,
+                        DILineInfo &line) {
+  if (!isa<object::COFFObjectFile>(image.object()) || !line.StartAddress) return;
+  ImageFileMemory memory(image);
+  auto table = Win64FunctionTable::read(memory, image.preferredBase());
+  if (!table) return;
+  auto drop = [&] {
+    line.FunctionName = DILineInfo::BadString;
+    line.StartAddress.reset();
+  };
+  std::optional<uint64_t> start = tableFunctionStart(image, memory, *table, fileAddress);
+  if (!start) {
+    auto symbolEntry = table->entryCovering(memory, *line.StartAddress - image.preferredBase());
+    if (!symbolEntry) return consumeError(symbolEntry.takeError());
+    if (*symbolEntry && image.preferredBase() + (*symbolEntry)->end <= fileAddress) drop();
+    return;
+  }
+  if (*line.StartAddress == *start) return;
+  DILineInfoSpecifier spec(DILineInfoSpecifier::FileLineInfoKind::None, DILineInfoSpecifier::FunctionNameKind::LinkageName);
+  DILineInfo atStart = symbols.symbolizeCode({*start, object::SectionedAddress::UndefSection}, spec, /*UseSymbolTable=*/true);
+  if (atStart.StartAddress != start || atStart.FunctionName == DILineInfo::BadString) return drop();
+  line.FunctionName = atStart.FunctionName;
+  line.StartAddress = start;
 }
 
 } // namespace
@@ -155,7 +209,11 @@ const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint
   for (uint32_t i = 0; i < count; ++i) {
     DILineInfo line = info.getFrame(i);
     bool physical = i + 1 == count;
-    if (physical && line.FunctionName == DILineInfo::BadString) line.FunctionName = symbolTableEntry().FunctionName;
+    if (physical && line.FunctionName == DILineInfo::BadString) {
+      line.FunctionName = symbolTableEntry().FunctionName;
+      line.StartAddress = symbolTableEntry().StartAddress;
+      matchFunctionTable(image, *symbols, fileAddress, line);
+    }
     if (physical && !line.StartAddress) line.StartAddress = symbolTableEntry().StartAddress;
     if (physical && !line.StartAddress) line.StartAddress = pdbFunctionStart(image, fileAddress);
     SourceFrame frame;

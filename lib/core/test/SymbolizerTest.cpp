@@ -58,3 +58,25 @@ TEST_CASE("a CodeView record that the section maps past the end of the file is n
   REQUIRE(bool(image)); // the PE parses; only its CodeView record is out of the file
   CHECK_FALSE((*image)->pdbReference());
 }
+
+TEST_CASE("a stripped DLL's exports name only the functions they start (the function table says where each begins)") {
+  std::ifstream file(STACKWALK_CORE_TEST_DATA "/pdata.dll", std::ios::binary);
+  REQUIRE(file);
+  auto image = ModuleImage::fromBytes({std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()}, "pdata.dll");
+  REQUIRE(bool(image));
+  Module module;
+  module.name = "pdata.dll";
+  module.base = (*image)->preferredBase();
+  module.size = 0x10000;
+  module.image = std::shared_ptr<ModuleImage>(std::move(*image));
+  Symbolizer symbolizer;
+  auto name = [&](uint64_t rva) {
+    const std::vector<SourceFrame> &frames = symbolizer.symbolize(module, module.base + rva);
+    return frames.empty() ? std::string() : frames.back().function;
+  };
+  // pdata.c's functions: stackwalk_exported at 0x1370, unexported at 0x13a0,
+  // stackwalk_caller at 0x1420 (objdump -x pdata.dll).
+  CHECK(name(0x1380) == "stackwalk_exported");
+  CHECK(name(0x13c0).empty()); // LLVM alone: stackwalk_exported+0x50
+  CHECK(name(0x1425) == "stackwalk_caller");
+}

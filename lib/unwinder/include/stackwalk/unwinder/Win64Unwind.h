@@ -8,16 +8,13 @@
 #pragma once
 
 #include "stackwalk/core/StackWalker.h"
+#include "stackwalk/core/Win64FunctionTable.h"
 
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 
 namespace stackwalk {
-
-struct RuntimeFunction {
-  uint32_t begin = 0, end = 0, unwindInfo = 0; // RVAs
-};
 
 // Unwinds `frame` (which must be inside `function`) to its caller. Registers
 // the codes do not restore keep their values only if nonvolatile. Errors

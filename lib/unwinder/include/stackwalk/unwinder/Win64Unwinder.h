@@ -1,9 +1,10 @@
 // Unwinding Windows x64 code of PE modules: the RUNTIME_FUNCTION covering the
-// pc is found by binary search of the module's exception directory (.pdata),
-// read through the target (dump memory, or the module file overlaid).
+// pc comes from the module's function table (.pdata), read through the target
+// (dump memory, or the module file overlaid).
 #pragma once
 
 #include "stackwalk/core/StackWalker.h"
+#include "stackwalk/core/Win64FunctionTable.h"
 
 #include <map>
 #include <optional>
@@ -16,13 +17,10 @@ public:
   UnwindResult unwind(const Frame &frame, const Target &target) override;
 
 private:
-  struct Directory {
-    uint32_t rva = 0, size = 0;
-  };
-  // The module's exception directory, from its PE headers; cached per base.
-  std::optional<Directory> exceptionDirectory(const Module &module, const Target &target);
+  // The module's function table, from its PE headers; cached per base.
+  const std::optional<Win64FunctionTable> &functionTable(const Module &module, const Target &target);
 
-  std::map<uint64_t, std::optional<Directory>> directories_;
+  std::map<uint64_t, std::optional<Win64FunctionTable>> tables_;
 };
 
 } // namespace stackwalk

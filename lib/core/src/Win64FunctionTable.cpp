@@ -1,0 +1,86 @@
+#include "stackwalk/core/Win64FunctionTable.h"
+
+#include "stackwalk/core/Hex.h"
+
+#include <algorithm>
+#include <array>
+
+namespace stackwalk {
+namespace {
+
+constexpr uint64_t EntrySize = 12;
+constexpr uint64_t MaxEntries = 1 << 22;
+constexpr unsigned ChainLimit = 32;
+constexpr uint8_t UnwFlagChainInfo = 0x4;
+
+llvm::Error tableError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+} // namespace
+
+std::optional<Win64FunctionTable> Win64FunctionTable::read(const MemorySource &memory, uint64_t imageBase) {
+  // IMAGE_DOS_HEADER.e_lfanew -> "PE\0\0", IMAGE_FILE_HEADER (20 bytes), then
+  // IMAGE_OPTIONAL_HEADER64: Magic 0x20b, NumberOfRvaAndSizes at 108, the
+  // data directories at 112; the exception directory is entry 3.
+  auto mz = memory.readValue<uint16_t>(imageBase);
+  auto lfanew = memory.readValue<uint32_t>(imageBase + 0x3c);
+  if (!mz || *mz != 0x5a4d || !lfanew || *lfanew > 4096) return std::nullopt;
+  uint64_t pe = imageBase + *lfanew;
+  auto signature = memory.readValue<uint32_t>(pe);
+  auto magic = memory.readValue<uint16_t>(pe + 24);
+  auto count = memory.readValue<uint32_t>(pe + 24 + 108);
+  auto rva = memory.readValue<uint32_t>(pe + 24 + 112 + 3 * 8);
+  auto size = memory.readValue<uint32_t>(pe + 24 + 112 + 3 * 8 + 4);
+  if (signature != 0x4550u || magic != 0x20bu || !count || *count <= 3 || !rva || !size) return std::nullopt;
+  return Win64FunctionTable(imageBase, *rva, *size);
+}
+
+llvm::Expected<RuntimeFunction> Win64FunctionTable::entryAt(const MemorySource &memory, uint64_t address) const {
+  std::array<uint32_t, 3> raw;
+  if (!memory.read(address, {reinterpret_cast<uint8_t *>(raw.data()), sizeof raw}))
+    return tableError("the RUNTIME_FUNCTION at " + hex(address) + " is not readable");
+  return RuntimeFunction{raw[0], raw[1], raw[2]};
+}
+
+llvm::Expected<std::optional<RuntimeFunction>> Win64FunctionTable::entryCovering(const MemorySource &memory,
+                                                                                 uint64_t rva) const {
+  uint64_t table = imageBase_ + rva_;
+  uint64_t lo = 0, hi = std::min<uint64_t>(size_ / EntrySize, MaxEntries);
+  // The last entry beginning at or before rva (the table is sorted).
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    auto entry = entryAt(memory, table + mid * EntrySize);
+    if (!entry) return entry.takeError();
+    if (entry->begin <= rva) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return std::nullopt;
+  auto entry = entryAt(memory, table + (lo - 1) * EntrySize);
+  if (!entry) return entry.takeError();
+  if (rva >= entry->end) return std::nullopt;
+  return *entry;
+}
+
+llvm::Expected<uint32_t> Win64FunctionTable::functionStart(const MemorySource &memory, RuntimeFunction entry) const {
+  for (unsigned depth = 0;; ++depth) {
+    if (depth > ChainLimit) return tableError("chained RUNTIME_FUNCTIONs loop");
+    if (entry.unwindInfo & 1) { // an indirect entry: UnwindData names another RUNTIME_FUNCTION
+      auto next = entryAt(memory, imageBase_ + (entry.unwindInfo & ~1u));
+      if (!next) return next.takeError();
+      entry = *next;
+      continue;
+    }
+    // UNWIND_INFO: version and flags, prolog size, code count, frame register;
+    // chained info puts the parent entry after the codes (padded to even).
+    auto header = memory.readValue<uint32_t>(imageBase_ + entry.unwindInfo);
+    if (!header) return tableError("the UNWIND_INFO at " + hex(imageBase_ + entry.unwindInfo) + " is not readable");
+    uint8_t flags = uint8_t(*header & 0xff) >> 3, codes = uint8_t(*header >> 16);
+    if (!(flags & UnwFlagChainInfo)) return entry.begin;
+    auto parent = entryAt(memory, imageBase_ + entry.unwindInfo + 4 + 2 * uint64_t((codes + 1) & ~1));
+    if (!parent) return parent.takeError();
+    entry = *parent;
+  }
+}
+
+} // namespace stackwalk
