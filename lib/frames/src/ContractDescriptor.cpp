@@ -227,8 +227,11 @@ llvm::Expected<ContractDescriptor> ContractDescriptor::locate(const Target &targ
   std::vector<std::string> withoutFile;
   for (const Module &module : target.modules) {
     if (!module.image) {
+      // The runtime itself, not its companions (libcoreclrtraceptprovider.so).
       llvm::StringRef name = module.name;
-      if (name.contains_insensitive("coreclr")) withoutFile.push_back(module.name);
+      if (name.equals_insensitive("libcoreclr.so") || name.equals_insensitive("coreclr.dll") ||
+          name.equals_insensitive("libcoreclr.dylib"))
+        withoutFile.push_back(module.name);
       continue;
     }
     auto fileAddress = module.image->symbolAddress(ExportName);
@@ -242,7 +245,8 @@ llvm::Expected<ContractDescriptor> ContractDescriptor::locate(const Target &targ
   }
   if (!withoutFile.empty())
     return fail("the runtime module " + withoutFile.front() +
-                " has no file to read its DotNetRuntimeContractDescriptor export from (--module-path)");
+                " has no file to read its DotNetRuntimeContractDescriptor export from (--module-path; runtimes "
+                "before .NET 9 have none)");
   return fail("no module exports DotNetRuntimeContractDescriptor: no .NET runtime (or one older than .NET 9)");
 }
 

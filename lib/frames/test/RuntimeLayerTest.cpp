@@ -73,6 +73,22 @@ TEST_CASE("the data descriptor's types, globals and contracts") {
   CHECK(d.globalNamed(5, "Identifier") == std::string("SoftwareExceptionFrameIdentifier"));
 }
 
+TEST_CASE("a runtime module without its file is named as the reason, not its companions") {
+  auto target = makeTarget(std::make_unique<BufferMemory>());
+  for (const char *name : {"libcoreclrtraceptprovider.so", "libcoreclr.so"}) {
+    Module module;
+    module.name = name;
+    target->modules.push_back(module);
+  }
+  auto located = ContractDescriptor::locate(*target);
+  REQUIRE(!located);
+  CHECK(llvm::toString(located.takeError()).rfind("the runtime module libcoreclr.so has no file", 0) == 0);
+  target->modules.pop_back();
+  located = ContractDescriptor::locate(*target);
+  REQUIRE(!located);
+  CHECK(llvm::toString(located.takeError()).rfind("no module exports DotNetRuntimeContractDescriptor", 0) == 0);
+}
+
 TEST_CASE("a data descriptor that does not parse is an error") {
   for (const char *text : {"", "{", "[1,2]", R"({"types": {"T": {"f": "twelve"}}})",
                            R"({"types": {"T": 3}})", R"({"globals": {"G": [[7], "pointer"]}})",
