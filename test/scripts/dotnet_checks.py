@@ -190,6 +190,13 @@ def check_dump(check, label, dump, mixed, managed_only):
         crashed = [t["tid"] for t in mixed["threads"] if t["crashed"]]
         check(crashed == [dump["crash"]["thread"]] and (mixed["crash"] or {}).get("thread_id") == crashed[0],
               f"{label}: the crashing thread is {dump['crash']['thread']} (stackwalk: {crashed})")
+        # An unhandled exception's signature starts at the method that threw it, past the
+        # runtime's dispatch and crash-dump frames, which every .NET crash shares.
+        scenario = dump["scenario_threads"][str(dump["crash"]["thread"])]
+        methods = [bare_name(m) for m in scenario["expected_managed_frames"]][:5]
+        want = " < ".join("StackwalkDotnet.dll!" + m for m in methods)
+        check(mixed["signature"] == want, f"{label}: the crash signature is the throwing methods: {want}"
+              + ("" if mixed["signature"] == want else f" (got {mixed['signature']})"))
 
 
 def check_runtime_info(check, label, stackwalk, args, cwd, dump):

@@ -33,16 +33,41 @@ bool skipped(const ReportFrame &frame) {
   return std::find(std::begin(Skipped), std::end(Skipped), name) != std::end(Skipped);
 }
 
-std::string frameName(const ReportFrame &frame) {
-  if (!frame.module) return "?";
-  return frame.module->name + "!" + (frame.function.empty() ? std::string("?") : std::string(withoutParameters(frame.function)));
+// The .NET runtime's Frames where a managed exception was raised (by a throw,
+// or by a fault in managed code).
+bool raisesManagedException(const ReportFrame &frame) {
+  return frame.kind == FrameKind::Runtime &&
+         (frame.frameName == "SoftwareExceptionFrame" || frame.frameName == "FaultingExceptionFrame");
 }
 
-std::string joined(std::vector<ReportFrame>::const_iterator first, std::vector<ReportFrame>::const_iterator last,
-                   size_t frameCount) {
+std::string frameName(const ReportFrame &frame) {
+  if (frame.kind == FrameKind::Runtime) return "[" + frame.frameName + "]";
+  // Managed code lies outside every module; its assembly names it.
+  const std::string &module = frame.module ? frame.module->name : frame.moduleName;
+  if (module.empty()) return "?";
+  return module + "!" + (frame.function.empty() ? std::string("?") : std::string(withoutParameters(frame.function)));
+}
+
+using FrameIterator = std::vector<ReportFrame>::const_iterator;
+
+std::string joined(FrameIterator first, FrameIterator last, size_t frameCount, bool withRuntimeFrames) {
   std::string out;
-  for (auto it = first; it != last && frameCount; ++it, --frameCount) out += (out.empty() ? "" : " < ") + frameName(*it);
+  for (auto it = first; it != last && frameCount; ++it) {
+    if (it->kind == FrameKind::Runtime && !withRuntimeFrames) continue;
+    out += (out.empty() ? "" : " < ") + frameName(*it);
+    --frameCount;
+  }
   return out;
+}
+
+// An unhandled managed exception: the runtime's own frames sit above the
+// Frame that marks the raise, and no managed code runs above it (a crash in a
+// catch handler has the handler above the throw's Frame). The signature then
+// starts at the managed method that raised it.
+FrameIterator managedRaise(FrameIterator first, FrameIterator last) {
+  for (auto it = first; it != last && it->kind != FrameKind::Managed; ++it)
+    if (raisesManagedException(*it)) return std::find_if(it, last, [](const ReportFrame &f) { return f.kind == FrameKind::Managed; });
+  return last;
 }
 
 } // namespace
@@ -57,11 +82,12 @@ std::string threadSignature(const ReportThread &thread, size_t frameCount) {
     if (skipped(*it)) first = it + 1;
   // A stack of nothing but skipped frames still has a signature: its own.
   if (first == thread.frames.end()) first = thread.frames.begin();
-  return joined(first, thread.frames.end(), frameCount);
+  if (auto raise = managedRaise(thread.frames.begin(), thread.frames.end()); raise != thread.frames.end()) first = raise;
+  return joined(first, thread.frames.end(), frameCount, /*withRuntimeFrames=*/false);
 }
 
 std::string topFrames(const ReportThread &thread, size_t frameCount) {
-  return joined(thread.frames.begin(), thread.frames.end(), frameCount);
+  return joined(thread.frames.begin(), thread.frames.end(), frameCount, /*withRuntimeFrames=*/true);
 }
 
 } // namespace stackwalk

@@ -12,11 +12,14 @@ namespace stackwalk {
 // `module!function < module!function < ...` of the thread's first frames
 // after the ones every crash of a kind shares: within the top 12 frames,
 // everything down to the deepest frame of the raise, abort, assertion,
-// terminate, throw and exception-dispatch machinery (see README). Frames
-// without a name count as `module!?`, frames without a module as `?`.
+// terminate, throw and exception-dispatch machinery; for an unhandled .NET
+// exception, everything above the managed method that raised it (see README).
+// Frames without a name count as `module!?`, frames without a module as `?`;
+// the .NET runtime's Frames are left out.
 std::string threadSignature(const ReportThread &thread, size_t frameCount);
 
-// The thread's first frames, none skipped, in the same notation (--summary).
+// The thread's first frames, none skipped, in the same notation, runtime
+// Frames as `[InlinedCallFrame]` (--summary).
 std::string topFrames(const ReportThread &thread, size_t frameCount);
 
 } // namespace stackwalk
