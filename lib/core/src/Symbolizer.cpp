@@ -51,29 +51,31 @@ std::optional<uint64_t> tableFunctionStart(const ModuleImage &image, const Memor
 // table says where the function holding the address starts, through its
 // chained fragments: only a symbol there names it. Where no entry holds the
 // address (a leaf function), a symbol whose own entry ends before it does not.
-void matchFunctionTable(const ModuleImage &image, symbolize::SymbolizableModule &symbols, uint64_t fileAddress,
+// False when the name is dropped.
+bool matchFunctionTable(const ModuleImage &image, symbolize::SymbolizableModule &symbols, uint64_t fileAddress,
                         DILineInfo &line) {
-  if (!isa<object::COFFObjectFile>(image.object()) || !line.StartAddress) return;
+  if (!isa<object::COFFObjectFile>(image.object()) || !line.StartAddress) return true;
   ImageFileMemory memory(image);
   auto table = Win64FunctionTable::read(memory, image.preferredBase());
-  if (!table) return;
+  if (!table) return true;
   auto drop = [&] {
     line.FunctionName = DILineInfo::BadString;
     line.StartAddress.reset();
+    return false;
   };
   std::optional<uint64_t> start = tableFunctionStart(image, memory, *table, fileAddress);
   if (!start) {
     auto symbolEntry = table->entryCovering(memory, *line.StartAddress - image.preferredBase());
-    if (!symbolEntry) return consumeError(symbolEntry.takeError());
-    if (*symbolEntry && image.preferredBase() + (*symbolEntry)->end <= fileAddress) drop();
-    return;
+    if (!symbolEntry) return consumeError(symbolEntry.takeError()), true;
+    return *symbolEntry && image.preferredBase() + (*symbolEntry)->end <= fileAddress ? drop() : true;
   }
-  if (*line.StartAddress == *start) return;
+  if (*line.StartAddress == *start) return true;
   DILineInfoSpecifier spec(DILineInfoSpecifier::FileLineInfoKind::None, DILineInfoSpecifier::FunctionNameKind::LinkageName);
   DILineInfo atStart = symbols.symbolizeCode({*start, object::SectionedAddress::UndefSection}, spec, /*UseSymbolTable=*/true);
   if (atStart.StartAddress != start || atStart.FunctionName == DILineInfo::BadString) return drop();
   line.FunctionName = atStart.FunctionName;
   line.StartAddress = start;
+  return true;
 }
 
 } // namespace
@@ -209,13 +211,14 @@ const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint
   for (uint32_t i = 0; i < count; ++i) {
     DILineInfo line = info.getFrame(i);
     bool physical = i + 1 == count;
+    bool named = true;
     if (physical && line.FunctionName == DILineInfo::BadString) {
       line.FunctionName = symbolTableEntry().FunctionName;
       line.StartAddress = symbolTableEntry().StartAddress;
-      matchFunctionTable(image, *symbols, fileAddress, line);
+      named = matchFunctionTable(image, *symbols, fileAddress, line);
     }
-    if (physical && !line.StartAddress) line.StartAddress = symbolTableEntry().StartAddress;
-    if (physical && !line.StartAddress) line.StartAddress = pdbFunctionStart(image, fileAddress);
+    if (physical && named && !line.StartAddress) line.StartAddress = symbolTableEntry().StartAddress;
+    if (physical && named && !line.StartAddress) line.StartAddress = pdbFunctionStart(image, fileAddress);
     SourceFrame frame;
     if (line.FunctionName != DILineInfo::BadString) frame.function = demangle(line.FunctionName);
     if (line.FileName != DILineInfo::BadString) frame.file = line.FileName;
