@@ -288,6 +288,18 @@ uint32_t EcmaMetadata::cell(uint8_t table, uint32_t row, unsigned column) const 
   return t.columnSize[column] == 2 ? support::endian::read16le(at) : support::endian::read32le(at);
 }
 
+// Tables II.22 keeps sorted by a column are searched, not scanned; unsorted
+// hostile tables just fail to find a row.
+uint32_t EcmaMetadata::lowerBound(uint8_t table, unsigned column, uint32_t value) const {
+  uint32_t lo = 1, hi = tables_[table].rows + 1;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (cell(table, mid, column) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 std::optional<std::string> EcmaMetadata::string(uint32_t index) const {
   if (index >= strings_.size) return std::nullopt;
   const char *begin = reinterpret_cast<const char *>(bytes_.data() + strings_.offset + index);
@@ -305,16 +317,10 @@ std::optional<std::span<const uint8_t>> EcmaMetadata::blob(uint32_t index) const
   return heap.subspan(length->size, length->value);
 }
 
-// NestedClass is sorted by its nested column (II.22.32); unsorted hostile
-// tables just fail to find an entry.
+// NestedClass is sorted by its nested column (II.22.32).
 std::optional<uint32_t> EcmaMetadata::enclosingType(uint32_t typeDefRow) const {
   uint8_t nested = number(MetadataTable::NestedClass);
-  uint32_t lo = 1, hi = tables_[nested].rows + 1;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (cell(nested, mid, NestedClassNested) < typeDefRow) lo = mid + 1;
-    else hi = mid;
-  }
+  uint32_t lo = lowerBound(nested, NestedClassNested, typeDefRow);
   if (lo > tables_[nested].rows || cell(nested, lo, NestedClassNested) != typeDefRow) return std::nullopt;
   return cell(nested, lo, NestedClassEnclosing);
 }
@@ -365,12 +371,7 @@ std::optional<uint32_t> EcmaMetadata::methodTypeDefToken(uint32_t methodDefToken
     return std::nullopt;
   auto listRow = methodListRow(rowOf(methodDefToken));
   if (!listRow) return std::nullopt;
-  uint32_t lo = 1, hi = tables_[typeDef].rows + 1; // first TypeDef starting after the method
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (cell(typeDef, mid, TypeDefMethodList) <= *listRow) lo = mid + 1;
-    else hi = mid;
-  }
+  uint32_t lo = lowerBound(typeDef, TypeDefMethodList, *listRow + 1); // first TypeDef starting after the method
   if (lo == 1) return std::nullopt;
   return token(MetadataTable::TypeDef, lo - 1);
 }
@@ -384,14 +385,8 @@ std::optional<std::vector<std::string>> EcmaMetadata::genericParameterNames(uint
   else return std::nullopt;
   if (!validRow(tableOf(ownerToken), rowOf(ownerToken))) return std::nullopt;
   uint32_t owner = rowOf(ownerToken) << 1 | tag;
-  uint32_t lo = 1, hi = tables_[generic].rows + 1;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (cell(generic, mid, GenericParamOwner) < owner) lo = mid + 1;
-    else hi = mid;
-  }
   std::vector<std::string> names;
-  for (uint32_t row = lo; row <= tables_[generic].rows && cell(generic, row, GenericParamOwner) == owner; ++row) {
+  for (uint32_t row = lowerBound(generic, GenericParamOwner, owner); row <= tables_[generic].rows && cell(generic, row, GenericParamOwner) == owner; ++row) {
     // Numbers run 0, 1, ... and are 16 bits wide, which also bounds this loop.
     if (cell(generic, row, GenericParamNumber) != names.size()) return std::nullopt;
     auto name = string(cell(generic, row, GenericParamName));
@@ -438,13 +433,7 @@ std::optional<std::string> EcmaMetadata::assemblyInformationalVersion() const {
   uint8_t attributes = number(MetadataTable::CustomAttribute);
   if (tables_[number(MetadataTable::Assembly)].rows == 0) return std::nullopt;
   constexpr uint32_t AssemblyParent = 1u << 5 | 14;
-  uint32_t lo = 1, hi = tables_[attributes].rows + 1;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (cell(attributes, mid, AttributeParent) < AssemblyParent) lo = mid + 1;
-    else hi = mid;
-  }
-  for (uint32_t row = lo; row <= tables_[attributes].rows && cell(attributes, row, AttributeParent) == AssemblyParent; ++row) {
+  for (uint32_t row = lowerBound(attributes, AttributeParent, AssemblyParent); row <= tables_[attributes].rows && cell(attributes, row, AttributeParent) == AssemblyParent; ++row) {
     if (attributeTypeName(row) != "System.Reflection.AssemblyInformationalVersionAttribute") continue;
     // II.23.3: the prolog 0x0001, then the constructor's one string argument
     // as a SerString (0xff for null, else a compressed length and UTF-8).

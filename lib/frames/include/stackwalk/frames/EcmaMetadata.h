@@ -108,6 +108,8 @@ private:
   llvm::Error parseRoot();
   llvm::Error parseTables(Heap stream);
   uint32_t cell(uint8_t table, uint32_t row, unsigned column) const;
+  // The first row whose `column` is at least `value` (rows + 1 when none).
+  uint32_t lowerBound(uint8_t table, unsigned column, uint32_t value) const;
   bool validRow(uint8_t table, uint32_t row) const { return row >= 1 && row <= tables_[table].rows; }
   std::optional<std::string> string(uint32_t index) const;
   std::optional<std::span<const uint8_t>> blob(uint32_t index) const;
