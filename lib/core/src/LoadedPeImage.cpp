@@ -6,6 +6,8 @@
 // relocation does not touch.
 #include "stackwalk/core/ModuleImage.h"
 
+#include "PeHeaders.h"
+
 #include "llvm/BinaryFormat/COFF.h"
 #include "llvm/Object/COFF.h"
 
@@ -23,23 +25,16 @@ struct PeHeaders {
   uint32_t sizeOfHeaders = 0;
 };
 
+Error failure(const char *why) { return createStringError(inconvertibleErrorCode(), why); }
+
 Expected<PeHeaders> readHeaders(const MemorySource &memory, uint64_t base) {
-  auto failure = [](const char *why) { return createStringError(inconvertibleErrorCode(), why); };
-  auto dos = memory.readValue<object::dos_header>(base);
-  if (!dos || dos->Magic[0] != 'M' || dos->Magic[1] != 'Z') return failure("no MZ header in the dump's memory");
-  uint64_t pe = base + dos->AddressOfNewExeHeader;
-  auto signature = memory.readValue<uint32_t>(pe);
-  auto file = memory.readValue<object::coff_file_header>(pe + 4);
-  if (!signature || *signature != 0x4550 || !file) return failure("no PE header in the dump's memory");
-  uint64_t optional = pe + 4 + sizeof(object::coff_file_header);
-  auto magic = memory.readValue<uint16_t>(optional);
-  if (!magic || *magic != COFF::PE32Header::PE32_PLUS) return failure("not a PE32+ image");
-  auto header = memory.readValue<object::pe32plus_header>(optional);
-  if (!header || header->SizeOfHeaders > MaxHeaderBytes) return failure("an unreadable optional header");
+  auto pe = readPe32PlusHeaders(memory, base);
+  if (!pe) return pe.takeError();
+  if (pe->optional.SizeOfHeaders > MaxHeaderBytes) return failure("an unreadable optional header");
   PeHeaders headers;
-  headers.sizeOfHeaders = header->SizeOfHeaders;
-  uint64_t table = optional + file->SizeOfOptionalHeader;
-  for (unsigned i = 0; i < file->NumberOfSections; ++i) {
+  headers.sizeOfHeaders = pe->optional.SizeOfHeaders;
+  uint64_t table = pe->optionalAddress + pe->file.SizeOfOptionalHeader;
+  for (unsigned i = 0; i < pe->file.NumberOfSections; ++i) {
     auto section = memory.readValue<object::coff_section>(table + i * sizeof(object::coff_section));
     if (!section) return failure("an unreadable section table");
     headers.sections.push_back(*section);

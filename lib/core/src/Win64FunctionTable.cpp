@@ -2,6 +2,8 @@
 
 #include "stackwalk/core/Hex.h"
 
+#include "PeHeaders.h"
+
 #include <algorithm>
 #include <array>
 
@@ -20,20 +22,16 @@ llvm::Error tableError(const llvm::Twine &message) {
 } // namespace
 
 std::optional<Win64FunctionTable> Win64FunctionTable::read(const MemorySource &memory, uint64_t imageBase) {
-  // IMAGE_DOS_HEADER.e_lfanew -> "PE\0\0", IMAGE_FILE_HEADER (20 bytes), then
-  // IMAGE_OPTIONAL_HEADER64: Magic 0x20b, NumberOfRvaAndSizes at 108, the
-  // data directories at 112; the exception directory is entry 3.
-  auto mz = memory.readValue<uint16_t>(imageBase);
-  auto lfanew = memory.readValue<uint32_t>(imageBase + 0x3c);
-  if (!mz || *mz != 0x5a4d || !lfanew || *lfanew > 4096) return std::nullopt;
-  uint64_t pe = imageBase + *lfanew;
-  auto signature = memory.readValue<uint32_t>(pe);
-  auto magic = memory.readValue<uint16_t>(pe + 24);
-  auto count = memory.readValue<uint32_t>(pe + 24 + 108);
-  auto rva = memory.readValue<uint32_t>(pe + 24 + 112 + 3 * 8);
-  auto size = memory.readValue<uint32_t>(pe + 24 + 112 + 3 * 8 + 4);
-  if (signature != 0x4550u || magic != 0x20bu || !count || *count <= 3 || !rva || !size) return std::nullopt;
-  return Win64FunctionTable(imageBase, *rva, *size);
+  auto headers = readPe32PlusHeaders(memory, imageBase);
+  if (!headers) return llvm::consumeError(headers.takeError()), std::nullopt;
+  if (headers->peOffset > 4096 || headers->optional.NumberOfRvaAndSize <= llvm::COFF::EXCEPTION_TABLE)
+    return std::nullopt;
+  // The data directories follow the optional header's fixed part.
+  auto directory = memory.readValue<llvm::object::data_directory>(
+      headers->optionalAddress + sizeof(llvm::object::pe32plus_header) +
+      llvm::COFF::EXCEPTION_TABLE * sizeof(llvm::object::data_directory));
+  if (!directory || !directory->RelativeVirtualAddress || !directory->Size) return std::nullopt;
+  return Win64FunctionTable(imageBase, directory->RelativeVirtualAddress, directory->Size);
 }
 
 llvm::Expected<RuntimeFunction> Win64FunctionTable::entryAt(const MemorySource &memory, uint64_t address) const {
