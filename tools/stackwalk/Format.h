@@ -22,6 +22,13 @@ inline std::string offsetString(uint64_t v) {
   return buffer;
 }
 
+// A .NET HResult as Windows writes it: "0x" and 8 hex digits.
+inline std::string hresultString(int32_t v) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof buffer, "0x%08x", static_cast<uint32_t>(v));
+  return buffer;
+}
+
 // Text from a dump (names, paths, arguments) with control characters shown as
 // \xNN, so a hostile dump cannot drive the terminal.
 inline std::string printable(const std::string &text) {

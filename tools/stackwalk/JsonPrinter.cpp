@@ -201,12 +201,10 @@ void JsonPrinter::begin(const Report &report) {
 Json exceptionJson(const std::vector<frames::ManagedException> &chain, size_t at = 0) {
   if (at >= chain.size()) return nullptr;
   const frames::ManagedException &exception = chain[at];
-  char hresult[16];
-  std::snprintf(hresult, sizeof hresult, "0x%08x", uint32_t(exception.hresult));
   return Json{{"object", addressString(exception.object)},
               {"type", exception.type},
               {"message", orNull(exception.message)},
-              {"hresult", hresult},
+              {"hresult", hresultString(exception.hresult)},
               {"inner", exceptionJson(chain, at + 1)}};
 }
 

@@ -118,11 +118,9 @@ void TextPrinter::thread(const ReportThread &thread) {
   if (!thread.managedNote.empty()) out_ << "  managed: " << printable(thread.managedNote) << "\n";
   for (size_t i = 0; i < thread.lastThrown.size(); ++i) {
     const frames::ManagedException &exception = thread.lastThrown[i];
-    char hresult[16];
-    std::snprintf(hresult, sizeof hresult, "0x%08x", uint32_t(exception.hresult));
     out_ << (i ? "  inner exception: " : "  last thrown: ") << printable(exception.type);
     if (exception.message) out_ << ": \"" << printable(*exception.message) << "\"";
-    out_ << "  (HResult " << hresult << ", object " << addressString(exception.object) << ")\n";
+    out_ << "  (HResult " << hresultString(exception.hresult) << ", object " << addressString(exception.object) << ")\n";
   }
   for (const ReportFrame &frame : thread.frames) {
     char prefix[96];
