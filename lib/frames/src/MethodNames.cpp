@@ -68,6 +68,10 @@ const MethodNames::ModuleInfo &MethodNames::moduleInfo(uint64_t module) {
   return modules_.emplace(module, std::move(info)).first->second;
 }
 
+llvm::Error MethodNames::noMetadata(uint64_t module, const ModuleInfo &info) {
+  return runtimeError("no metadata for " + (info.fileName.empty() ? hex(module) : info.fileName) + ": " + info.problem);
+}
+
 // RuntimeTypeSystem.md: MTFlags2 holds the type's TypeDef row above 8 flag bits.
 llvm::Expected<std::string> MethodNames::typeName(uint64_t methodTable) {
   auto module = data_.pointer(methodTable, "MethodTable", "Module");
@@ -75,7 +79,7 @@ llvm::Expected<std::string> MethodNames::typeName(uint64_t methodTable) {
   auto flags2 = data_.value<uint32_t>(methodTable, "MethodTable", "MTFlags2");
   if (!flags2) return flags2.takeError();
   const ModuleInfo &info = moduleInfo(*module);
-  if (!info.metadata) return runtimeError("no metadata for " + (info.fileName.empty() ? hex(*module) : info.fileName) + ": " + info.problem);
+  if (!info.metadata) return noMetadata(*module, info);
   uint32_t token = TypeDefTable | *flags2 >> 8;
   auto name = info.metadata->typeFullName(token);
   if (!name) return runtimeError("the MethodTable at " + hex(methodTable) + " has token " + hex(token) + ", which " +
@@ -121,7 +125,7 @@ llvm::Expected<ManagedMethod> MethodNames::describe(uint64_t methodDesc) {
     if (!bits) return bits.takeError();
     if (*bits == 0 || *bits > 24) return runtimeError("MethodDescTokenRemainderBitCount is implausible");
     method.token = methodToken(*remainder, *range, unsigned(*bits));
-    if (!info.metadata) return runtimeError("no metadata for " + (info.fileName.empty() ? hex(*module) : info.fileName) + ": " + info.problem);
+    if (!info.metadata) return noMetadata(*module, info);
     auto name = info.metadata->methodFullName(method.token);
     if (!name) return runtimeError("the MethodDesc at " + hex(methodDesc) + " has token " + hex(method.token) +
                                    ", which " + info.fileName + "'s metadata does not define");

@@ -45,6 +45,7 @@ private:
   const ModuleInfo &moduleInfo(uint64_t module);
   llvm::Expected<std::unique_ptr<EcmaMetadata>> loadMetadata(uint64_t module);
   std::string modulePath(uint64_t module);
+  static llvm::Error noMetadata(uint64_t module, const ModuleInfo &info);
 
   const RuntimeData &data_;
   std::map<uint64_t, ModuleInfo> modules_;
