@@ -1,0 +1,550 @@
+// The unwinders of last resort (bad call, frame pointer, stack scan) on
+// synthetic stacks, one unwinder at a time and then chained by the walker, in
+// the manner of rust-minidump's per-unwinder tests.
+#include "stackwalk/unwinder/FallbackUnwinders.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+using namespace stackwalk;
+
+namespace {
+
+// The address space (x86-64 unless a test says otherwise):
+//   0x1000-0x2000  app's text: executable, in module "app"
+//   0x2000-0x3000  app's data: readable, not executable, in module "app"
+//   0x3000-0x4000  JIT code: executable, outside every module
+//   0x8000-0xa000  the stack
+//   0x5000         nothing mapped
+constexpr uint64_t CodeStart = 0x1000, DataStart = 0x2000, JitStart = 0x3000, PageSize = 0x1000;
+constexpr uint64_t Stack = 0x8000, StackSize = 0x2000, StackEnd = Stack + StackSize;
+constexpr uint64_t Unmapped = 0x5000;
+
+// Addresses right after instructions placed in the code below.
+constexpr uint64_t AfterCallRel32 = 0x1105;     // e8 rel32          at 0x1100
+constexpr uint64_t AfterCallRax = 0x1202;       // ff d0 (call rax)  at 0x1200
+constexpr uint64_t AfterCallRipMem = 0x1306;    // ff 15 disp32      at 0x1300
+constexpr uint64_t AfterCallRspDisp = 0x1404;   // ff 54 24 08 (call [rsp+8]) at 0x1400
+constexpr uint64_t AfterJmpRax = 0x1502;        // ff e0 (jmp rax)   at 0x1500: no call
+constexpr uint64_t NotAfterCall = 0x1600;       // int3 padding only
+constexpr uint64_t DataAfterCallBytes = 0x2105; // e8 rel32 bytes in non-executable data
+constexpr uint64_t JitAfterCall = 0x3105;       // e8 rel32 in executable memory of no module
+
+// DWARF numbers of the x86-64 registers used here.
+constexpr unsigned Rax = 0, Rdx = 1, Rcx = 2, Rbx = 3, Rsi = 4, Rdi = 5, Rbp = 6, Rsp = 7, R12 = 12, R15 = 15,
+                   Rip = 16;
+
+void put(std::vector<uint8_t> &bytes, uint64_t at, std::vector<uint8_t> insn) {
+  std::copy(insn.begin(), insn.end(), bytes.begin() + at);
+}
+
+struct Fixture {
+  explicit Fixture(Arch arch = Arch::X86_64, OS os = OS::Linux) : arch(arch), os(os) {
+    put(code, 0x100, {0xe8, 0x10, 0x20, 0x30, 0x40});
+    put(code, 0x200, {0xff, 0xd0});
+    put(code, 0x300, {0xff, 0x15, 0x01, 0x02, 0x03, 0x04});
+    put(code, 0x400, {0xff, 0x54, 0x24, 0x08});
+    put(code, 0x500, {0xff, 0xe0});
+    put(data, 0x100, {0xe8, 0x10, 0x20, 0x30, 0x40});
+    put(jit, 0x100, {0xe8, 0x10, 0x20, 0x30, 0x40});
+  }
+
+  // A little-endian word of the target's pointer size at Stack + offset.
+  void word(uint64_t offset, uint64_t value) { std::memcpy(&stack[offset], &value, pointerSize(arch)); }
+
+  // The target as the test has set it up; built on first use.
+  const Target &target() {
+    if (built) return *built;
+    auto memory = std::make_unique<BufferMemory>();
+    memory->add(CodeStart, code);
+    memory->add(DataStart, data);
+    memory->add(JitStart, jit);
+    memory->add(Stack, stack);
+    for (auto &[address, bytes] : extraMemory) memory->add(address, bytes);
+    built = std::make_unique<Target>(arch, os, "test", std::move(memory));
+    built->regions = {{CodeStart, CodeStart + PageSize, true, false, true},
+                      {DataStart, DataStart + PageSize, true, false, false},
+                      {JitStart, JitStart + PageSize, true, false, true},
+                      {Stack, StackEnd, true, true, false}};
+    Module app;
+    app.name = "app";
+    app.base = CodeStart;
+    app.size = 2 * PageSize; // text and data
+    built->modules = {app};
+    built->sortModules();
+    return *built;
+  }
+
+  // A frame as the walker makes one, with callee-saved and volatile registers
+  // set to values a test can recognize.
+  Frame frame(uint64_t ip, uint64_t sp, std::optional<uint64_t> fp, FrameTrust trust = FrameTrust::Context) {
+    Frame f;
+    f.trust = trust;
+    f.ipIsExact = trust == FrameTrust::Context;
+    f.regs = RegisterFile(arch);
+    f.regs.setPc(ip);
+    f.regs.setSp(sp);
+    if (fp) f.regs.set(f.regs.fpRegister(), *fp);
+    if (arch == Arch::X86_64) {
+      f.regs.set(Rax, 0xaaaa);
+      f.regs.set(Rcx, 0xcccc);
+      f.regs.set(Rdx, 0xdddd);
+      f.regs.set(Rbx, 0xbbbb);
+      f.regs.set(Rsi, 0x5151);
+      f.regs.set(Rdi, 0xd1d1);
+      f.regs.set(R12, 0x1212);
+      f.regs.set(R15, 0x1515);
+    }
+    f.ip = ip;
+    f.sp = sp;
+    f.module = target().moduleAt(f.lookupAddress());
+    return f;
+  }
+
+  Arch arch;
+  OS os;
+  std::vector<uint8_t> code = std::vector<uint8_t>(PageSize, 0xcc); // int3
+  std::vector<uint8_t> data = std::vector<uint8_t>(PageSize, 0);
+  std::vector<uint8_t> jit = std::vector<uint8_t>(PageSize, 0xcc);
+  std::vector<uint8_t> stack = std::vector<uint8_t>(StackSize, 0);
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> extraMemory;
+  std::unique_ptr<Target> built;
+};
+
+// The registers a result knows.
+std::vector<unsigned> known(const RegisterFile &regs) {
+  std::vector<unsigned> out;
+  for (unsigned r = 0; r < RegisterFile::Capacity; ++r)
+    if (regs.isKnown(r)) out.push_back(r);
+  return out;
+}
+
+using Status = UnwindResult::Status;
+
+} // namespace
+
+// ---------------------------------------------------------------------------
+// isPlausibleReturnAddress: what the scan and the bad-call unwinders accept.
+
+TEST_CASE("a plausible return address follows a call in a module's executable memory", "[fallback][scan]") {
+  Fixture fx;
+  const Target &t = fx.target();
+  CHECK(StackScanUnwinder::isPlausibleReturnAddress(t, AfterCallRel32));
+  CHECK(StackScanUnwinder::isPlausibleReturnAddress(t, AfterCallRax));
+  CHECK(StackScanUnwinder::isPlausibleReturnAddress(t, AfterCallRipMem));
+  CHECK(StackScanUnwinder::isPlausibleReturnAddress(t, AfterCallRspDisp));
+  CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(t, AfterJmpRax));        // jmp, not call
+  CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(t, NotAfterCall));       // int3s
+  CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(t, AfterCallRel32 + 1)); // one byte off
+  CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(t, DataAfterCallBytes)); // not executable
+  CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(t, JitAfterCall));       // no module
+  CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(t, Unmapped));
+  CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(t, Stack + 0x10));
+  CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(t, 0));
+}
+
+TEST_CASE("a module without regions is executable only by its image, so its words are not return addresses",
+          "[fallback][scan]") {
+  Fixture fx;
+  fx.target();
+  fx.built->regions.clear(); // no mapping information and no module file
+  CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(*fx.built, AfterCallRel32));
+}
+
+// A call at the very start of readable code: only the call's own bytes are
+// readable before its return address. x86FollowsCall reads 7 bytes before
+// the return address whatever the call's length, so it cannot see this call.
+TEST_CASE("a call in the first bytes of readable code is still a call", "[fallback][scan][!mayfail]") {
+  Fixture fx;
+  constexpr uint64_t Start = 0x6000;
+  fx.extraMemory.push_back({Start, {0xff, 0xd0, 0xcc, 0xcc, 0xe8, 1, 2, 3, 4, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc}});
+  fx.target();
+  fx.built->regions.push_back({Start, Start + 0x10, true, false, true});
+  Module lib;
+  lib.name = "lib";
+  lib.base = Start;
+  lib.size = 0x10;
+  fx.built->modules.push_back(lib);
+  fx.built->sortModules();
+  CHECK(StackScanUnwinder::isPlausibleReturnAddress(*fx.built, Start + 9)); // control: 7 bytes are readable
+  CHECK(StackScanUnwinder::isPlausibleReturnAddress(*fx.built, Start + 2)); // call rax at the region's start
+}
+
+// ---------------------------------------------------------------------------
+// BadCallUnwinder
+
+TEST_CASE("bad call: the caller returns to [sp] with only callee-saved registers", "[fallback][badcall]") {
+  // After call rel32, call rax, call [rip+disp32]; ...
+  const uint64_t returnAddress = GENERATE(AfterCallRel32, AfterCallRax, AfterCallRipMem);
+  // ... having called through a null pointer, into unmapped memory, a module's data, the stack.
+  const uint64_t ip = GENERATE(uint64_t(0), Unmapped, DataStart + 0x40, Stack + 0x100);
+  CAPTURE(returnAddress, ip);
+  Fixture fx;
+  fx.word(0x40, returnAddress);
+  fx.word(0x48, AfterCallRspDisp); // the next word is not taken instead
+
+  BadCallUnwinder unwinder;
+  CHECK(unwinder.trust() == FrameTrust::Scan);
+  UnwindResult r = unwinder.unwind(fx.frame(ip, Stack + 0x40, Stack + 0x100), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == returnAddress);
+  CHECK(r.caller.sp() == Stack + 0x48);
+  CHECK(r.caller.fp() == Stack + 0x100); // rbp: the callee never ran
+  CHECK(r.caller.get(Rbx) == 0xbbbbu);
+  CHECK(r.caller.get(R12) == 0x1212u);
+  CHECK(r.caller.get(R15) == 0x1515u);
+  // Volatile registers, and rsi/rdi under System V, are unknown.
+  CHECK(known(r.caller) == std::vector<unsigned>{Rbx, Rbp, Rsp, R12, R15, Rip});
+  CHECK_FALSE(r.callerIpIsExact);
+  CHECK_FALSE(r.trust);
+}
+
+TEST_CASE("bad call on Windows also keeps rsi and rdi", "[fallback][badcall]") {
+  Fixture fx(Arch::X86_64, OS::Windows);
+  fx.word(0x40, AfterCallRax);
+  UnwindResult r = BadCallUnwinder().unwind(fx.frame(0, Stack + 0x40, Stack + 0x100), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.get(Rsi) == 0x5151u);
+  CHECK(r.caller.get(Rdi) == 0xd1d1u);
+  CHECK_FALSE(r.caller.isKnown(Rax));
+  CHECK(r.caller.pc() == AfterCallRax);
+}
+
+TEST_CASE("bad call: what it refuses", "[fallback][badcall]") {
+  Fixture fx;
+  BadCallUnwinder unwinder;
+  fx.word(0x40, AfterCallRel32);
+  const uint64_t sp = Stack + 0x40;
+  // The control: this frame unwinds.
+  REQUIRE(unwinder.unwind(fx.frame(0, sp, std::nullopt), fx.target()).status == Status::Caller);
+
+  SECTION("an instruction pointer in a module's code") {
+    CHECK(unwinder.unwind(fx.frame(CodeStart + 0x10, sp, std::nullopt), fx.target()).status == Status::NoInfo);
+  }
+  SECTION("an instruction pointer in executable memory outside every module") {
+    CHECK(unwinder.unwind(fx.frame(JitStart + 0x10, sp, std::nullopt), fx.target()).status == Status::NoInfo);
+  }
+  SECTION("a frame that is not the thread's context") {
+    for (FrameTrust trust : {FrameTrust::Cfi, FrameTrust::FramePointer, FrameTrust::Scan, FrameTrust::Manual})
+      CHECK(unwinder.unwind(fx.frame(0, sp, std::nullopt, trust), fx.target()).status == Status::NoInfo);
+  }
+  SECTION("a stack pointer outside the dump") {
+    CHECK(unwinder.unwind(fx.frame(0, StackEnd, std::nullopt), fx.target()).status == Status::NoInfo);
+    CHECK(unwinder.unwind(fx.frame(0, StackEnd - 4, std::nullopt), fx.target()).status == Status::NoInfo);
+  }
+}
+
+TEST_CASE("bad call: the word at sp must be a return address", "[fallback][badcall]") {
+  Fixture fx;
+  uint64_t value = 0;
+  SECTION("not after a call") { value = NotAfterCall; }
+  SECTION("after a jmp") { value = AfterJmpRax; }
+  SECTION("after call bytes in data") { value = DataAfterCallBytes; }
+  SECTION("after a call outside every module") { value = JitAfterCall; }
+  SECTION("a stack address") { value = Stack + 0x100; }
+  SECTION("zero") { value = 0; }
+  fx.word(0x40, value);
+  fx.word(0x48, AfterCallRel32); // a scan would find this; bad call must not
+  CHECK(BadCallUnwinder().unwind(fx.frame(0, Stack + 0x40, std::nullopt), fx.target()).status == Status::NoInfo);
+}
+
+// ---------------------------------------------------------------------------
+// FramePointerUnwinder
+
+TEST_CASE("frame pointer: the caller comes from the frame record at [rbp]", "[fallback][fp]") {
+  Fixture fx;
+  uint64_t sp = Stack + 0x10, fp = Stack + 0x40;
+  SECTION("a frame with locals") {}
+  SECTION("rbp equal to rsp (push rbp; mov rbp, rsp; no locals)") { sp = fp; }
+  fx.word(0x40, Stack + 0x80); // saved rbp
+  fx.word(0x48, AfterCallRax); // return address
+  fx.word(0x50, AfterCallRel32);
+
+  FramePointerUnwinder unwinder;
+  CHECK(unwinder.trust() == FrameTrust::FramePointer);
+  UnwindResult r = unwinder.unwind(fx.frame(CodeStart + 0x20, sp, fp), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == AfterCallRax);
+  CHECK(r.caller.sp() == Stack + 0x50);
+  CHECK(r.caller.fp() == Stack + 0x80);
+  // Nothing else is known: the callee may have changed any other register.
+  CHECK(known(r.caller) == std::vector<unsigned>{Rbp, Rsp, Rip});
+  CHECK_FALSE(r.callerIpIsExact);
+  CHECK_FALSE(r.trust);
+}
+
+TEST_CASE("frame pointer: any executable return address will do, and any frame", "[fallback][fp]") {
+  Fixture fx;
+  uint64_t returnAddress = 0;
+  SECTION("JIT code outside every module") { returnAddress = JitAfterCall; }
+  SECTION("module code not after a call") { returnAddress = NotAfterCall; }
+  fx.word(0x40, Stack + 0x80);
+  fx.word(0x48, returnAddress);
+  for (FrameTrust trust : {FrameTrust::Context, FrameTrust::Cfi, FrameTrust::FramePointer, FrameTrust::Scan}) {
+    UnwindResult r = FramePointerUnwinder().unwind(fx.frame(CodeStart + 0x20, Stack, Stack + 0x40, trust), fx.target());
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == returnAddress);
+  }
+}
+
+TEST_CASE("frame pointer: what it refuses", "[fallback][fp]") {
+  Fixture fx;
+  FramePointerUnwinder unwinder;
+  // Valid frame records at Stack+0x20, +0x40 and (misaligned) +0x64.
+  fx.word(0x20, Stack + 0x80);
+  fx.word(0x28, AfterCallRel32);
+  fx.word(0x40, Stack + 0x80);
+  fx.word(0x48, AfterCallRax);
+  fx.word(0x64, Stack + 0x80);
+  fx.word(0x6c, AfterCallRipMem);
+  const uint64_t ip = CodeStart + 0x20, sp = Stack + 0x30;
+  // The control: this frame unwinds.
+  REQUIRE(unwinder.unwind(fx.frame(ip, sp, Stack + 0x40), fx.target()).status == Status::Caller);
+
+  SECTION("an unknown frame pointer") {
+    CHECK(unwinder.unwind(fx.frame(ip, sp, std::nullopt), fx.target()).status == Status::NoInfo);
+  }
+  SECTION("a frame pointer below the stack pointer") {
+    CHECK(unwinder.unwind(fx.frame(ip, sp, Stack + 0x20), fx.target()).status == Status::NoInfo);
+    CHECK(unwinder.unwind(fx.frame(ip, sp, sp - 8), fx.target()).status == Status::NoInfo);
+  }
+  SECTION("a misaligned frame pointer") {
+    CHECK(unwinder.unwind(fx.frame(ip, sp, Stack + 0x64), fx.target()).status == Status::NoInfo);
+  }
+  SECTION("a frame record outside the dump") {
+    CHECK(unwinder.unwind(fx.frame(ip, sp, StackEnd - 8), fx.target()).status == Status::NoInfo); // ra unreadable
+    CHECK(unwinder.unwind(fx.frame(ip, sp, StackEnd), fx.target()).status == Status::NoInfo);
+    CHECK(unwinder.unwind(fx.frame(ip, sp, 0x7fff0000), fx.target()).status == Status::NoInfo);
+  }
+}
+
+TEST_CASE("frame pointer: the saved return address must be executable", "[fallback][fp]") {
+  Fixture fx;
+  uint64_t value = 0;
+  SECTION("a module's data") { value = DataAfterCallBytes; }
+  SECTION("unmapped memory") { value = Unmapped; }
+  SECTION("the stack") { value = Stack + 0x100; }
+  fx.word(0x40, Stack + 0x80);
+  fx.word(0x48, value);
+  CHECK(FramePointerUnwinder().unwind(fx.frame(CodeStart, Stack, Stack + 0x40), fx.target()).status == Status::NoInfo);
+}
+
+TEST_CASE("frame pointer: a null saved return address ends the stack", "[fallback][fp]") {
+  Fixture fx;
+  fx.word(0x40, 0);
+  fx.word(0x48, 0);
+  UnwindResult r = FramePointerUnwinder().unwind(fx.frame(CodeStart, Stack, Stack + 0x40), fx.target());
+  CHECK(r.status == Status::EndOfStack);
+}
+
+TEST_CASE("frame pointer on 32-bit x86: 4-byte records at [ebp]", "[fallback][fp]") {
+  Fixture fx(Arch::X86);
+  constexpr unsigned Esp = 4, Ebp = 5, Eip = 8;
+  fx.word(0x40, Stack + 0x80);
+  fx.word(0x44, AfterCallRax);
+  fx.word(0x48, AfterCallRel32); // where a 64-bit reading would find the return address
+  FramePointerUnwinder unwinder;
+  UnwindResult r = unwinder.unwind(fx.frame(CodeStart, Stack + 0x10, Stack + 0x40), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == AfterCallRax);
+  CHECK(r.caller.sp() == Stack + 0x48);
+  CHECK(r.caller.fp() == Stack + 0x80);
+  CHECK(known(r.caller) == std::vector<unsigned>{Esp, Ebp, Eip});
+  // 4-byte aligned is aligned enough; 2-byte is not.
+  fx.built.reset(); // rebuilt with two more words
+  fx.word(0x54, Stack + 0x80);
+  fx.word(0x58, AfterCallRax);
+  CHECK(unwinder.unwind(fx.frame(CodeStart, Stack + 0x10, Stack + 0x54), fx.target()).status == Status::Caller);
+  CHECK(unwinder.unwind(fx.frame(CodeStart, Stack + 0x10, Stack + 0x52), fx.target()).status == Status::NoInfo);
+}
+
+// ---------------------------------------------------------------------------
+// StackScanUnwinder
+
+TEST_CASE("stack scan: the first word from sp up that is a return address", "[fallback][scan]") {
+  Fixture fx;
+  fx.word(0x18, AfterCallRel32); // below sp: never looked at
+  fx.word(0x20, 0);              // sp
+  fx.word(0x28, Stack + 0x100);
+  fx.word(0x30, NotAfterCall);
+  fx.word(0x38, AfterJmpRax);
+  fx.word(0x40, JitAfterCall);
+  fx.word(0x48, DataAfterCallBytes);
+  fx.word(0x50, Unmapped);
+  fx.word(0x58, AfterCallRel32 + 1);
+  fx.word(0x60, AfterCallRipMem); // the first plausible one
+  fx.word(0x68, AfterCallRax);
+
+  StackScanUnwinder unwinder;
+  CHECK(unwinder.trust() == FrameTrust::Scan);
+  UnwindResult r = unwinder.unwind(fx.frame(CodeStart + 0x20, Stack + 0x20, Stack + 0x200), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == AfterCallRipMem);
+  CHECK(r.caller.sp() == Stack + 0x68);
+  // Not even rbp or a callee-saved register is carried over.
+  CHECK(known(r.caller) == std::vector<unsigned>{Rsp, Rip});
+  CHECK_FALSE(r.callerIpIsExact);
+  CHECK_FALSE(r.trust);
+}
+
+TEST_CASE("stack scan: the word at sp itself counts", "[fallback][scan]") {
+  Fixture fx;
+  fx.word(0x20, AfterCallRspDisp);
+  fx.word(0x28, AfterCallRax);
+  UnwindResult r = StackScanUnwinder().unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == AfterCallRspDisp);
+  CHECK(r.caller.sp() == Stack + 0x28);
+}
+
+TEST_CASE("stack scan: the word limit", "[fallback][scan]") {
+  Fixture fx;
+  const uint64_t sp = Stack + 0x100;
+  SECTION("a limit of 4 words finds the 4th and not the 5th") {
+    fx.word(0x100 + 3 * 8, AfterCallRax);
+    CHECK(StackScanUnwinder(4).unwind(fx.frame(CodeStart, sp, std::nullopt), fx.target()).status == Status::Caller);
+    CHECK(StackScanUnwinder(3).unwind(fx.frame(CodeStart, sp, std::nullopt), fx.target()).status == Status::NoInfo);
+  }
+  SECTION("no words at all") {
+    fx.word(0x100, AfterCallRax);
+    CHECK(StackScanUnwinder(0).unwind(fx.frame(CodeStart, sp, std::nullopt), fx.target()).status == Status::NoInfo);
+  }
+  SECTION("512 words by default") {
+    fx.word(0x100 + 512 * 8, AfterCallRax);
+    CHECK(StackScanUnwinder().unwind(fx.frame(CodeStart, sp, std::nullopt), fx.target()).status == Status::NoInfo);
+    fx.built.reset();
+    fx.word(0x100 + 511 * 8, AfterCallRel32);
+    UnwindResult r = StackScanUnwinder().unwind(fx.frame(CodeStart, sp, std::nullopt), fx.target());
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.sp() == sp + 512 * 8);
+  }
+}
+
+TEST_CASE("stack scan: stops at the first unreadable word", "[fallback][scan]") {
+  Fixture fx;
+  // A readable return address beyond an unreadable word just past the stack.
+  std::vector<uint8_t> beyond(8);
+  std::memcpy(beyond.data(), &AfterCallRax, 8);
+  fx.extraMemory.push_back({StackEnd + 8, beyond});
+  StackScanUnwinder unwinder;
+  // The control: the word beyond is readable and plausible.
+  REQUIRE(unwinder.unwind(fx.frame(CodeStart, StackEnd + 8, std::nullopt), fx.target()).status == Status::Caller);
+  CHECK(unwinder.unwind(fx.frame(CodeStart, StackEnd - 0x10, std::nullopt), fx.target()).status == Status::NoInfo);
+  CHECK(unwinder.unwind(fx.frame(CodeStart, StackEnd, std::nullopt), fx.target()).status == Status::NoInfo);
+  CHECK(unwinder.unwind(fx.frame(CodeStart, 0x7fff0000, std::nullopt), fx.target()).status == Status::NoInfo);
+}
+
+TEST_CASE("stack scan on 32-bit x86 reads 4-byte words", "[fallback][scan]") {
+  Fixture fx(Arch::X86);
+  fx.word(0x20, 0);
+  fx.word(0x24, NotAfterCall);
+  fx.word(0x28, AfterCallRax);
+  UnwindResult r = StackScanUnwinder().unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == AfterCallRax);
+  CHECK(r.caller.sp() == Stack + 0x2c);
+}
+
+// ---------------------------------------------------------------------------
+// The three chained by the walker, in the order the tool uses them.
+
+namespace {
+
+struct Walk {
+  Fixture fx;
+  ThreadInfo thread;
+  BadCallUnwinder badCall;
+  FramePointerUnwinder framePointer;
+  StackScanUnwinder scan;
+  std::unique_ptr<StackWalker> walker;
+
+  std::vector<Frame> run() {
+    walker = std::make_unique<StackWalker>(fx.target(), thread, std::vector<Unwinder *>{&badCall, &framePointer, &scan});
+    std::vector<Frame> frames;
+    while (auto frame = walker->next()) frames.push_back(*frame);
+    return frames;
+  }
+};
+
+} // namespace
+
+TEST_CASE("a walk through a bad call, a frame record and a scan", "[fallback][walk]") {
+  Walk w;
+  w.fx.word(0x00, AfterCallRel32); // the bad call's return address
+  w.fx.word(0x08, Unmapped);
+  w.fx.word(0x10, Stack + 0x40);   // frame record of the bad call's caller (rbp = Stack+0x10)
+  w.fx.word(0x18, AfterCallRax);
+  w.fx.word(0x20, 0);              // the next frame: scanned from here
+  w.fx.word(0x28, NotAfterCall);
+  w.fx.word(0x30, Stack + 0x100);
+  w.fx.word(0x38, AfterCallRipMem);
+  w.fx.word(0x40, Stack + 0x80);   // a frame record whose return address is data
+  w.fx.word(0x48, Unmapped);
+  w.thread.context = RegisterFile(Arch::X86_64);
+  w.thread.context.setPc(0); // called through a null pointer
+  w.thread.context.setSp(Stack);
+  w.thread.context.set(Rbp, Stack + 0x10);
+  w.thread.context.set(Rbx, 0xbbbb);
+  w.thread.context.set(Rax, 0xaaaa);
+
+  std::vector<Frame> frames = w.run();
+  REQUIRE(frames.size() == 4);
+
+  CHECK(frames[0].trust == FrameTrust::Context);
+  CHECK(frames[0].ip == 0);
+
+  CHECK(frames[1].trust == FrameTrust::Scan); // the bad-call unwinder's, not the frame record's
+  CHECK(frames[1].ip == AfterCallRel32);
+  CHECK(frames[1].sp == Stack + 0x08);
+  CHECK(frames[1].regs.get(Rbp) == Stack + 0x10);
+  CHECK(frames[1].regs.get(Rbx) == 0xbbbbu);
+  CHECK_FALSE(frames[1].regs.isKnown(Rax));
+  CHECK_FALSE(frames[1].ipIsExact);
+  REQUIRE(frames[1].module);
+  CHECK(frames[1].module->name == "app");
+
+  CHECK(frames[2].trust == FrameTrust::FramePointer);
+  CHECK(frames[2].ip == AfterCallRax);
+  CHECK(frames[2].sp == Stack + 0x20);
+  CHECK(frames[2].regs.get(Rbp) == Stack + 0x40);
+  CHECK_FALSE(frames[2].regs.isKnown(Rbx));
+
+  CHECK(frames[3].trust == FrameTrust::Scan);
+  CHECK(frames[3].ip == AfterCallRipMem);
+  CHECK(frames[3].sp == Stack + 0x40);
+  CHECK_FALSE(frames[3].regs.isKnown(Rbp));
+
+  // Frame 3 has no frame pointer and nothing above it looks like a return address.
+  CHECK(w.walker->stopReason() == StopReason::NoUnwindInfo);
+  for (size_t i = 0; i < frames.size(); ++i) CHECK(frames[i].index == i);
+}
+
+TEST_CASE("a walk along a frame-pointer chain to its null end", "[fallback][walk]") {
+  Walk w;
+  w.fx.word(0x10, AfterCallRipMem); // a scan from the context's sp would take this
+  w.fx.word(0x40, Stack + 0x80);
+  w.fx.word(0x48, AfterCallRax);
+  w.fx.word(0x80, Stack + 0xc0);
+  w.fx.word(0x88, JitAfterCall); // JIT code: fine for a frame record
+  w.fx.word(0xc0, 0);
+  w.fx.word(0xc8, 0);
+  w.thread.context = RegisterFile(Arch::X86_64);
+  w.thread.context.setPc(CodeStart + 0x20); // executable: not a bad call
+  w.thread.context.setSp(Stack);
+  w.thread.context.set(Rbp, Stack + 0x40);
+
+  std::vector<Frame> frames = w.run();
+  REQUIRE(frames.size() == 3);
+  CHECK(frames[0].trust == FrameTrust::Context);
+  CHECK(frames[1].trust == FrameTrust::FramePointer);
+  CHECK(frames[1].ip == AfterCallRax);
+  CHECK(frames[1].sp == Stack + 0x50);
+  CHECK(frames[2].trust == FrameTrust::FramePointer);
+  CHECK(frames[2].ip == JitAfterCall);
+  CHECK(frames[2].sp == Stack + 0x90);
+  CHECK(frames[2].module == nullptr);
+  CHECK(w.walker->stopReason() == StopReason::EndOfStack);
+}
