@@ -1,9 +1,9 @@
 #include "Format.h"
 #include "Printers.h"
-#include "Signature.h"
 
 #include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/core/WindowsContext.h"
+#include "stackwalk/walk/Signature.h"
 
 #include <nlohmann/json.hpp>
 
@@ -62,20 +62,10 @@ Json modulesJson(const std::vector<Module> &modules) {
   Json out = Json::array();
   for (const Module &module : modules) {
     const ModuleImage *image = module.image.get();
-    std::string symbols = "none";
-    std::string debugFile;
-    if (image) {
-      const ModuleImage *debug = image->debugImage();
-      symbols = !image->pdbPath().empty() ? "pdb"
-                : image->hasDwarf() || debug ? "dwarf"
-                : image->hasSymbolTable() ? "symtab"
-                                         : "dynsym";
-      debugFile = !image->pdbPath().empty() ? image->pdbPath() : debug ? debug->path() : "";
-    }
     out.push_back(Json{{"name", module.name},
                        {"path", stringOrNull(module.recordedPath)},
                        {"file", image && !image->inMemory() ? Json(image->path()) : Json(nullptr)},
-                       {"debug_file", stringOrNull(debugFile)},
+                       {"debug_file", image ? stringOrNull(image->debugInfoPath()) : Json(nullptr)},
                        {"base", addressString(module.base)},
                        {"size", addressString(module.size)},
                        {"build_id", module.buildId.empty() ? Json(nullptr) : Json(hexString(module.buildId))},
@@ -83,7 +73,7 @@ Json modulesJson(const std::vector<Module> &modules) {
                        {"debug_name", stringOrNull(module.debugFile)},
                        {"code_id", codeId(module)},
                        {"version", stringOrNull(module.version)},
-                       {"symbols", symbols},
+                       {"symbols", image ? std::string(image->symbolSource()) : "none"},
                        {"note", stringOrNull(module.imageNote)}});
   }
   return out;
@@ -92,14 +82,14 @@ Json modulesJson(const std::vector<Module> &modules) {
 Json runtimesJson(const Report &report) {
   Json out = Json::array();
   if (!report.runtime) return out;
-  const frames::ContractDescriptor &descriptor = report.runtime->descriptor();
+  const RuntimeSummary &runtime = *report.runtime;
   Json contracts = Json::object();
-  for (const auto &[name, version] : descriptor.contracts()) contracts[name] = version;
-  out.push_back(Json{{"kind", "coreclr"},
-                     {"version", stringOrNull(report.runtime->version())},
-                     {"module", descriptor.origin().module},
-                     {"descriptor", addressString(descriptor.origin().address)},
-                     {"descriptor_source", descriptor.origin().source},
+  for (const auto &[name, version] : runtime.contracts) contracts[name] = version;
+  out.push_back(Json{{"kind", runtime.kind},
+                     {"version", stringOrNull(runtime.version)},
+                     {"module", runtime.module},
+                     {"descriptor", addressString(runtime.descriptorAddress)},
+                     {"descriptor_source", runtime.descriptorSource},
                      {"contracts", std::move(contracts)}});
   return out;
 }

@@ -1,7 +1,7 @@
 // The two faces of a report: text for people, JSON (schema stackwalk/1) for scripts.
 #pragma once
 
-#include "Report.h"
+#include "stackwalk/walk/Report.h"
 
 #include <memory>
 #include <ostream>
@@ -13,6 +13,16 @@ struct PrintOptions {
   bool rawContext = false;
   bool compact = false;       // JSON on one line (NDJSON batches)
   size_t signatureFrames = 5; // frames in a signature or a summary line
+};
+
+// Prints a report as it is walked: the header, each thread, then what is
+// known only at the end.
+class ReportPrinter {
+public:
+  virtual ~ReportPrinter() = default;
+  virtual void begin(const Report &report) = 0;
+  virtual void thread(const ReportThread &thread) = 0;
+  virtual void end(const Report &report) = 0;
 };
 
 std::unique_ptr<ReportPrinter> makeTextPrinter(std::ostream &out, const PrintOptions &options);

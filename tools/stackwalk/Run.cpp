@@ -1,16 +1,9 @@
 #include "Run.h"
 #include "RuntimeInfo.h"
-#include "ScanCandidates.h"
-
-#include "stackwalk/elfcore/ElfCoreLoader.h"
-#include "stackwalk/minidump/MinidumpLoader.h"
-#include "stackwalk/unwinder/GdbJitInterface.h"
-
-#include "llvm/Support/FileSystem.h"
+#include "ScanPrinter.h"
 
 #include <atomic>
 #include <condition_variable>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -19,18 +12,6 @@
 
 namespace stackwalk {
 namespace {
-
-llvm::Expected<std::unique_ptr<Target>> loadDump(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot open " + path);
-  uint8_t head[64] = {};
-  file.read(reinterpret_cast<char *>(head), sizeof head);
-  std::span<const uint8_t> bytes(head, size_t(file.gcount()));
-  if (looksLikeElfCore(bytes)) return loadElfCore(path);
-  if (looksLikeMinidump(bytes)) return loadMinidump(path);
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 path + " is not a dump stackwalk can read (an ELF core or a minidump)");
-}
 
 std::unique_ptr<ReportPrinter> makePrinter(const RunOptions &options, std::ostream &out) {
   switch (options.format) {
@@ -41,48 +22,26 @@ std::unique_ptr<ReportPrinter> makePrinter(const RunOptions &options, std::ostre
   return makeTextPrinter(out, options.print);
 }
 
-// The perf map given, or the one perf's convention names for the process.
-void loadPerfMap(Target &target, const std::string &given) {
-  std::string path = given;
-  if (path.empty() && target.process.pid) {
-    path = "/tmp/perf-" + std::to_string(*target.process.pid) + ".map";
-    if (!llvm::sys::fs::exists(path)) return;
-  }
-  if (path.empty()) return;
-  target.perfMap = PerfMap::load(path);
-  if (!target.perfMap) target.warnings.push_back("perf map " + path + " cannot be read");
-  else if (size_t bad = target.perfMap->malformedLines())
-    target.warnings.push_back("perf map " + path + ": " + std::to_string(bad) + " malformed line(s) skipped");
-}
-
-// Loads and walks a dump; nullopt and the reason when it cannot be read.
+// Loads and walks a dump, printing its report; nullopt, or the reason it
+// cannot be read.
 std::optional<std::string> walkDump(const std::string &path, const RunOptions &options, std::ostream &out,
                                     WalkSession &session) {
-  auto target = loadDump(path);
-  if (!target) return llvm::toString(target.takeError());
-  // Without a thread there is no stack to report: the dump is unreadable.
-  if ((*target)->threads.empty()) {
-    std::string why = "no thread could be read from " + path;
-    for (const std::string &warning : (*target)->warnings) why += "; " + warning;
-    return why;
-  }
-  ModuleResolver(options.search, &session.images).resolve(**target);
-  addGdbJitModules(**target);
-  loadPerfMap(**target, options.perfMap);
+  auto walk = ProcessWalk::open(path, options.walk, session);
+  if (!walk) return llvm::toString(walk.takeError());
+  const Target &target = (*walk)->target();
   if (options.scanFrom) {
-    printScanCandidates(out, path, *options.scanFrom, scanCandidates(**target, *options.scanFrom, 4096, session.symbolizer),
+    printScanCandidates(out, path, *options.scanFrom, scanCandidates(target, *options.scanFrom, 4096, session.symbolizer),
                         options.format == RunOptions::Format::Json);
-    session.endDump(**target);
     return std::nullopt;
   }
   if (options.runtimeInfo) {
-    printRuntimeInfo(out, path, **target, options.format == RunOptions::Format::Json);
-    session.endDump(**target);
+    printRuntimeInfo(out, path, target, options.format == RunOptions::Format::Json);
     return std::nullopt;
   }
-  Report report = planReport(path, **target, options.report);
-  writeReport(report, options.report, *makePrinter(options, out), session);
-  session.endDump(**target);
+  std::unique_ptr<ReportPrinter> printer = makePrinter(options, out);
+  printer->begin((*walk)->report());
+  while (auto thread = (*walk)->nextThread()) printer->thread(*thread);
+  printer->end((*walk)->report());
   return std::nullopt;
 }
 

@@ -5,9 +5,8 @@
 #pragma once
 
 #include "Printers.h"
-#include "Report.h"
 
-#include "stackwalk/core/ModuleResolver.h"
+#include "stackwalk/walk/ProcessWalk.h"
 
 #include <optional>
 #include <ostream>
@@ -21,13 +20,11 @@ constexpr int ExitOk = 0, ExitSomeFailed = 1, ExitUsage = 2, ExitUnreadable = 3;
 struct RunOptions {
   enum class Format { Text, Json, Summary };
   Format format = Format::Text;
-  ReportOptions report;
+  WalkOptions walk;
   PrintOptions print;
-  ModuleSearchOptions search;
   unsigned jobs = 1;
   std::optional<uint64_t> scanFrom; // --scan-from: list return-address candidates instead
   bool runtimeInfo = false;         // --runtime-info: describe the .NET runtime instead
-  std::string perfMap;              // --perf-map; else /tmp/perf-PID.map when it exists
   uint64_t maxDebugBytes = uint64_t(2) << 30; // DWARF per module file, uncompressed
 };
 

@@ -1,20 +1,11 @@
-// --scan-from: the words on a stack that could be return addresses, by the
-// stack-scan unwinder's rule (inside an executable segment of a known module,
-// right after a call), so a user can pick where to start a walk.
+// --scan-from's report: the return-address candidates on a stack, as text or JSON.
 #pragma once
 
-#include "Report.h"
+#include "stackwalk/walk/ScanCandidates.h"
 
 #include <ostream>
 
 namespace stackwalk {
-
-struct ScanCandidate {
-  uint64_t slot = 0, value = 0;
-  ReportFrame where; // module, function and source of the return address
-};
-
-std::vector<ScanCandidate> scanCandidates(const Target &target, uint64_t from, unsigned words, Symbolizer &symbolizer);
 
 void printScanCandidates(std::ostream &out, const std::string &dumpPath, uint64_t from,
                          const std::vector<ScanCandidate> &candidates, bool json);

@@ -1,6 +1,7 @@
 #include "Format.h"
 #include "Printers.h"
-#include "Signature.h"
+
+#include "stackwalk/walk/Signature.h"
 
 namespace stackwalk {
 namespace {

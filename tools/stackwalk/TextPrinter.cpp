@@ -71,11 +71,10 @@ void printHeader(std::ostream &out, const Report &report) {
   } else {
     out << "crash:   none recorded\n";
   }
-  if (const frames::DotnetRuntime *runtime = report.runtime.get()) {
-    const auto &origin = runtime->descriptor().origin();
-    out << "runtime: .NET " << (runtime->version().empty() ? "(version unknown)" : runtime->version()) << " (coreclr, "
-        << origin.module << ", contract descriptor at " << addressString(origin.address) << " from the " << origin.source
-        << ")\n";
+  if (const std::optional<RuntimeSummary> &runtime = report.runtime) {
+    out << "runtime: " << runtime->displayName << " " << (runtime->version.empty() ? "(version unknown)" : runtime->version)
+        << " (" << runtime->kind << ", " << runtime->module << ", contract descriptor at "
+        << addressString(runtime->descriptorAddress) << " from the " << runtime->descriptorSource << ")\n";
   }
   for (const std::string &warning : report.warnings) out << "warning: " << printable(warning) << "\n";
 }

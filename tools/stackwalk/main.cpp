@@ -14,28 +14,28 @@ int main(int argc, char **argv) {
   options.jobs = std::max(1u, std::thread::hardware_concurrency());
   bool json = false, ndjson = false, summary = false;
   app.add_option("dumps", dumpPaths, "dump files (several: a batch, printed in the order given)")->required();
-  app.add_flag("-a,--all-threads", options.report.allThreads, "walk every thread");
-  app.add_option("--thread", options.report.threadIds, "walk this thread (repeatable)");
+  app.add_flag("-a,--all-threads", options.walk.allThreads, "walk every thread");
+  app.add_option("--thread", options.walk.threadIds, "walk this thread (repeatable)");
   app.add_flag("--json", json, "print JSON (schema stackwalk/1); several dumps: one document per line");
   app.add_flag("--ndjson", ndjson, "print JSON as one line per dump even for a single dump");
   app.add_flag("--summary", summary, "one line per thread: tid, name, top frames (all threads unless --thread)");
   app.add_option("-j,--jobs", options.jobs, "dumps walked in parallel (default: the number of cores)")
       ->check(CLI::Range(1u, 1024u));
-  app.add_option("--module-path", options.search.modulePaths,
+  app.add_option("--module-path", options.walk.search.modulePaths,
                  "directory with module, debug and PDB files: flat, .build-id tree or symbol store (repeatable)");
-  app.add_option("-e,--executable", options.search.executable,
+  app.add_option("-e,--executable", options.walk.search.executable,
                  "the main executable's file (its identity is still checked)");
-  app.add_option("--sysroot", options.search.sysroot, "prefix for the module paths the dump recorded");
-  app.add_option("--perf-map", options.perfMap,
+  app.add_option("--sysroot", options.walk.search.sysroot, "prefix for the module paths the dump recorded");
+  app.add_option("--perf-map", options.walk.perfMap,
                  "a perf map naming JIT code (default: /tmp/perf-PID.map when it exists)");
-  app.add_option("--max-frames", options.report.limits.maxFrames, "frames per thread at most")
-      ->default_val(options.report.limits.maxFrames)
+  app.add_option("--max-frames", options.walk.limits.maxFrames, "frames per thread at most")
+      ->default_val(options.walk.limits.maxFrames)
       ->check(CLI::Range(1u, 1000000u));
   app.add_option("--max-debug-bytes", options.maxDebugBytes,
                  "read a module's DWARF only up to this size uncompressed (default 2 GiB)")
       ->default_val(options.maxDebugBytes);
-  app.add_option("--max-threads", options.report.maxThreads, "threads walked at most")
-      ->default_val(options.report.maxThreads)
+  app.add_option("--max-threads", options.walk.maxThreads, "threads walked at most")
+      ->default_val(options.walk.maxThreads)
       ->check(CLI::Range(size_t(1), size_t(10000000)));
   app.add_option("--signature-frames", options.print.signatureFrames, "frames in a signature or summary line")
       ->default_val(options.print.signatureFrames)
@@ -51,17 +51,17 @@ int main(int argc, char **argv) {
   optStartFp->needs(optStartSp);
   optScanFrom->excludes(optStartSp);
   app.add_flag("--registers", options.print.registers, "print each frame's known registers");
-  app.add_flag("--managed-only", options.report.managedOnly,
+  app.add_flag("--managed-only", options.walk.managedOnly,
                "only managed frames and the .NET runtime's Frames (the runtime's own walk, as SOS clrstack)");
   app.add_flag("--runtime-info", options.runtimeInfo,
                "describe the .NET runtime found in the dump (contract descriptor, contracts, threads) instead of walking");
   app.add_flag("--raw-context", options.print.rawContext, "print each frame's Windows-layout CONTEXT");
-  app.add_flag("--args", options.report.arguments,
+  app.add_flag("--args", options.walk.arguments,
                "print each function's arguments from its debug info, as gdb's backtrace does");
   try {
     app.parse(argc, argv);
     if (summary && (json || ndjson)) throw CLI::ValidationError("--summary", "cannot be combined with --json");
-    if (*optStartSp && (options.report.allThreads || options.report.threadIds.size() > 1 || summary))
+    if (*optStartSp && (options.walk.allThreads || options.walk.threadIds.size() > 1 || summary))
       throw CLI::ValidationError("--start-sp", "walks one thread: give at most one --thread");
   } catch (const CLI::CallForHelp &e) {
     return app.exit(e);
@@ -72,9 +72,9 @@ int main(int argc, char **argv) {
   options.format = summary ? RunOptions::Format::Summary
                    : json || ndjson ? RunOptions::Format::Json
                                     : RunOptions::Format::Text;
-  if (summary && options.report.threadIds.empty()) options.report.allThreads = true;
+  if (summary && options.walk.threadIds.empty()) options.walk.allThreads = true;
   if (*optStartSp)
-    options.report.start = stackwalk::ManualStart{startSp, startIp, *optStartFp ? std::optional(startFp) : std::nullopt};
+    options.walk.start = stackwalk::ManualStart{startSp, startIp, *optStartFp ? std::optional(startFp) : std::nullopt};
   if (*optScanFrom) options.scanFrom = scanFrom;
   options.print.compact = ndjson || dumpPaths.size() > 1;
   std::ios::sync_with_stdio(false);

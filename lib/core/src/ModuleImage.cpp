@@ -442,4 +442,16 @@ bool ModuleImage::hasSymbolTable() const {
   return symtab && !symtab->data.empty();
 }
 
+std::string_view ModuleImage::symbolSource() const {
+  if (!pdbPath_.empty()) return "pdb";
+  if (hasDwarf() || debugImage()) return "dwarf";
+  return hasSymbolTable() ? "symtab" : "dynsym";
+}
+
+const std::string &ModuleImage::debugInfoPath() const {
+  static const std::string none;
+  if (!pdbPath_.empty()) return pdbPath_;
+  return debug_ ? debug_->path() : none;
+}
+
 } // namespace stackwalk

@@ -80,7 +80,7 @@ void findFrameBase(FrameScope &scope, const MemorySource &memory) {
 std::optional<FrameScope> makeFrameScope(Symbolizer &symbolizer, const MemorySource &memory,
                                          std::span<const Frame> frames, size_t index) {
   const Frame &frame = frames[index];
-  if (!frame.module || !frame.module->image || frame.kind != FrameKind::Native) return std::nullopt;
+  if (!frame.module || !frame.module->image) return std::nullopt;
   FrameScope scope;
   scope.frame = &frame;
   scope.loadBias = frame.module->loadBias();

@@ -223,15 +223,17 @@ private:
   bool relocated_ = false;
 };
 
+bool isRuntimeModule(const Module &module) {
+  llvm::StringRef name = module.name;
+  return name.equals_insensitive("libcoreclr.so") || name.equals_insensitive("coreclr.dll") ||
+         name.equals_insensitive("libcoreclr.dylib");
+}
+
 llvm::Expected<ContractDescriptor> ContractDescriptor::locate(const Target &target) {
   std::vector<std::string> withoutFile;
   for (const Module &module : target.modules) {
     if (!module.image) {
-      // The runtime itself, not its companions (libcoreclrtraceptprovider.so).
-      llvm::StringRef name = module.name;
-      if (name.equals_insensitive("libcoreclr.so") || name.equals_insensitive("coreclr.dll") ||
-          name.equals_insensitive("libcoreclr.dylib"))
-        withoutFile.push_back(module.name);
+      if (isRuntimeModule(module)) withoutFile.push_back(module.name);
       continue;
     }
     auto fileAddress = module.image->symbolAddress(ExportName);

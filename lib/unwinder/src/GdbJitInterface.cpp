@@ -24,34 +24,34 @@ std::optional<uint64_t> descriptorAddress(const Target &target) {
 
 } // namespace
 
-void addGdbJitModules(Target &target) {
+void addGdbJitModules(Target &target, std::vector<std::string> &warnings) {
   auto descriptor = descriptorAddress(target);
   if (!descriptor) return;
   unsigned size = pointerSize(target.arch());
   auto version = target.readValue<uint32_t>(*descriptor);
   auto entry = target.readPointer(*descriptor + 8 + size, size);
   if (!version || !entry) {
-    target.warnings.push_back("the GDB JIT descriptor at " + hex(*descriptor) + " is not in the dump");
+    warnings.push_back("the GDB JIT descriptor at " + hex(*descriptor) + " is not in the dump");
     return;
   }
   std::set<uint64_t> visited;
   size_t added = 0;
   for (; *entry; entry = target.readPointer(*entry, size)) {
     if (!visited.insert(*entry).second || visited.size() > MaxEntries) {
-      target.warnings.push_back("the GDB JIT entry list loops or is too long; the rest is ignored");
+      warnings.push_back("the GDB JIT entry list loops or is too long; the rest is ignored");
       break;
     }
     auto symfile = target.readPointer(*entry + 2 * size, size);
     auto symfileSize = target.readValue<uint64_t>(*entry + 3 * size);
     if (!symfile || !symfileSize || *symfileSize > MaxObjectBytes) {
-      target.warnings.push_back("GDB JIT entry at " + hex(*entry) + ": its object is unreadable or too large");
+      warnings.push_back("GDB JIT entry at " + hex(*entry) + ": its object is unreadable or too large");
       continue;
     }
     std::string name = "jit@" + hex(*symfile);
     auto image = ModuleImage::fromMemory(target, *symfile, *symfileSize, name);
     if (!image || (*image)->segments().empty()) {
       if (!image) llvm::consumeError(image.takeError());
-      target.warnings.push_back("GDB JIT entry at " + hex(*entry) + ": no object file at " + hex(*symfile));
+      warnings.push_back("GDB JIT entry at " + hex(*entry) + ": no object file at " + hex(*symfile));
       continue;
     }
     Module module;

@@ -1,24 +1,35 @@
-#include "ManagedFrames.h"
+#include "DotnetLayer.h"
 
 #include "stackwalk/core/Hex.h"
-
-#include <algorithm>
+#include "stackwalk/frames/ManagedUnwinders.h"
 
 namespace stackwalk {
+namespace {
 
-std::unique_ptr<frames::DotnetRuntime> openRuntime(const Target &target, std::vector<std::string> &warnings) {
-  bool hasRuntimeModule = std::any_of(target.modules.begin(), target.modules.end(), [](const Module &m) {
-    return llvm::StringRef(m.name).contains_insensitive("coreclr");
-  });
-  auto runtime = frames::DotnetRuntime::open(target);
-  if (runtime) return std::move(*runtime);
-  std::string why = llvm::toString(runtime.takeError());
-  if (hasRuntimeModule) warnings.push_back("the .NET runtime's managed frames are unavailable: " + why);
-  return nullptr;
-}
+// One thread's runtime state for its walk: its Frame chain, used from the
+// innermost Frame outwards.
+class DotnetThreadWalk : public ManagedThreadWalk {
+public:
+  DotnetThreadWalk(frames::DotnetRuntime &runtime, ReportThread &thread, bool runtimeWalkOnly);
 
-ManagedThread::ManagedThread(frames::DotnetRuntime &runtime, ReportThread &thread)
-    : runtime_(runtime), code_(runtime) {
+  Unwinder *codeUnwinder() override { return &code_; }
+  Unwinder *transitionUnwinder() override { return frameUnwinder_.get(); }
+  std::vector<ReportFrame> transitionFramesBelow(std::optional<uint64_t> callerSp, const Frame &frame) override;
+  std::optional<ReportFrame> managedFrame(const Frame &frame, const std::vector<ReportFrame> &before) override;
+
+private:
+  ReportFrame runtimeFrameEntry(const frames::RuntimeFrame &frame, const Frame &at);
+
+  frames::DotnetRuntime &runtime_;
+  bool runtimeWalkOnly_;
+  frames::ManagedCodeUnwinder code_;
+  std::vector<frames::RuntimeFrame> chain_;
+  std::unique_ptr<frames::RuntimeFrameUnwinder> frameUnwinder_;
+  size_t nextFrame_ = 0;
+};
+
+DotnetThreadWalk::DotnetThreadWalk(frames::DotnetRuntime &runtime, ReportThread &thread, bool runtimeWalkOnly)
+    : runtime_(runtime), runtimeWalkOnly_(runtimeWalkOnly), code_(runtime) {
   const frames::RuntimeThreadList &list = runtime.threads();
   if (!list.problem.empty()) thread.managedNote = "the runtime's thread list: " + list.problem;
   const frames::RuntimeThread *managed = runtime.threadByOsId(thread.tid);
@@ -34,9 +45,8 @@ ManagedThread::ManagedThread(frames::DotnetRuntime &runtime, ReportThread &threa
   frameUnwinder_ = std::make_unique<frames::RuntimeFrameUnwinder>(runtime, chain_);
 }
 
-void ManagedThread::addRuntimeFrame(ReportThread &thread, const frames::RuntimeFrame &runtimeFrame, const Frame &at) {
+ReportFrame DotnetThreadWalk::runtimeFrameEntry(const frames::RuntimeFrame &runtimeFrame, const Frame &at) {
   ReportFrame entry;
-  entry.index = unsigned(thread.frames.size());
   entry.kind = FrameKind::Runtime;
   entry.trust = FrameTrust::RuntimeFrame;
   entry.sp = runtimeFrame.address;
@@ -44,8 +54,7 @@ void ManagedThread::addRuntimeFrame(ReportThread &thread, const frames::RuntimeF
   entry.frameName = runtimeFrame.name.empty() ? "Frame " + hex(runtimeFrame.identifier) : runtimeFrame.name;
   auto context = frames::contextFromFrame(runtime_.data(), runtimeFrame, at.regs, runtime_.data().target().os());
   if (context && *context) {
-    thread.frameContexts.push_back(std::move(**context));
-    entry.registers = &thread.frameContexts.back();
+    entry.registers = std::move(**context);
     entry.ip = entry.registers->pc().value_or(0);
   } else if (!context) {
     entry.note = llvm::toString(context.takeError());
@@ -56,30 +65,48 @@ void ManagedThread::addRuntimeFrame(ReportThread &thread, const frames::RuntimeF
     if (method) entry.function = method->name;
     else entry.note = llvm::toString(method.takeError());
   }
-  thread.frames.push_back(std::move(entry));
+  return entry;
 }
 
-bool ManagedThread::addEntries(ReportThread &thread, const Frame &frame, std::optional<uint64_t> callerSp) {
+std::vector<ReportFrame> DotnetThreadWalk::transitionFramesBelow(std::optional<uint64_t> callerSp, const Frame &frame) {
   // A Frame lives in the stack frame of the function that pushed it; the
   // runtime's walk reports it just before that function.
+  std::vector<ReportFrame> entries;
   while (nextFrame_ < chain_.size() && (!callerSp || chain_[nextFrame_].address < *callerSp))
-    addRuntimeFrame(thread, chain_[nextFrame_++], frame);
+    entries.push_back(runtimeFrameEntry(chain_[nextFrame_++], frame));
+  return entries;
+}
 
+// The runtime's own walk never unwinds native code: coming back from it, it
+// takes the managed frame's registers from the Frame (StackWalk.md, step
+// 3.1). An inlined P/Invoke's Frame records the return address of the
+// helper that set it up, a few instructions before the native call's own.
+std::optional<uint64_t> ipFromTransitionFrame(const Frame &frame, const std::vector<ReportFrame> &before) {
+  if (before.size() < 2) return std::nullopt;
+  const ReportFrame &transition = before.back(), &native = before[before.size() - 2];
+  if (transition.kind != FrameKind::Runtime || native.kind != FrameKind::Native || !transition.registers)
+    return std::nullopt;
+  if (transition.registers->sp() != frame.sp) return std::nullopt;
+  return transition.registers->pc();
+}
+
+std::optional<ReportFrame> DotnetThreadWalk::managedFrame(const Frame &frame, const std::vector<ReportFrame> &before) {
   auto block = runtime_.code().find(frame.lookupAddress());
   if (!block) {
     llvm::consumeError(block.takeError());
-    return false;
+    return std::nullopt;
   }
-  if (!*block || (*block)->kind == frames::CodeBlock::Kind::Stub) return false;
+  if (!*block || (*block)->kind == frames::CodeBlock::Kind::Stub) return std::nullopt;
   ReportFrame entry;
-  entry.index = unsigned(thread.frames.size());
   entry.kind = FrameKind::Managed;
   entry.trust = frame.trust;
   entry.ip = frame.ip;
   entry.sp = frame.sp;
   entry.module = frame.module;
-  entry.registers = &frame.regs;
+  entry.registers = frame.regs;
   if (frame.ip >= (*block)->start) entry.functionOffset = frame.ip - (*block)->start;
+  if (runtimeWalkOnly_)
+    if (auto ip = ipFromTransitionFrame(frame, before)) entry.ip = *ip;
   if (uint64_t md = (*block)->methodDesc) {
     entry.methodDesc = md;
     auto method = runtime_.names().describe(md);
@@ -92,25 +119,35 @@ bool ManagedThread::addEntries(ReportThread &thread, const Frame &frame, std::op
   } else {
     entry.note = "the runtime records no MethodDesc for this code";
   }
-  thread.frames.push_back(std::move(entry));
-  return true;
+  return entry;
 }
 
-// The runtime's own walk never unwinds native code: coming back from it, it
-// takes the managed frame's registers from the Frame (StackWalk.md, step
-// 3.1). An inlined P/Invoke's Frame records the return address of the
-// helper that set it up, a few instructions before the native call's own.
-void keepManagedOnly(ReportThread &thread) {
-  std::vector<ReportFrame> &frames = thread.frames;
-  for (size_t i = 2; i < frames.size(); ++i) {
-    const ReportFrame &frame = frames[i - 1], &before = frames[i - 2];
-    if (frames[i].kind != FrameKind::Managed || frame.kind != FrameKind::Runtime || before.kind != FrameKind::Native ||
-        !frame.registers)
-      continue;
-    if (frame.registers->sp() == frames[i].sp && frame.registers->pc()) frames[i].ip = *frame.registers->pc();
-  }
-  std::erase_if(frames, [](const ReportFrame &f) { return f.kind == FrameKind::Native; });
-  for (size_t i = 0; i < frames.size(); ++i) frames[i].index = unsigned(i);
+} // namespace
+
+RuntimeSummary DotnetLayer::summary() const {
+  const frames::ContractDescriptor &descriptor = runtime_->descriptor();
+  RuntimeSummary summary;
+  summary.kind = "coreclr";
+  summary.displayName = ".NET";
+  summary.version = runtime_->version();
+  summary.module = descriptor.origin().module;
+  summary.descriptorAddress = descriptor.origin().address;
+  summary.descriptorSource = descriptor.origin().source;
+  summary.contracts = descriptor.contracts();
+  return summary;
+}
+
+std::unique_ptr<ManagedThreadWalk> DotnetLayer::beginThread(ReportThread &thread, bool runtimeWalkOnly) {
+  return std::make_unique<DotnetThreadWalk>(*runtime_, thread, runtimeWalkOnly);
+}
+
+std::unique_ptr<ManagedRuntime> openManagedRuntime(const Target &target, std::vector<std::string> &warnings) {
+  auto runtime = frames::DotnetRuntime::open(target);
+  if (runtime) return std::make_unique<DotnetLayer>(std::move(*runtime));
+  std::string why = llvm::toString(runtime.takeError());
+  bool hasRuntimeModule = std::any_of(target.modules.begin(), target.modules.end(), frames::isRuntimeModule);
+  if (hasRuntimeModule) warnings.push_back("the .NET runtime's managed frames are unavailable: " + why);
+  return nullptr;
 }
 
 } // namespace stackwalk

@@ -1,17 +1,18 @@
-#include "Report.h"
-#include "ManagedFrames.h"
+#include "stackwalk/walk/ProcessWalk.h"
 
-#include "stackwalk/unwinder/CfiUnwinder.h"
-#include "stackwalk/unwinder/FallbackUnwinders.h"
-#include "stackwalk/unwinder/Win64Unwinder.h"
+#include "NativeFrames.h"
+
+#include "stackwalk/debuginfo/FrameArguments.h"
+#include "stackwalk/elfcore/ElfCoreLoader.h"
+#include "stackwalk/minidump/MinidumpLoader.h"
 
 #include <algorithm>
-#include <span>
+#include <fstream>
 
 namespace stackwalk {
 namespace {
 
-std::vector<const ThreadInfo *> selectThreads(const Target &target, const ReportOptions &options,
+std::vector<const ThreadInfo *> selectThreads(const Target &target, const WalkOptions &options,
                                               std::vector<std::string> &warnings) {
   std::vector<const ThreadInfo *> selected;
   if (options.allThreads) {
@@ -38,79 +39,134 @@ std::vector<const ThreadInfo *> selectThreads(const Target &target, const Report
   return selected;
 }
 
-// A frame outside every module may be JIT code that its registration with
-// libunwind or a perf map names.
-void nameRuntimeCode(ReportFrame &entry, const Frame &frame, const Target &target,
-                     const LibunwindDynamicUnwinder &dynamic) {
-  if (frame.module) return;
-  if (const DynamicProcedure *procedure = dynamic.procedureAt(frame.lookupAddress()); procedure && !procedure->name.empty()) {
-    entry.function = procedure->name;
-    entry.functionOffset = frame.ip - procedure->start;
-  } else if (const PerfMap::Entry *symbol = target.perfMap ? target.perfMap->lookup(frame.lookupAddress()) : nullptr) {
-    entry.function = symbol->name;
-    entry.functionOffset = frame.ip - symbol->start;
-  }
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-// With --args: each function's arguments, when the DWARF chain at the frame
-// is the one the Symbolizer named (it leaves out nameless entries).
-void addArguments(std::span<ReportFrame> entries, std::vector<std::vector<FunctionArgument>> arguments) {
-  if (arguments.size() != entries.size()) return;
-  for (size_t i = 0; i < entries.size(); ++i) entries[i].arguments = std::move(arguments[i]);
+enum class DumpFormat { ElfCore, Minidump, Unknown };
+
+DumpFormat formatOf(std::span<const uint8_t> head) {
+  if (looksLikeElfCore(head)) return DumpFormat::ElfCore;
+  if (looksLikeMinidump(head)) return DumpFormat::Minidump;
+  return DumpFormat::Unknown;
 }
 
-void addEntries(ReportThread &thread, const Frame &frame, Symbolizer &symbolizer, const Target &target,
-                const LibunwindDynamicUnwinder &dynamic, std::vector<std::vector<FunctionArgument>> *arguments) {
-  ReportFrame base;
-  base.kind = frame.kind;
-  base.trust = frame.trust;
-  base.ip = frame.ip;
-  base.sp = frame.sp;
-  base.module = frame.module;
-  base.signalTrampoline = frame.signalTrampoline;
-  // physicalFrames is complete before entries are made, so this stays valid.
-  base.registers = &frame.regs;
-  const std::vector<SourceFrame> *sources = nullptr;
-  if (frame.module) sources = &symbolizer.symbolize(*frame.module, frame.symbolAddress());
-  if (!sources || sources->empty()) {
-    nameRuntimeCode(base, frame, target, dynamic);
-    base.index = unsigned(thread.frames.size());
-    thread.frames.push_back(base);
-    return;
-  }
-  size_t first = thread.frames.size();
-  for (const SourceFrame &source : *sources) {
-    ReportFrame entry = base;
-    entry.index = unsigned(thread.frames.size());
-    entry.inlined = source.inlined;
-    if (entry.inlined) entry.registers = nullptr;
-    entry.function = source.function;
-    entry.file = source.file;
-    entry.line = source.line;
-    if (source.functionStart) {
-      uint64_t start = *source.functionStart + frame.module->loadBias();
-      if (start <= frame.ip) entry.functionOffset = frame.ip - start;
-    }
-    thread.frames.push_back(std::move(entry));
-  }
-  if (arguments)
-    addArguments(std::span(thread.frames).last(thread.frames.size() - first), std::move(*arguments));
+llvm::Error notADump(const std::string &name) {
+  return fail(name + " is not a dump stackwalk can read (an ELF core or a minidump)");
 }
 
 } // namespace
 
-Report planReport(const std::string &dumpPath, const Target &target, const ReportOptions &options) {
-  Report report;
-  report.dumpPath = dumpPath;
-  report.target = &target;
-  report.warnings = target.warnings;
-  report.threads = selectThreads(target, options, report.warnings);
-  report.dynamicProcedures = readLibunwindDynamicInfo(target, report.warnings);
-  report.runtime = openRuntime(target, report.warnings);
-  if (target.arch() != Arch::X86_64)
-    report.warnings.push_back("unwinding " + std::string(archName(target.arch())) +
-                              " stacks is not implemented: each thread shows its context frame only");
-  return report;
+llvm::Expected<std::unique_ptr<Target>> loadDump(std::unique_ptr<llvm::MemoryBuffer> bytes) {
+  std::span<const uint8_t> head(reinterpret_cast<const uint8_t *>(bytes->getBufferStart()),
+                                std::min<size_t>(bytes->getBufferSize(), 64));
+  switch (formatOf(head)) {
+  case DumpFormat::ElfCore: return loadElfCore(std::move(bytes));
+  case DumpFormat::Minidump: return loadMinidump(std::move(bytes));
+  case DumpFormat::Unknown: break;
+  }
+  return notADump(bytes->getBufferIdentifier().str());
+}
+
+llvm::Expected<std::unique_ptr<Target>> loadDump(const std::string &path) {
+  // The head through a stream: a directory reads as an empty file, not a dump.
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return fail("cannot open " + path);
+  uint8_t head[64] = {};
+  file.read(reinterpret_cast<char *>(head), sizeof head);
+  switch (formatOf(std::span<const uint8_t>(head, size_t(file.gcount())))) {
+  case DumpFormat::ElfCore: return loadElfCore(path);
+  case DumpFormat::Minidump: return loadMinidump(path);
+  case DumpFormat::Unknown: break;
+  }
+  return notADump(path);
+}
+
+llvm::Expected<std::unique_ptr<ProcessWalk>> ProcessWalk::open(std::unique_ptr<Target> target, std::string dumpPath,
+                                                               const WalkOptions &options, WalkSession &session) {
+  // Without a thread there is no stack to report: the dump is unreadable.
+  if (target->threads.empty()) {
+    std::string why = "no thread could be read from " + dumpPath;
+    for (const std::string &warning : target->warnings) why += "; " + warning;
+    return fail(why);
+  }
+  return std::unique_ptr<ProcessWalk>(new ProcessWalk(std::move(target), std::move(dumpPath), options, session));
+}
+
+llvm::Expected<std::unique_ptr<ProcessWalk>> ProcessWalk::open(const std::string &dumpPath, const WalkOptions &options,
+                                                               WalkSession &session) {
+  auto target = loadDump(dumpPath);
+  if (!target) return target.takeError();
+  return open(std::move(*target), dumpPath, options, session);
+}
+
+ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, const WalkOptions &options,
+                         WalkSession &session)
+    : target_(std::move(target)), options_(options), session_(session) {
+  ModuleResolver(options.search, &session.images).resolve(*target_);
+  report_.dumpPath = std::move(dumpPath);
+  report_.target = target_.get();
+  report_.warnings = target_->warnings;
+  registered_ = RegisteredCode::find(*target_, options.perfMap, report_.warnings);
+  report_.threads = selectThreads(*target_, options, report_.warnings);
+  runtime_ = openManagedRuntime(*target_, report_.warnings);
+  if (runtime_) report_.runtime = runtime_->summary();
+  if (unwindPolicy(target_->arch(), target_->os()).empty())
+    report_.warnings.push_back("unwinding " + std::string(archName(target_->arch())) +
+                               " stacks is not implemented: each thread shows its context frame only");
+  unwinders_ = std::make_unique<DumpUnwinders>(*target_, session.cfi, registered_.dynamicUnwinder());
+}
+
+ProcessWalk::~ProcessWalk() { session_.endDump(*target_); }
+
+void ProcessWalk::addEntries(ReportThread &thread, std::span<const Frame> physical, ManagedThreadWalk *managed) {
+  std::vector<std::vector<std::vector<FunctionArgument>>> arguments;
+  if (options_.arguments) {
+    FrameArguments reader(*target_, session_.symbolizer, physical);
+    arguments.resize(physical.size());
+    // From the outermost frame in: a frame's entry values build on its caller's.
+    for (size_t i = physical.size(); i-- > 0;) arguments[i] = reader.at(i);
+  }
+  auto append = [&](ReportFrame entry) {
+    entry.index = unsigned(thread.frames.size());
+    thread.frames.push_back(std::move(entry));
+  };
+  for (size_t i = 0; i < physical.size(); ++i) {
+    if (managed) {
+      std::optional<uint64_t> callerSp;
+      if (i + 1 < physical.size()) callerSp = physical[i + 1].sp;
+      for (ReportFrame &entry : managed->transitionFramesBelow(callerSp, physical[i])) append(std::move(entry));
+      if (auto entry = managed->managedFrame(physical[i], thread.frames)) {
+        append(std::move(*entry));
+        continue;
+      }
+    }
+    for (ReportFrame &entry :
+         nativeEntries(physical[i], session_.symbolizer, registered_, arguments.empty() ? nullptr : &arguments[i]))
+      append(std::move(entry));
+  }
+}
+
+std::optional<ReportThread> ProcessWalk::nextThread() {
+  if (nextThread_ >= report_.threads.size()) return std::nullopt;
+  const ThreadInfo &info = *report_.threads[nextThread_++];
+  ReportThread thread;
+  thread.tid = info.tid;
+  thread.name = info.name;
+  thread.crashed = target_->crash && target_->crash->threadId == info.tid;
+  std::unique_ptr<ManagedThreadWalk> managed = runtime_ ? runtime_->beginThread(thread, options_.managedOnly) : nullptr;
+  StackWalker walker(*target_, info, unwinders_->chainFor(managed.get()), options_.limits, options_.start);
+  std::vector<Frame> physical;
+  while (auto frame = walker.next()) physical.push_back(std::move(*frame));
+  thread.stopReason = walker.stopReason();
+  thread.stopDetail = walker.stopDetail();
+  addEntries(thread, physical, managed.get());
+  if (options_.managedOnly) {
+    // The runtime's own walk (StackWalk.md) reports no native frames.
+    std::erase_if(thread.frames, [](const ReportFrame &f) { return f.kind == FrameKind::Native; });
+    for (size_t i = 0; i < thread.frames.size(); ++i) thread.frames[i].index = unsigned(i);
+  }
+  return thread;
 }
 
 void WalkSession::endDump(const Target &target) {
@@ -119,59 +175,6 @@ void WalkSession::endDump(const Target &target) {
       symbolizer.forget(module.image.get());
       cfi.forget(module.image.get());
     }
-}
-
-void writeReport(const Report &report, const ReportOptions &options, ReportPrinter &printer, WalkSession &session) {
-  const Target &target = *report.target;
-  CfiUnwinder &cfi = session.cfi;
-  Symbolizer &symbolizer = session.symbolizer;
-  Win64Unwinder win64; // keyed by module base: one dump's only
-  LibunwindDynamicUnwinder dynamic(report.dynamicProcedures);
-  BadCallUnwinder badCall;
-  FramePointerUnwinder framePointer;
-  StackScanUnwinder scan;
-  printer.begin(report);
-  for (const ThreadInfo *info : report.threads) {
-    ReportThread thread;
-    thread.tid = info->tid;
-    thread.name = info->name;
-    thread.crashed = target.crash && target.crash->threadId == info->tid;
-    std::optional<ManagedThread> managed;
-    if (report.runtime) managed.emplace(*report.runtime, thread);
-    // In order of trust; only x86-64 stacks are unwound.
-    std::vector<Unwinder *> unwinders;
-    if (target.arch() == Arch::X86_64) {
-      bool windows = target.os() == OS::Windows;
-      if (managed) unwinders.push_back(managed->codeUnwinder());
-      if (windows) unwinders.push_back(&win64);
-      else unwinders.insert(unwinders.end(), {&cfi, &dynamic});
-      if (managed && managed->frameUnwinder()) unwinders.push_back(managed->frameUnwinder());
-      unwinders.push_back(&badCall);
-      if (!windows) unwinders.push_back(&framePointer);
-      unwinders.push_back(&scan);
-    }
-    StackWalker walker(target, *info, unwinders, options.limits, options.start);
-    while (auto frame = walker.next()) thread.physicalFrames.push_back(std::move(*frame));
-    thread.stopReason = walker.stopReason();
-    thread.stopDetail = walker.stopDetail();
-    const std::vector<Frame> &physical = thread.physicalFrames;
-    std::vector<std::vector<std::vector<FunctionArgument>>> arguments;
-    if (options.arguments) {
-      FrameArguments reader(target, symbolizer, physical);
-      arguments.resize(physical.size());
-      // From the outermost frame in: a frame's entry values build on its caller's.
-      for (size_t i = physical.size(); i-- > 0;) arguments[i] = reader.at(i);
-    }
-    for (size_t i = 0; i < physical.size(); ++i) {
-      std::optional<uint64_t> callerSp;
-      if (i + 1 < physical.size()) callerSp = physical[i + 1].sp;
-      if (!managed || !managed->addEntries(thread, physical[i], callerSp))
-        addEntries(thread, physical[i], symbolizer, target, dynamic, arguments.empty() ? nullptr : &arguments[i]);
-    }
-    if (options.managedOnly) keepManagedOnly(thread);
-    printer.thread(thread);
-  }
-  printer.end(report);
 }
 
 } // namespace stackwalk

@@ -1,4 +1,4 @@
-#include "../Signature.h"
+#include "stackwalk/walk/Signature.h"
 
 #include <catch2/catch.hpp>
 

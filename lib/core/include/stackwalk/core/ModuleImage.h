@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace llvm::object {
@@ -109,6 +110,12 @@ public:
   // them, keeping both copies costs megabytes per module.
   void releaseCompressedPages() const;
   bool hasSymbolTable() const;
+  // Where its names come from, as reports say it: "pdb", "dwarf" (its own or
+  // its debug file's), "symtab", or "dynsym" (exports only).
+  std::string_view symbolSource() const;
+  // The file debug info is read from besides the image: its PDB or its
+  // separate debug file; empty when none.
+  const std::string &debugInfoPath() const;
 
 private:
   ModuleImage() = default;

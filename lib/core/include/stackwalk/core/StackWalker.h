@@ -16,12 +16,10 @@
 namespace stackwalk {
 
 enum class FrameTrust { Context, UnwindInfo, Cfi, FramePointer, Scan, RuntimeFrame, Dynamic, Manual };
-enum class FrameKind { Native, Managed, Runtime };
 std::string_view trustName(FrameTrust trust);
 
 struct Frame {
   unsigned index = 0;
-  FrameKind kind = FrameKind::Native;
   FrameTrust trust = FrameTrust::Context;
   RegisterFile regs;
   uint64_t ip = 0;

@@ -4,7 +4,6 @@
 #include "stackwalk/core/Arch.h"
 #include "stackwalk/core/Memory.h"
 #include "stackwalk/core/Module.h"
-#include "stackwalk/core/PerfMap.h"
 #include "stackwalk/core/Registers.h"
 
 #include <cstdint>
@@ -59,7 +58,6 @@ public:
   std::string osVersion;                          // e.g. "10.0.17134" or a kernel release
   std::vector<Module> unloadedModules;            // modules the process had unloaded
   std::vector<std::pair<std::string, std::string>> annotations; // e.g. Crashpad's
-  std::optional<PerfMap> perfMap;                 // names for JIT code outside any module
 
   // Modules sorted by base; call sortModules() after changing the list.
   std::vector<Module> modules;

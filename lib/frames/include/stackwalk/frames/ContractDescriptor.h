@@ -80,4 +80,8 @@ private:
   friend class DescriptorLocator;
 };
 
+// Whether the module is the runtime itself (libcoreclr.so, coreclr.dll,
+// libcoreclr.dylib), not one of its companions (libcoreclrtraceptprovider.so).
+bool isRuntimeModule(const Module &module);
+
 } // namespace stackwalk::frames

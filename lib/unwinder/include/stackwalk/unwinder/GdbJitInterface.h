@@ -9,7 +9,7 @@ namespace stackwalk {
 
 // Adds a module for each object registered in the target's
 // __jit_debug_descriptor (found through the module files' symbol tables).
-// Bounded and cycle-safe; what cannot be read becomes a warning.
-void addGdbJitModules(Target &target);
+// Bounded and cycle-safe; what cannot be read becomes a warning in `warnings`.
+void addGdbJitModules(Target &target, std::vector<std::string> &warnings);
 
 } // namespace stackwalk

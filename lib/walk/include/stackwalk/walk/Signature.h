@@ -3,7 +3,7 @@
 // runs, machines and address-space layouts.
 #pragma once
 
-#include "Report.h"
+#include "stackwalk/walk/Report.h"
 
 #include <string>
 

@@ -1,0 +1,71 @@
+// The walk of one process: from a dump (or a loaded Target) to the report
+// model, one thread at a time. Everything between loading and printing
+// happens here: module files, code registered at run time, the managed
+// runtime, the unwinder policy, the walk, names, arguments.
+#pragma once
+
+#include "stackwalk/walk/ManagedRuntime.h"
+#include "stackwalk/walk/RegisteredCode.h"
+#include "stackwalk/walk/Report.h"
+#include "stackwalk/walk/UnwindPolicy.h"
+#include "stackwalk/walk/WalkSession.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stackwalk {
+
+struct WalkOptions {
+  std::vector<uint64_t> threadIds; // empty: see allThreads
+  bool allThreads = false;         // else, by default, the crashing thread (else the first)
+  WalkLimits limits;
+  std::optional<ManualStart> start; // for the one selected thread
+  size_t maxThreads = 100000;       // threads walked at most; a hostile dump may claim millions
+  bool managedOnly = false;         // only managed frames and runtime Frames (StackWalk.md's walk)
+  bool arguments = false;           // function arguments from debug info (--args)
+  ModuleSearchOptions search;       // where module files are looked for
+  std::string perfMap;              // a perf map; else /tmp/perf-PID.map when it exists
+};
+
+// An ELF core or a minidump, by its first bytes.
+llvm::Expected<std::unique_ptr<Target>> loadDump(const std::string &path);
+llvm::Expected<std::unique_ptr<Target>> loadDump(std::unique_ptr<llvm::MemoryBuffer> bytes);
+
+class ProcessWalk {
+public:
+  // Prepares the walk of a loaded target: module files resolved, code
+  // registered at run time and the managed runtime found, threads selected.
+  // Fails when the target has no thread to walk.
+  static llvm::Expected<std::unique_ptr<ProcessWalk>> open(std::unique_ptr<Target> target, std::string dumpPath,
+                                                           const WalkOptions &options, WalkSession &session);
+  // The same, loading the dump first.
+  static llvm::Expected<std::unique_ptr<ProcessWalk>> open(const std::string &dumpPath, const WalkOptions &options,
+                                                           WalkSession &session);
+  ~ProcessWalk(); // the session forgets this dump's images
+
+  const Target &target() const { return *target_; }
+  // Everything but the threads.
+  const Report &report() const { return report_; }
+  // Walks the next selected thread; nullopt after the last.
+  std::optional<ReportThread> nextThread();
+
+private:
+  ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, const WalkOptions &options, WalkSession &session);
+  void addEntries(ReportThread &thread, std::span<const Frame> physical, ManagedThreadWalk *managed);
+
+  std::unique_ptr<Target> target_;
+  WalkOptions options_;
+  WalkSession &session_;
+  RegisteredCode registered_;
+  std::unique_ptr<ManagedRuntime> runtime_;
+  std::unique_ptr<DumpUnwinders> unwinders_;
+  Report report_;
+  size_t nextThread_ = 0;
+};
+
+} // namespace stackwalk

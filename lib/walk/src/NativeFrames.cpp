@@ -1,0 +1,49 @@
+#include "NativeFrames.h"
+
+namespace stackwalk {
+
+std::optional<uint64_t> offsetInFunction(const SourceFrame &source, const Module &module, uint64_t ip) {
+  if (!source.functionStart) return std::nullopt;
+  uint64_t start = *source.functionStart + module.loadBias();
+  if (start > ip) return std::nullopt;
+  return ip - start;
+}
+
+std::vector<ReportFrame> nativeEntries(const Frame &frame, Symbolizer &symbolizer, const RegisteredCode &registered,
+                                       std::vector<std::vector<FunctionArgument>> *arguments) {
+  ReportFrame base;
+  base.trust = frame.trust;
+  base.ip = frame.ip;
+  base.sp = frame.sp;
+  base.module = frame.module;
+  base.signalTrampoline = frame.signalTrampoline;
+  base.registers = frame.regs;
+  const std::vector<SourceFrame> *sources = nullptr;
+  if (frame.module) sources = &symbolizer.symbolize(*frame.module, frame.symbolAddress());
+  if (!sources || sources->empty()) {
+    if (!frame.module)
+      if (auto name = registered.nameAt(frame.lookupAddress())) {
+        base.function = name->function;
+        base.functionOffset = frame.ip - name->start;
+      }
+    return {base};
+  }
+  std::vector<ReportFrame> entries;
+  for (const SourceFrame &source : *sources) {
+    ReportFrame entry = base;
+    entry.inlined = source.inlined;
+    if (entry.inlined) entry.registers.reset();
+    entry.function = source.function;
+    entry.file = source.file;
+    entry.line = source.line;
+    entry.functionOffset = offsetInFunction(source, *frame.module, frame.ip);
+    entries.push_back(std::move(entry));
+  }
+  // The Symbolizer leaves out nameless DWARF entries; arguments go with the
+  // chain only when it is the one the Symbolizer named.
+  if (arguments && arguments->size() == entries.size())
+    for (size_t i = 0; i < entries.size(); ++i) entries[i].arguments = std::move((*arguments)[i]);
+  return entries;
+}
+
+} // namespace stackwalk

@@ -1,0 +1,43 @@
+#include "stackwalk/walk/RegisteredCode.h"
+
+#include "stackwalk/unwinder/GdbJitInterface.h"
+
+#include "llvm/Support/FileSystem.h"
+
+namespace stackwalk {
+namespace {
+
+// The perf map given, or the one perf's convention names for the process.
+std::optional<PerfMap> loadPerfMap(const Target &target, const std::string &given, std::vector<std::string> &warnings) {
+  std::string path = given;
+  if (path.empty() && target.process.pid) {
+    path = "/tmp/perf-" + std::to_string(*target.process.pid) + ".map";
+    if (!llvm::sys::fs::exists(path)) return std::nullopt;
+  }
+  if (path.empty()) return std::nullopt;
+  std::optional<PerfMap> map = PerfMap::load(path);
+  if (!map) warnings.push_back("perf map " + path + " cannot be read");
+  else if (size_t bad = map->malformedLines())
+    warnings.push_back("perf map " + path + ": " + std::to_string(bad) + " malformed line(s) skipped");
+  return map;
+}
+
+} // namespace
+
+RegisteredCode RegisteredCode::find(Target &target, const std::string &perfMapPath, std::vector<std::string> &warnings) {
+  RegisteredCode code;
+  addGdbJitModules(target, warnings);
+  code.perfMap_ = loadPerfMap(target, perfMapPath, warnings);
+  code.dynamic_ = std::make_unique<LibunwindDynamicUnwinder>(readLibunwindDynamicInfo(target, warnings));
+  return code;
+}
+
+std::optional<RegisteredCode::Name> RegisteredCode::nameAt(uint64_t address) const {
+  if (const DynamicProcedure *procedure = dynamic_->procedureAt(address); procedure && !procedure->name.empty())
+    return Name{procedure->name, procedure->start};
+  if (const PerfMap::Entry *symbol = perfMap_ ? perfMap_->lookup(address) : nullptr)
+    return Name{symbol->name, symbol->start};
+  return std::nullopt;
+}
+
+} // namespace stackwalk

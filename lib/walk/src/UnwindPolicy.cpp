@@ -1,0 +1,54 @@
+#include "stackwalk/walk/UnwindPolicy.h"
+
+#include "stackwalk/walk/ManagedRuntime.h"
+
+namespace stackwalk {
+
+std::string_view unwindStepName(UnwindStep step) {
+  switch (step) {
+  case UnwindStep::ManagedCode: return "managed_code";
+  case UnwindStep::Win64UnwindInfo: return "win64_unwind_info";
+  case UnwindStep::Cfi: return "cfi";
+  case UnwindStep::Dynamic: return "dynamic";
+  case UnwindStep::RuntimeTransitions: return "runtime_transitions";
+  case UnwindStep::BadCall: return "bad_call";
+  case UnwindStep::FramePointer: return "frame_pointer";
+  case UnwindStep::Scan: return "scan";
+  }
+  return "unknown";
+}
+
+std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
+  using enum UnwindStep;
+  if (arch != Arch::X86_64) return {};
+  // Windows x64 code is described by its function tables (a leaf function
+  // needs no entry), and its ABI has no frame-pointer chain: a function that
+  // sets up a frame register may pick any nonvolatile one, and says which in
+  // its unwind info, so rbp is not followed there.
+  if (os == OS::Windows) return {ManagedCode, Win64UnwindInfo, RuntimeTransitions, BadCall, Scan};
+  return {ManagedCode, Cfi, Dynamic, RuntimeTransitions, BadCall, FramePointer, Scan};
+}
+
+DumpUnwinders::DumpUnwinders(const Target &target, CfiUnwinder &cfi, Unwinder &dynamic)
+    : steps_(unwindPolicy(target.arch(), target.os())), cfi_(cfi), dynamic_(dynamic) {}
+
+std::vector<Unwinder *> DumpUnwinders::chainFor(ManagedThreadWalk *managed) {
+  std::vector<Unwinder *> chain;
+  for (UnwindStep step : steps_) {
+    Unwinder *unwinder = nullptr;
+    switch (step) {
+    case UnwindStep::ManagedCode: unwinder = managed ? managed->codeUnwinder() : nullptr; break;
+    case UnwindStep::Win64UnwindInfo: unwinder = &win64_; break;
+    case UnwindStep::Cfi: unwinder = &cfi_; break;
+    case UnwindStep::Dynamic: unwinder = &dynamic_; break;
+    case UnwindStep::RuntimeTransitions: unwinder = managed ? managed->transitionUnwinder() : nullptr; break;
+    case UnwindStep::BadCall: unwinder = &badCall_; break;
+    case UnwindStep::FramePointer: unwinder = &framePointer_; break;
+    case UnwindStep::Scan: unwinder = &scan_; break;
+    }
+    if (unwinder) chain.push_back(unwinder);
+  }
+  return chain;
+}
+
+} // namespace stackwalk

@@ -1,0 +1,121 @@
+#include "stackwalk/walk/ManagedRuntime.h"
+#include "stackwalk/walk/UnwindPolicy.h"
+
+#include <catch2/catch.hpp>
+
+using namespace stackwalk;
+using enum UnwindStep;
+
+namespace {
+
+// An unwinder that only says which one it is.
+class NamedUnwinder : public Unwinder {
+public:
+  explicit NamedUnwinder(FrameTrust trust) : trust_(trust) {}
+  FrameTrust trust() const override { return trust_; }
+  UnwindResult unwind(const Frame &, const Target &) override { return UnwindResult::noInfo("test"); }
+
+private:
+  FrameTrust trust_;
+};
+
+class FakeManagedThread : public ManagedThreadWalk {
+public:
+  explicit FakeManagedThread(bool withTransitions) : withTransitions_(withTransitions) {}
+  Unwinder *codeUnwinder() override { return &code; }
+  Unwinder *transitionUnwinder() override { return withTransitions_ ? &transitions : nullptr; }
+  std::vector<ReportFrame> transitionFramesBelow(std::optional<uint64_t>, const Frame &) override { return {}; }
+  std::optional<ReportFrame> managedFrame(const Frame &, const std::vector<ReportFrame> &) override {
+    return std::nullopt;
+  }
+  NamedUnwinder code{FrameTrust::UnwindInfo}, transitions{FrameTrust::RuntimeFrame};
+
+private:
+  bool withTransitions_;
+};
+
+Target targetOf(Arch arch, OS os) { return Target(arch, os, "test", std::make_unique<BufferMemory>()); }
+
+std::vector<FrameTrust> trusts(const std::vector<Unwinder *> &chain) {
+  std::vector<FrameTrust> out;
+  for (Unwinder *unwinder : chain) out.push_back(unwinder->trust());
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("x86-64 Linux: managed code, CFI, dynamic info, runtime Frames, then the fallbacks") {
+  CHECK(unwindPolicy(Arch::X86_64, OS::Linux) ==
+        std::vector<UnwindStep>{ManagedCode, Cfi, Dynamic, RuntimeTransitions, BadCall, FramePointer, Scan});
+  // A dump whose OS is not recorded is walked as a Linux one.
+  CHECK(unwindPolicy(Arch::X86_64, OS::Unknown) == unwindPolicy(Arch::X86_64, OS::Linux));
+}
+
+TEST_CASE("x86-64 Windows: function tables, no CFI and no frame-pointer chain") {
+  CHECK(unwindPolicy(Arch::X86_64, OS::Windows) ==
+        std::vector<UnwindStep>{ManagedCode, Win64UnwindInfo, RuntimeTransitions, BadCall, Scan});
+}
+
+TEST_CASE("architectures stackwalk cannot unwind yet get no unwinder") {
+  for (Arch arch : {Arch::Arm64, Arch::X86, Arch::Unknown})
+    for (OS os : {OS::Linux, OS::Windows}) CHECK(unwindPolicy(arch, os).empty());
+}
+
+TEST_CASE("a thread without a managed runtime leaves the managed steps out") {
+  Target target = targetOf(Arch::X86_64, OS::Linux);
+  CfiUnwinder cfi;
+  NamedUnwinder dynamic(FrameTrust::Dynamic);
+  DumpUnwinders unwinders(target, cfi, dynamic);
+  std::vector<Unwinder *> chain = unwinders.chainFor(nullptr);
+  REQUIRE(chain.size() == 5);
+  CHECK(chain[0] == &cfi);
+  CHECK(chain[1] == &dynamic);
+  CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::Cfi, FrameTrust::Dynamic, FrameTrust::Scan,
+                                                  FrameTrust::FramePointer, FrameTrust::Scan});
+}
+
+TEST_CASE("a managed thread's code unwinder comes first, its Frames after the native unwind info") {
+  CfiUnwinder cfi;
+  NamedUnwinder dynamic(FrameTrust::Dynamic);
+  FakeManagedThread managed(/*withTransitions=*/true);
+  SECTION("Linux") {
+    Target target = targetOf(Arch::X86_64, OS::Linux);
+    DumpUnwinders unwinders(target, cfi, dynamic);
+    std::vector<Unwinder *> chain = unwinders.chainFor(&managed);
+    REQUIRE(chain.size() == 7);
+    CHECK(chain[0] == &managed.code);
+    CHECK(chain[1] == &cfi);
+    CHECK(chain[2] == &dynamic);
+    CHECK(chain[3] == &managed.transitions);
+  }
+  SECTION("Windows") {
+    Target target = targetOf(Arch::X86_64, OS::Windows);
+    DumpUnwinders unwinders(target, cfi, dynamic);
+    std::vector<Unwinder *> chain = unwinders.chainFor(&managed);
+    REQUIRE(chain.size() == 5);
+    CHECK(chain[0] == &managed.code);
+    CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::UnwindInfo, FrameTrust::UnwindInfo,
+                                                    FrameTrust::RuntimeFrame, FrameTrust::Scan, FrameTrust::Scan});
+    CHECK(chain[2] == &managed.transitions);
+  }
+}
+
+TEST_CASE("a managed thread without a Frame chain has no transition step") {
+  Target target = targetOf(Arch::X86_64, OS::Linux);
+  CfiUnwinder cfi;
+  NamedUnwinder dynamic(FrameTrust::Dynamic);
+  FakeManagedThread managed(/*withTransitions=*/false);
+  DumpUnwinders unwinders(target, cfi, dynamic);
+  std::vector<Unwinder *> chain = unwinders.chainFor(&managed);
+  REQUIRE(chain.size() == 6);
+  CHECK(chain[0] == &managed.code);
+  CHECK(std::find(chain.begin(), chain.end(), &managed.transitions) == chain.end());
+}
+
+TEST_CASE("an architecture without a policy walks no unwinder, even for a managed thread") {
+  Target target = targetOf(Arch::Arm64, OS::Linux);
+  CfiUnwinder cfi;
+  NamedUnwinder dynamic(FrameTrust::Dynamic);
+  FakeManagedThread managed(true);
+  CHECK(DumpUnwinders(target, cfi, dynamic).chainFor(&managed).empty());
+}
