@@ -1,24 +1,45 @@
-// Shared by the loader fuzz targets: walk every thread of a loaded target
-// with the unwinders that need no module files, so fuzzed memory reaches them.
+// Shared by the fuzz targets that load whole dumps: the production walk
+// (ProcessWalk, with the unwinder policy every walk uses) of every thread,
+// and the printers. No module file is read from the host: the sysroot does
+// not exist and no debug root is searched; images from the dump's own memory
+// (the vDSO, GDB JIT objects, PE images rebuilt from memory) still are.
 #pragma once
 
-#include "stackwalk/core/StackWalker.h"
-#include "stackwalk/unwinder/CfiUnwinder.h"
-#include "stackwalk/unwinder/FallbackUnwinders.h"
-#include "stackwalk/unwinder/Win64Unwinder.h"
+#include "Printers.h"
+
+#include "stackwalk/walk/ProcessWalk.h"
+
+#include <sstream>
 
 namespace stackwalk::fuzz {
 
-inline void walkAllThreads(const Target &target) {
-  CfiUnwinder cfi;
-  Win64Unwinder win64;
-  BadCallUnwinder badCall;
-  FramePointerUnwinder framePointer;
-  StackScanUnwinder scan(64);
-  for (const ThreadInfo &thread : target.threads) {
-    StackWalker walker(target, thread, {&cfi, &win64, &badCall, &framePointer, &scan}, WalkLimits{64});
-    while (walker.next()) {
-    }
+inline WalkOptions walkOptions(bool arguments) {
+  WalkOptions options;
+  options.allThreads = true;
+  options.limits.maxFrames = 64;
+  options.maxThreads = 64;
+  options.arguments = arguments;
+  options.search.sysroot = "/nonexistent-stackwalk-fuzz-sysroot";
+  options.search.debugRoots.clear();
+  return options;
+}
+
+// Walks every thread; with `print`, prints the report in every format.
+inline void walkProcess(std::unique_ptr<Target> target, bool print = false) {
+  WalkSession session;
+  auto walk = ProcessWalk::open(std::move(target), "fuzz", walkOptions(/*arguments=*/print), session);
+  if (!walk) return llvm::consumeError(walk.takeError());
+  std::vector<ReportThread> threads;
+  while (auto thread = (*walk)->nextThread()) threads.push_back(std::move(*thread));
+  if (!print) return;
+  std::ostringstream out;
+  PrintOptions printOptions;
+  printOptions.registers = printOptions.rawContext = true;
+  for (auto *make : {makeTextPrinter, makeJsonPrinter, makeSummaryPrinter}) {
+    std::unique_ptr<ReportPrinter> printer = make(out, printOptions);
+    printer->begin((*walk)->report());
+    for (const ReportThread &thread : threads) printer->thread(thread);
+    printer->end((*walk)->report());
   }
 }
 

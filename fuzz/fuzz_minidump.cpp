@@ -9,6 +9,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     llvm::consumeError(target.takeError());
     return 0;
   }
-  stackwalk::fuzz::walkAllThreads(**target);
+  stackwalk::fuzz::walkProcess(std::move(*target));
   return 0;
 }

@@ -6,13 +6,15 @@ build=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 corpus=$here/../../shared/corpus
-mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/frame_arguments "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/libunwind_dynamic "$out"/ecma_metadata "$out"/runtime_structures
+mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/frame_arguments "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/libunwind_dynamic "$out"/ecma_metadata "$out"/runtime_structures "$out"/walk
 cp "$build"/dumps/cores/*.core "$out"/elfcore/
 cp "$build"/dumps/windows/dumps/*.dmp "$out"/minidump/
 if [ -d "$corpus" ]; then
   find "$corpus/minidump" -name '*.dmp' -exec cp {} "$out"/minidump/ \;
   cp "$corpus"/elfcore/lldb/linux-x86_64.core "$out"/elfcore/
 fi
+# The whole walk reads dumps of either format.
+cp "$out"/elfcore/* "$out"/minidump/* "$out"/walk/
 cp "$build"/dumps/bin/crash-segv "$build"/dumps/bin/stripped "$build"/dumps/windows/bin/threads-O2.exe "$out"/module_image/
 # Programs whose DWARF has parameters, location lists and call sites (-O2), and a MinGW PE with DWARF.
 cp "$build"/dumps/bin/args-O0 "$build"/dumps/bin/args-O2 "$build"/dumps/bin/recursion-alloca "$out"/frame_arguments/

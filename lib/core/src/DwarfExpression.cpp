@@ -1,5 +1,7 @@
 #include "stackwalk/core/DwarfExpression.h"
 
+#include "stackwalk/core/Fail.h"
+
 #include "llvm/BinaryFormat/Dwarf.h"
 #include "llvm/Support/DataExtractor.h"
 
@@ -13,8 +15,6 @@ namespace {
 
 constexpr size_t MaxStackDepth = 1024;
 constexpr size_t MaxSteps = 100000;
-
-Error fail(const Twine &message) { return createStringError(inconvertibleErrorCode(), message); }
 
 // GNU's pre-DWARF 5 spellings of DWARF 5 operations that GCC still emits
 // (GCC's dwarf2.def); LLVM 19's Dwarf.def does not name them.

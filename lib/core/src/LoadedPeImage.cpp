@@ -8,6 +8,8 @@
 
 #include "PeHeaders.h"
 
+#include "stackwalk/core/Fail.h"
+
 #include "llvm/BinaryFormat/COFF.h"
 #include "llvm/Object/COFF.h"
 
@@ -25,22 +27,20 @@ struct PeHeaders {
   uint32_t sizeOfHeaders = 0;
 };
 
-Error failure(const char *why) { return createStringError(inconvertibleErrorCode(), why); }
-
 Expected<PeHeaders> readHeaders(const MemorySource &memory, uint64_t base) {
   auto pe = readPe32PlusHeaders(memory, base);
   if (!pe) return pe.takeError();
-  if (pe->optional.SizeOfHeaders > MaxHeaderBytes) return failure("an unreadable optional header");
+  if (pe->optional.SizeOfHeaders > MaxHeaderBytes) return fail("an unreadable optional header");
   PeHeaders headers;
   headers.sizeOfHeaders = pe->optional.SizeOfHeaders;
   uint64_t table = pe->optionalAddress + pe->file.SizeOfOptionalHeader;
   for (unsigned i = 0; i < pe->file.NumberOfSections; ++i) {
     auto section = memory.readValue<object::coff_section>(table + i * sizeof(object::coff_section));
-    if (!section) return failure("an unreadable section table");
+    if (!section) return fail("an unreadable section table");
     headers.sections.push_back(*section);
   }
   if (table + headers.sections.size() * sizeof(object::coff_section) > base + headers.sizeOfHeaders)
-    return failure("a section table past the headers");
+    return fail("a section table past the headers");
   return headers;
 }
 
@@ -60,22 +60,22 @@ Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromLoadedPe(const MemorySou
   for (const object::coff_section &section : headers->sections)
     if (section.SizeOfRawData) fileSize = std::max<uint64_t>(fileSize, uint64_t(section.PointerToRawData) + section.SizeOfRawData);
   if (fileSize > MaxImageBytes)
-    return createStringError(inconvertibleErrorCode(), "a PE image of over 256 MiB in the dump's memory");
+    return fail("a PE image of over 256 MiB in the dump's memory");
   // Every section readable before anything is allocated: a damaged header may claim any size.
   uint8_t probe;
   for (const object::coff_section &section : headers->sections) {
     uint64_t mapped = mappedRawBytes(section);
     if (mapped && !(memory.read(base + section.VirtualAddress, {&probe, 1}) &&
                     memory.read(base + section.VirtualAddress + mapped - 1, {&probe, 1})))
-      return createStringError(inconvertibleErrorCode(), "a section of the image is not in the dump's memory");
+      return fail("a section of the image is not in the dump's memory");
   }
   std::vector<uint8_t> bytes(fileSize);
   if (!memory.read(base, std::span(bytes).first(headers->sizeOfHeaders)))
-    return createStringError(inconvertibleErrorCode(), "the PE headers are not in the dump's memory");
+    return fail("the PE headers are not in the dump's memory");
   for (const object::coff_section &section : headers->sections) {
     uint64_t mapped = mappedRawBytes(section);
     if (mapped && !memory.read(base + section.VirtualAddress, std::span(bytes).subspan(section.PointerToRawData, mapped)))
-      return createStringError(inconvertibleErrorCode(), "a section of the image is not in the dump's memory");
+      return fail("a section of the image is not in the dump's memory");
   }
   return fromBytes(std::move(bytes), name);
 }

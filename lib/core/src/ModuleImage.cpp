@@ -1,5 +1,6 @@
 #include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/core/ElfNotes.h"
+#include "stackwalk/core/Fail.h"
 
 #include "llvm/Object/COFF.h"
 #include "llvm/Object/ELFObjectFile.h"
@@ -69,7 +70,7 @@ Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromMemory(const MemorySourc
     std::vector<uint8_t> bytes(size);
     if (memory.read(address, bytes)) return fromBytes(std::move(bytes), name);
   }
-  return createStringError(inconvertibleErrorCode(), "no image of " + name + " in the dump's memory");
+  return fail("no image of " + name + " in the dump's memory");
 }
 
 namespace {

@@ -1,5 +1,6 @@
 #include "stackwalk/core/Win64FunctionTable.h"
 
+#include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
 
 #include "PeHeaders.h"
@@ -14,10 +15,6 @@ constexpr uint64_t EntrySize = 12;
 constexpr uint64_t MaxEntries = 1 << 22;
 constexpr unsigned ChainLimit = 32;
 constexpr uint8_t UnwFlagChainInfo = 0x4;
-
-llvm::Error tableError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 } // namespace
 
@@ -37,7 +34,7 @@ std::optional<Win64FunctionTable> Win64FunctionTable::read(const MemorySource &m
 llvm::Expected<RuntimeFunction> Win64FunctionTable::entryAt(const MemorySource &memory, uint64_t address) const {
   std::array<uint32_t, 3> raw;
   if (!memory.read(address, {reinterpret_cast<uint8_t *>(raw.data()), sizeof raw}))
-    return tableError("the RUNTIME_FUNCTION at " + hex(address) + " is not readable");
+    return fail("the RUNTIME_FUNCTION at " + hex(address) + " is not readable");
   return RuntimeFunction{raw[0], raw[1], raw[2]};
 }
 
@@ -62,7 +59,7 @@ llvm::Expected<std::optional<RuntimeFunction>> Win64FunctionTable::entryCovering
 
 llvm::Expected<uint32_t> Win64FunctionTable::functionStart(const MemorySource &memory, RuntimeFunction entry) const {
   for (unsigned depth = 0;; ++depth) {
-    if (depth > ChainLimit) return tableError("chained RUNTIME_FUNCTIONs loop");
+    if (depth > ChainLimit) return fail("chained RUNTIME_FUNCTIONs loop");
     if (entry.unwindInfo & 1) { // an indirect entry: UnwindData names another RUNTIME_FUNCTION
       auto next = entryAt(memory, imageBase_ + (entry.unwindInfo & ~1u));
       if (!next) return next.takeError();
@@ -72,7 +69,7 @@ llvm::Expected<uint32_t> Win64FunctionTable::functionStart(const MemorySource &m
     // UNWIND_INFO: version and flags, prolog size, code count, frame register;
     // chained info puts the parent entry after the codes (padded to even).
     auto header = memory.readValue<uint32_t>(imageBase_ + entry.unwindInfo);
-    if (!header) return tableError("the UNWIND_INFO at " + hex(imageBase_ + entry.unwindInfo) + " is not readable");
+    if (!header) return fail("the UNWIND_INFO at " + hex(imageBase_ + entry.unwindInfo) + " is not readable");
     uint8_t flags = uint8_t(*header & 0xff) >> 3, codes = uint8_t(*header >> 16);
     if (!(flags & UnwFlagChainInfo)) return entry.begin;
     auto parent = entryAt(memory, imageBase_ + entry.unwindInfo + 4 + 2 * uint64_t((codes + 1) & ~1));

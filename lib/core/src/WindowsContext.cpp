@@ -1,5 +1,7 @@
 #include "stackwalk/core/WindowsContext.h"
 
+#include "stackwalk/core/Fail.h"
+
 #include "llvm/Support/Endian.h"
 
 #include <algorithm>
@@ -107,11 +109,9 @@ std::vector<uint8_t> toWindowsContext(const RegisterFile &regs) {
 
 llvm::Expected<RegisterFile> fromWindowsContext(Arch arch, std::span<const uint8_t> bytes) {
   const ContextLayout *layout = layoutFor(arch);
-  if (!layout)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "no CONTEXT layout for this architecture");
+  if (!layout) return fail("no CONTEXT layout for this architecture");
   if (bytes.size() < layout->size)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "CONTEXT of %zu bytes is shorter than %u", bytes.size(), layout->size);
+    return fail("CONTEXT of " + llvm::Twine(bytes.size()) + " bytes is shorter than " + llvm::Twine(layout->size));
   uint32_t flags = uint32_t(readLE(&bytes[layout->flagsOffset], 4));
   RegisterFile regs(arch);
   for (const ContextSlot &slot : layout->slots)

@@ -5,6 +5,7 @@
 #include "FrameScope.h"
 #include "RegisterExpression.h"
 
+#include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
 #include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/debuginfo/FrameArguments.h"
@@ -37,8 +38,7 @@ std::optional<unsigned> registerOnly(std::span<const uint8_t> expression) {
 
 Expected<unsigned> entryValueRegister(std::span<const uint8_t> operand) {
   if (std::optional<unsigned> reg = registerOnly(operand)) return *reg;
-  return createStringError(inconvertibleErrorCode(),
-                           "DW_OP_entry_value of an expression other than a register is not evaluated");
+  return fail("DW_OP_entry_value of an expression other than a register is not evaluated");
 }
 
 namespace {
@@ -50,8 +50,6 @@ constexpr unsigned MaxEntryValueDepth = 16;
 constexpr const char *TooDeep = "entry values nest too deeply";
 constexpr const char *PassedValueProblem = "the value the caller passed cannot be recovered: ";
 constexpr size_t MaxDiesVisited = 200000;  // one function's DIEs searched for a call site
-
-Error fail(const Twine &message) { return createStringError(inconvertibleErrorCode(), message); }
 
 bool isCallSite(const DWARFDie &die) {
   return die.getTag() == dwarf::DW_TAG_call_site || die.getTag() == dwarf::DW_TAG_GNU_call_site;

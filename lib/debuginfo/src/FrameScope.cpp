@@ -1,5 +1,7 @@
 #include "FrameScope.h"
 
+#include "stackwalk/core/Fail.h"
+
 #include "llvm/DebugInfo/DWARF/DWARFCompileUnit.h"
 #include "llvm/DebugInfo/DWARF/DWARFContext.h"
 #include "llvm/DebugInfo/DWARF/DWARFLocationExpression.h"
@@ -37,7 +39,7 @@ Expected<uint64_t> evaluateToNumber(std::span<const uint8_t> expression, const D
   if (result->kind != DwarfExpressionResult::Kind::Register) return result->value;
   std::optional<uint64_t> value = context.registers ? context.registers->get(unsigned(result->value)) : std::nullopt;
   if (!value)
-    return createStringError(inconvertibleErrorCode(), "register " + Twine(result->value) + " is not known in this frame");
+    return fail("register " + Twine(result->value) + " is not known in this frame");
   return *value;
 }
 

@@ -5,6 +5,7 @@
 #include "CoreNotes.h"
 
 #include "stackwalk/core/ElfNotes.h"
+#include "stackwalk/core/Fail.h"
 
 #include "llvm/BinaryFormat/ELF.h"
 
@@ -26,8 +27,6 @@ bool looksLikeElfCore(std::span<const uint8_t> head) {
 
 namespace elfcore {
 namespace {
-
-Error fail(const Twine &message) { return createStringError(inconvertibleErrorCode(), message); }
 
 // Everything the notes say, before it is turned into a Target.
 struct CoreNotes {

@@ -1,5 +1,6 @@
 #include "stackwalk/frames/CodeMap.h"
 
+#include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
 
 namespace stackwalk::frames {
@@ -118,7 +119,7 @@ llvm::Expected<std::optional<uint64_t>> CodeMap::methodStart(uint64_t mapBase, u
   auto unitAt = [&](uint64_t nibbleIndex) -> llvm::Expected<uint32_t> {
     uint64_t at = headerMap + (nibbleIndex / NibblesPerUnit) * 4;
     auto v = data_.target().readValue<uint32_t>(at);
-    if (!v) return runtimeError("the nibble map at " + hex(at) + " is not in the dump");
+    if (!v) return fail("the nibble map at " + hex(at) + " is not in the dump");
     return *v;
   };
   auto isPointer = [&](uint32_t unit) { return nibbleMapVersion_ >= 2 && (unit & 0xF) > 8; };
@@ -243,7 +244,7 @@ llvm::Expected<std::optional<CodeBlock>> CodeMap::findJitted(const RangeSection 
   auto infos = data_.offset("RealCodeHeader", "UnwindInfos");
   if (!infos) return infos.takeError();
   uint64_t table = *header + *infos;
-  if (*count > 4096) return runtimeError("a code header at " + hex(*header) + " claims " + llvm::Twine(*count) + " unwind infos");
+  if (*count > 4096) return fail("a code header at " + hex(*header) + " claims " + llvm::Twine(*count) + " unwind infos");
   auto index = jittedFunctionIndex(table, *count, address - range.begin);
   if (!index) return index.takeError();
   if (*index) {
@@ -270,7 +271,7 @@ llvm::Expected<uint64_t> CodeMap::hashMapValue(uint64_t map, uint64_t key) {
   auto mask = data_.global("HashMapValueMask");
   if (!mask) return mask.takeError();
   auto size = data_.target().readValue<uint32_t>(*buckets);
-  if (!size) return runtimeError("the hash map's bucket count at " + hex(*buckets) + " is not in the dump");
+  if (!size) return fail("the hash map's bucket count at " + hex(*buckets) + " is not in the dump");
   if (*size < 2) return 0;
   key = key > 1 ? key : key + 100; // PtrHashMap::SanitizeKey
   uint32_t seed = uint32_t(key >> 2);

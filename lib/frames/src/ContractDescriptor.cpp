@@ -2,6 +2,7 @@
 
 #include "ModuleRelocations.h"
 
+#include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
 
 #include <nlohmann/json.hpp>
@@ -17,10 +18,6 @@ constexpr uint64_t Magic = 0x0043414443434e44; // "DNCCDAC\0", little-endian
 constexpr uint32_t MaxJsonBytes = 4 << 20, MaxPointerData = 1 << 16;
 constexpr unsigned MaxSubDescriptorDepth = 4;
 constexpr const char *ExportName = "DotNetRuntimeContractDescriptor";
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 // Numbers in the descriptor are JSON numbers or strings ("0x1f", "12", "-4").
 std::optional<uint64_t> number(const json &value) {

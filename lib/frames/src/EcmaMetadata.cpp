@@ -1,5 +1,7 @@
 #include "stackwalk/frames/EcmaMetadata.h"
 
+#include "stackwalk/core/Fail.h"
+
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Endian.h"
 
@@ -10,8 +12,6 @@ using namespace llvm;
 
 namespace stackwalk::frames {
 namespace {
-
-Error fail(const Twine &message) { return createStringError(inconvertibleErrorCode(), message); }
 
 // Little-endian reads that fail instead of running past the end.
 class ByteView {

@@ -1,5 +1,6 @@
 #include "stackwalk/frames/ManagedExceptions.h"
 
+#include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
 
 #include <set>
@@ -23,10 +24,10 @@ llvm::Expected<std::string> managedString(const RuntimeData &data, uint64_t stri
   if (!length) return length.takeError();
   auto first = data.offset("String", "m_FirstChar");
   if (!first) return first.takeError();
-  if (*length < 0) return runtimeError("the string at " + hex(string) + " has a negative length");
+  if (*length < 0) return fail("the string at " + hex(string) + " has a negative length");
   size_t units = std::min<size_t>(size_t(*length), RuntimeData::MaxUtf16Units);
   auto text = data.readUtf16(string + *first, units);
-  if (!text) return runtimeError("the string at " + hex(string) + " is not in the dump");
+  if (!text) return fail("the string at " + hex(string) + " is not in the dump");
   return units < size_t(*length) ? *text + "..." : *text;
 }
 

@@ -1,7 +1,7 @@
 #include "stackwalk/frames/MethodNames.h"
 
+#include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
-
 
 namespace stackwalk::frames {
 namespace {
@@ -43,7 +43,7 @@ llvm::Expected<std::unique_ptr<EcmaMetadata>> MethodNames::loadMetadata(uint64_t
   if (!image) return image.takeError();
   auto layout = data_.pointer(*image, "PEImage", "LoadedImageLayout");
   if (!layout) return layout.takeError();
-  if (*layout == 0) return runtimeError("the module's image is not loaded");
+  if (*layout == 0) return fail("the module's image is not loaded");
   auto base = data_.pointer(*layout, "PEImageLayout", "Base");
   if (!base) return base.takeError();
   // ReadyToRun images are mapped section by section, IL-only ones flat; the
@@ -69,7 +69,7 @@ const MethodNames::ModuleInfo &MethodNames::moduleInfo(uint64_t module) {
 }
 
 llvm::Error MethodNames::noMetadata(uint64_t module, const ModuleInfo &info) {
-  return runtimeError("no metadata for " + (info.fileName.empty() ? hex(module) : info.fileName) + ": " + info.problem);
+  return fail("no metadata for " + (info.fileName.empty() ? hex(module) : info.fileName) + ": " + info.problem);
 }
 
 // RuntimeTypeSystem.md: MTFlags2 holds the type's TypeDef row above 8 flag bits.
@@ -82,7 +82,7 @@ llvm::Expected<std::string> MethodNames::typeName(uint64_t methodTable) {
   if (!info.metadata) return noMetadata(*module, info);
   uint32_t token = TypeDefTable | *flags2 >> 8;
   auto name = info.metadata->typeFullName(token);
-  if (!name) return runtimeError("the MethodTable at " + hex(methodTable) + " has token " + hex(token) + ", which " +
+  if (!name) return fail("the MethodTable at " + hex(methodTable) + " has token " + hex(token) + ", which " +
                                  info.fileName + "'s metadata does not define");
   return *name;
 }
@@ -106,7 +106,7 @@ llvm::Expected<ManagedMethod> MethodNames::describe(uint64_t methodDesc) {
   if (!range) return range.takeError();
   auto module = data_.pointer(*methodTable, "MethodTable", "Module");
   if (!module) return module.takeError();
-  if (*module == 0) return runtimeError("the MethodDesc at " + hex(methodDesc) + " does not read back (no Module)");
+  if (*module == 0) return fail("the MethodDesc at " + hex(methodDesc) + " does not read back (no Module)");
 
   ManagedMethod method;
   method.methodDesc = methodDesc;
@@ -118,16 +118,16 @@ llvm::Expected<ManagedMethod> MethodNames::describe(uint64_t methodDesc) {
     auto namePointer = data_.pointer(methodDesc, "DynamicMethodDesc", "MethodName");
     if (!namePointer) return namePointer.takeError();
     auto name = data_.target().readCString(*namePointer, 1024);
-    if (!name) return runtimeError("the dynamic method's name at " + hex(*namePointer) + " is not in the dump");
+    if (!name) return fail("the dynamic method's name at " + hex(*namePointer) + " is not in the dump");
     method.name = *name;
   } else {
     auto bits = data_.global("MethodDescTokenRemainderBitCount");
     if (!bits) return bits.takeError();
-    if (*bits == 0 || *bits > 24) return runtimeError("MethodDescTokenRemainderBitCount is implausible");
+    if (*bits == 0 || *bits > 24) return fail("MethodDescTokenRemainderBitCount is implausible");
     method.token = methodToken(*remainder, *range, unsigned(*bits));
     if (!info.metadata) return noMetadata(*module, info);
     auto name = info.metadata->methodFullName(method.token);
-    if (!name) return runtimeError("the MethodDesc at " + hex(methodDesc) + " has token " + hex(method.token) +
+    if (!name) return fail("the MethodDesc at " + hex(methodDesc) + " has token " + hex(method.token) +
                                    ", which " + info.fileName + "'s metadata does not define");
     method.name = *name;
   }

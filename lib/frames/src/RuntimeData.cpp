@@ -1,28 +1,25 @@
 #include "stackwalk/frames/RuntimeData.h"
 
+#include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
 
 #include "llvm/Support/ConvertUTF.h"
 
 namespace stackwalk::frames {
 
-llvm::Error runtimeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 llvm::Expected<uint32_t> RuntimeData::offset(const char *type, const char *field) const {
   if (auto at = descriptor_.fieldOffset(type, field)) return *at;
-  return runtimeError(llvm::Twine("the contract descriptor has no ") + type + "." + field);
+  return fail(llvm::Twine("the contract descriptor has no ") + type + "." + field);
 }
 
 llvm::Expected<uint32_t> RuntimeData::size(const char *type) const {
   const DataType *t = descriptor_.type(type);
   if (t && t->size) return *t->size;
-  return runtimeError(llvm::Twine("the contract descriptor has no size for ") + type);
+  return fail(llvm::Twine("the contract descriptor has no size for ") + type);
 }
 
 llvm::Error RuntimeData::unreadable(uint64_t address, const char *type, const char *field) const {
-  return runtimeError(llvm::Twine(type) + "." + field + " at " + hex(address) + " is not in the dump");
+  return fail(llvm::Twine(type) + "." + field + " at " + hex(address) + " is not in the dump");
 }
 
 llvm::Expected<uint64_t> RuntimeData::pointer(uint64_t object, const char *type, const char *field) const {
@@ -35,7 +32,7 @@ llvm::Expected<uint64_t> RuntimeData::pointer(uint64_t object, const char *type,
 
 llvm::Expected<uint64_t> RuntimeData::readPointer(uint64_t address, const char *what) const {
   auto v = target_.readPointer(address, pointerSize());
-  if (!v) return runtimeError(llvm::Twine(what) + " at " + hex(address) + " is not in the dump");
+  if (!v) return fail(llvm::Twine(what) + " at " + hex(address) + " is not in the dump");
   return *v;
 }
 
@@ -57,7 +54,7 @@ std::optional<std::string> RuntimeData::readUtf16(uint64_t address, std::optiona
 
 llvm::Expected<uint64_t> RuntimeData::global(const char *name) const {
   if (auto v = descriptor_.global(name)) return *v;
-  return runtimeError(llvm::Twine("the contract descriptor has no global ") + name);
+  return fail(llvm::Twine("the contract descriptor has no global ") + name);
 }
 
 llvm::Expected<uint64_t> RuntimeData::globalPointer(const char *name) const {

@@ -1,5 +1,6 @@
 #include "stackwalk/frames/RuntimeFrames.h"
 
+#include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
 #include "stackwalk/core/WindowsContext.h"
 
@@ -34,7 +35,7 @@ Mechanism mechanismFor(const std::string &name) {
 // CalleeSavedRegisters' fields are named after the registers ("Rbx", "R12").
 llvm::Error restoreCalleeSaved(const RuntimeData &data, uint64_t block, RegisterFile &out) {
   const DataType *type = data.descriptor().type("CalleeSavedRegisters");
-  if (!type) return runtimeError("the contract descriptor has no CalleeSavedRegisters");
+  if (!type) return fail("the contract descriptor has no CalleeSavedRegisters");
   for (const auto &[field, offset] : type->fields) {
     auto reg = registerByName(out.arch(), llvm::StringRef(field).lower());
     if (!reg) continue;
@@ -51,7 +52,7 @@ llvm::Expected<RegisterFile> savedContext(const RuntimeData &data, uint64_t addr
   Arch arch = data.target().arch();
   std::vector<uint8_t> bytes(windowsContextSize(arch));
   if (bytes.empty() || !data.target().read(address, bytes))
-    return runtimeError("the CONTEXT saved at " + hex(address) + " is not in the dump");
+    return fail("the CONTEXT saved at " + hex(address) + " is not in the dump");
   return fromWindowsContext(arch, bytes);
 }
 

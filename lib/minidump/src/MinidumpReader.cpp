@@ -1,5 +1,7 @@
 #include "MinidumpReader.h"
 
+#include "stackwalk/core/Fail.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ConvertUTF.h"
 
@@ -14,7 +16,7 @@ llvm::Expected<Reader> Reader::create(std::span<const uint8_t> file, std::vector
   Reader reader(file, warnings);
   auto header = reader.readAt<llvm::minidump::Header>(0);
   if (!header || header->Signature != llvm::minidump::Header::MagicSignature)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "not a minidump (no MDMP signature)");
+    return fail("not a minidump (no MDMP signature)");
   if ((header->Version & 0xffff) != llvm::minidump::Header::MagicVersion)
     warnings.push_back("unexpected minidump version 0x" + llvm::utohexstr(header->Version & 0xffff, true));
   reader.timeDateStamp_ = header->TimeDateStamp;
@@ -27,7 +29,7 @@ llvm::Expected<Reader> Reader::create(std::span<const uint8_t> file, std::vector
     count = std::min<uint64_t>(fit, MaxStreams);
   }
   if (count == 0)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the minidump's stream directory is empty or outside the file");
+    return fail("the minidump's stream directory is empty or outside the file");
   for (uint64_t i = 0; i < count; ++i)
     reader.directory_.push_back(*reader.readAt<llvm::minidump::Directory>(rva + i * sizeof(llvm::minidump::Directory)));
   return reader;

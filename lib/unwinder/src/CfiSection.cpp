@@ -1,5 +1,8 @@
 #include "CfiSection.h"
+
 #include "CfaGnuRewrite.h"
+
+#include "stackwalk/core/Fail.h"
 
 #include "llvm/BinaryFormat/Dwarf.h"
 #include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
@@ -11,8 +14,6 @@ using namespace llvm::dwarf;
 
 namespace stackwalk {
 namespace {
-
-Error fail(const Twine &message) { return createStringError(inconvertibleErrorCode(), message); }
 
 constexpr size_t MaxIndexedFdes = 1 << 22;
 

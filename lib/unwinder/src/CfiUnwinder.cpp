@@ -4,6 +4,7 @@
 #include "stackwalk/core/Hex.h"
 
 #include "stackwalk/core/DwarfExpression.h"
+#include "stackwalk/core/Fail.h"
 
 using namespace llvm;
 using namespace llvm::dwarf;
@@ -110,8 +111,6 @@ private:
     return *value;
   }
 
-  static Error fail(const Twine &message) { return createStringError(inconvertibleErrorCode(), message); }
-
   const UnwindRow &row_;
   const RegisterFile &callee_;
   const Target &target_;
@@ -169,7 +168,6 @@ UnwindResult applyEntry(const CfiSection::Entry &entry, uint64_t fileAddress, co
   caller.setPc(**ra);
   return result;
 }
-
 
 CfiUnwinder::CfiUnwinder() = default;
 CfiUnwinder::~CfiUnwinder() = default;

@@ -1,5 +1,7 @@
 #include "stackwalk/unwinder/Win64Unwind.h"
 
+#include "stackwalk/core/Fail.h"
+
 #include "llvm/Support/Win64EH.h"
 
 #include <array>
@@ -14,8 +16,6 @@ namespace {
 constexpr unsigned ChainLimit = 32;
 constexpr uint8_t UOP_SetFPRegLarge = 11; // CoreCLR on Unix only
 constexpr unsigned Rsp = 4;               // Win64 register numbers
-
-Error fail(const Twine &message) { return createStringError(inconvertibleErrorCode(), message); }
 
 // UNWIND_INFO with its codes, read from target memory.
 struct UnwindInfoView {

@@ -2,6 +2,7 @@
 
 #include "NativeFrames.h"
 
+#include "stackwalk/core/Fail.h"
 #include "stackwalk/debuginfo/FrameArguments.h"
 #include "stackwalk/elfcore/ElfCoreLoader.h"
 #include "stackwalk/minidump/MinidumpLoader.h"
@@ -37,10 +38,6 @@ std::vector<const ThreadInfo *> selectThreads(const Target &target, const WalkOp
     selected.resize(options.maxThreads);
   }
   return selected;
-}
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
 enum class DumpFormat { ElfCore, Minidump, Unknown };

@@ -43,7 +43,6 @@ public:
   void forget(unsigned reg) {
     if (reg < Capacity) known_[reg] = false;
   }
-  void forgetAll() { known_.reset(); }
 
   unsigned pcRegister() const;
   unsigned spRegister() const;

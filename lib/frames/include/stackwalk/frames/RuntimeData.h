@@ -4,6 +4,7 @@
 // can report the problem and go on.
 #pragma once
 
+#include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Target.h"
 #include "stackwalk/frames/ContractDescriptor.h"
 
@@ -57,7 +58,5 @@ private:
   const Target &target_;
   const ContractDescriptor &descriptor_;
 };
-
-llvm::Error runtimeError(const llvm::Twine &message);
 
 } // namespace stackwalk::frames

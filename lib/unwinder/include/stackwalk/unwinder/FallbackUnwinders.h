@@ -11,6 +11,8 @@ namespace stackwalk {
 // callee-saved register still holds the caller's value.
 class BadCallUnwinder : public Unwinder {
 public:
+  // The caller is the word at the stack pointer, accepted by the stack scan's
+  // rule (a return address right after a call): a scan of one word.
   FrameTrust trust() const override { return FrameTrust::Scan; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
 };
