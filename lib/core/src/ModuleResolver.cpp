@@ -90,11 +90,11 @@ std::optional<std::string> ModuleResolver::identityMismatch(const Module &module
 
 llvm::Expected<std::shared_ptr<ModuleImage>> ModuleResolver::open(const std::string &path) const {
   if (cache_)
-    if (auto found = cache_->find(path); found != cache_->end()) return found->second;
+    if (std::shared_ptr<ModuleImage> found = cache_->file(path)) return found;
   auto image = ModuleImage::open(path);
   if (!image) return image.takeError();
   std::shared_ptr<ModuleImage> shared(std::move(*image));
-  if (cache_) (*cache_)[path] = shared;
+  if (cache_) cache_->addFile(path, shared);
   return shared;
 }
 
@@ -223,6 +223,7 @@ void ModuleResolver::resolve(Target &target) const {
         continue;
       }
     }
+    if (cache_) module.image = cache_->intern(std::move(module.image));
     if (!module.image->hasDwarf() && !module.image->debugImage())
       if (auto debug = findDebugImage(*module.image)) module.image->setDebugImage(std::move(debug));
     if (module.image->pdbReference() && module.image->pdbPath().empty())

@@ -146,14 +146,6 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image, b
   return result;
 }
 
-void Symbolizer::forget(const ModuleImage *image) {
-  modules_.erase({image, true});
-  modules_.erase({image, false});
-  pdbSessions_.erase(image);
-  dwarfContexts_.erase(image);
-  cache_.erase(cache_.lower_bound({image, 0}), cache_.upper_bound({image, UINT64_MAX}));
-}
-
 // LLVM 19 reads malformed DWARF out of bounds (DwarfUnitCheck.h); the unit an
 // address falls in, and those it refers to, are checked before LLVM reads them.
 bool Symbolizer::dwarfReadableAt(const ModuleImage &image, uint64_t fileAddress) {

@@ -172,7 +172,6 @@ UnwindResult applyEntry(const CfiSection::Entry &entry, uint64_t fileAddress, co
 CfiUnwinder::CfiUnwinder() = default;
 CfiUnwinder::~CfiUnwinder() = default;
 
-void CfiUnwinder::forget(const ModuleImage *image) { sections_.erase(image); }
 
 std::vector<std::unique_ptr<CfiSection>> &CfiUnwinder::sectionsFor(const ModuleImage &image, Arch arch) {
   auto found = sections_.find(&image);

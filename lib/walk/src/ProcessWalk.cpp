@@ -104,7 +104,7 @@ ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, c
   report_.dumpPath = std::move(dumpPath);
   report_.target = target_.get();
   report_.warnings = target_->warnings;
-  registered_ = RegisteredCode::find(*target_, options.perfMap, report_.warnings);
+  registered_ = RegisteredCode::find(*target_, options.perfMap, session.images, report_.warnings);
   report_.threads = selectThreads(*target_, options, report_.warnings);
   runtime_ = openManagedRuntime(*target_, report_.warnings);
   if (runtime_) report_.runtime = runtime_->summary();
@@ -113,8 +113,6 @@ ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, c
                                " stacks is not implemented: each thread shows its context frame only");
   unwinders_ = std::make_unique<DumpUnwinders>(*target_, session.cfi, registered_.dynamicUnwinder());
 }
-
-ProcessWalk::~ProcessWalk() { session_.endDump(*target_); }
 
 void ProcessWalk::addEntries(ReportThread &thread, std::span<const Frame> physical, ManagedThreadWalk *managed) {
   std::vector<std::vector<std::vector<FunctionArgument>>> arguments;
@@ -164,14 +162,6 @@ std::optional<ReportThread> ProcessWalk::nextThread() {
     for (size_t i = 0; i < thread.frames.size(); ++i) thread.frames[i].index = unsigned(i);
   }
   return thread;
-}
-
-void WalkSession::endDump(const Target &target) {
-  for (const Module &module : target.modules)
-    if (module.image && module.image->inMemory()) {
-      symbolizer.forget(module.image.get());
-      cfi.forget(module.image.get());
-    }
 }
 
 } // namespace stackwalk

@@ -24,9 +24,12 @@ std::optional<PerfMap> loadPerfMap(const Target &target, const std::string &give
 
 } // namespace
 
-RegisteredCode RegisteredCode::find(Target &target, const std::string &perfMapPath, std::vector<std::string> &warnings) {
+RegisteredCode RegisteredCode::find(Target &target, const std::string &perfMapPath, ImageCache &images,
+                                    std::vector<std::string> &warnings) {
   RegisteredCode code;
   addGdbJitModules(target, warnings);
+  for (Module &module : target.modules)
+    if (module.dynamic) module.image = images.intern(std::move(module.image));
   code.perfMap_ = loadPerfMap(target, perfMapPath, warnings);
   code.dynamic_ = std::make_unique<LibunwindDynamicUnwinder>(readLibunwindDynamicInfo(target, warnings));
   return code;

@@ -50,6 +50,8 @@ public:
   const std::string &path() const { return path_; }
   // True for an image copied from the dump (the vDSO), which has no file.
   bool inMemory() const { return !ownedBytes_.empty(); }
+  // Such an image's bytes: all there is to it.
+  llvm::ArrayRef<uint8_t> memoryBytes() const { return ownedBytes_; }
   const llvm::object::ObjectFile &object() const { return *object_; }
   bool isElf() const;
 

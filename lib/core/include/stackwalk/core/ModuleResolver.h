@@ -2,6 +2,7 @@
 // they are the ones the process had loaded (ELF build-id) before using them.
 #pragma once
 
+#include "stackwalk/core/ImageCache.h"
 #include "stackwalk/core/Target.h"
 
 #include <map>
@@ -18,9 +19,6 @@ struct ModuleSearchOptions {
   std::vector<std::string> debugRoots{"/usr/lib/debug"};
 };
 
-// Module files opened for earlier dumps, by path, with the debug files and
-// PDBs found for them: a batch opens and decompresses each file once.
-using ImageCache = std::map<std::string, std::shared_ptr<ModuleImage>>;
 
 class ModuleResolver {
 public:
@@ -28,7 +26,10 @@ public:
       : options_(std::move(options)), cache_(cache) {}
 
   // Attaches an image to every module that has a matching file; records in
-  // Module::imageNote and Target::warnings why a module has none.
+  // Module::imageNote and Target::warnings why a module has none. With a
+  // cache, files opened for earlier dumps (with the debug files and PDBs
+  // found for them) are not opened again, and images read from the dump's
+  // memory become the session's copy of the same bytes.
   void resolve(Target &target) const;
 
 private:

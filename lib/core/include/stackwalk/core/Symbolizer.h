@@ -1,6 +1,7 @@
 // Module + address -> function, offset, file:line and the chain of inlined
 // calls, from DWARF and the ELF symbol tables (through LLVM's symbolizer
-// modules), cached per address.
+// modules), cached per image and file address. The images must outlive the
+// Symbolizer: a session's ImageCache keeps them.
 #pragma once
 
 #include "stackwalk/core/Module.h"
@@ -49,8 +50,6 @@ public:
   // The image's DWARF, for readers of more than names (function arguments);
   // null when it has none, or when the unit at this file address does not parse.
   llvm::DWARFContext *dwarf(const ModuleImage &image, uint64_t fileAddress);
-  // Drops everything cached for an image that is about to go away.
-  void forget(const ModuleImage *image);
 
 private:
   llvm::symbolize::SymbolizableModule *moduleFor(const ModuleImage &image, bool withDebugInfo = true);

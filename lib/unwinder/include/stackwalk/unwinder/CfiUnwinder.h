@@ -1,5 +1,7 @@
 // Unwinding by DWARF call frame information: .eh_frame (through .eh_frame_hdr
-// when present) and .debug_frame, also from separate debug files.
+// when present) and .debug_frame, also from separate debug files. The parsed
+// sections are cached per image: the images must outlive the unwinder (a
+// session's ImageCache keeps them).
 #pragma once
 
 #include "stackwalk/core/StackWalker.h"
@@ -19,8 +21,6 @@ public:
   FrameTrust trust() const override { return FrameTrust::Cfi; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
   bool isSignalTrampoline(const Frame &frame, const Target &target) override;
-  // Drops the parsed CFI of an image that is about to go away.
-  void forget(const ModuleImage *image);
 
 private:
   struct Found;

@@ -4,6 +4,7 @@
 // runtime, the unwinder policy, the walk, names, arguments.
 #pragma once
 
+#include "stackwalk/core/ModuleResolver.h"
 #include "stackwalk/walk/ManagedRuntime.h"
 #include "stackwalk/walk/RegisteredCode.h"
 #include "stackwalk/walk/Report.h"
@@ -46,7 +47,6 @@ public:
   // The same, loading the dump first.
   static llvm::Expected<std::unique_ptr<ProcessWalk>> open(const std::string &dumpPath, const WalkOptions &options,
                                                            WalkSession &session);
-  ~ProcessWalk(); // the session forgets this dump's images
 
   const Target &target() const { return *target_; }
   // Everything but the threads.

@@ -5,6 +5,7 @@
 // _U_dyn_register, and a perf map's names.
 #pragma once
 
+#include "stackwalk/core/ImageCache.h"
 #include "stackwalk/core/PerfMap.h"
 #include "stackwalk/core/Target.h"
 #include "stackwalk/unwinder/LibunwindDynamic.h"
@@ -18,11 +19,12 @@ namespace stackwalk {
 
 class RegisteredCode {
 public:
-  // Adds the GDB JIT objects to the target's modules, reads libunwind's
-  // registrations from its memory, and loads the perf map `perfMapPath` (by
-  // default /tmp/perf-PID.map when it exists). What cannot be read becomes a
-  // warning.
-  static RegisteredCode find(Target &target, const std::string &perfMapPath, std::vector<std::string> &warnings);
+  // Adds the GDB JIT objects to the target's modules (their images become
+  // the session's `images`), reads libunwind's registrations from its
+  // memory, and loads the perf map `perfMapPath` (by default
+  // /tmp/perf-PID.map when it exists). What cannot be read becomes a warning.
+  static RegisteredCode find(Target &target, const std::string &perfMapPath, ImageCache &images,
+                             std::vector<std::string> &warnings);
 
   // Unwinds the procedures registered with libunwind.
   Unwinder &dynamicUnwinder() { return *dynamic_; }

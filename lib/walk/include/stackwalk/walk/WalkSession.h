@@ -1,8 +1,11 @@
-// What outlives one dump: module files with their symbols and call frame
-// information, shared by the dumps one worker walks in turn.
+// What outlives one dump: module images with their symbols and call frame
+// information, shared by the dumps one worker walks in turn. The caches are
+// keyed by image, and the images stay in `images` for the whole session
+// (ImageCache.h says what makes two images one), so nothing is forgotten
+// between dumps. Members are destroyed caches first, images last.
 #pragma once
 
-#include "stackwalk/core/ModuleResolver.h"
+#include "stackwalk/core/ImageCache.h"
 #include "stackwalk/core/Symbolizer.h"
 #include "stackwalk/unwinder/CfiUnwinder.h"
 
@@ -16,10 +19,6 @@ struct WalkSession {
   ImageCache images;
   Symbolizer symbolizer;
   CfiUnwinder cfi;
-
-  // Drops what belongs to this dump only: images copied from its memory (the
-  // vDSO), whose addresses a later dump's images may reuse.
-  void endDump(const Target &target);
 };
 
 } // namespace stackwalk

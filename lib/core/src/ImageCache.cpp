@@ -1,0 +1,25 @@
+#include "stackwalk/core/ImageCache.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SHA256.h"
+
+namespace stackwalk {
+
+std::shared_ptr<ModuleImage> ImageCache::file(const std::string &path) const {
+  auto found = files_.find(path);
+  return found == files_.end() ? nullptr : found->second;
+}
+
+void ImageCache::addFile(const std::string &path, std::shared_ptr<ModuleImage> image) {
+  files_[path] = std::move(image);
+}
+
+std::shared_ptr<ModuleImage> ImageCache::intern(std::shared_ptr<ModuleImage> image) {
+  if (!image || !image->inMemory()) return image;
+  std::array<uint8_t, 32> digest = llvm::SHA256::hash(image->memoryBytes());
+  std::string key = image->path() + '\0' + llvm::toHex(digest);
+  auto [slot, inserted] = memory_.try_emplace(std::move(key), image);
+  return slot->second;
+}
+
+} // namespace stackwalk
