@@ -1,0 +1,289 @@
+// The .NET runtime's two unwinders on a hand-built process (FakeDotnetProcess.h):
+// ManagedCodeUnwinder through the runtime's code map and the unwind info it
+// keeps for JIT-compiled code, RuntimeFrameUnwinder through a thread's Frame
+// chain. Each case checks the caller's registers or the refusal's reason.
+#include "FakeDotnetProcess.h"
+
+#include "stackwalk/frames/ManagedUnwinders.h"
+#include "stackwalk/frames/RuntimeFrames.h"
+
+#include <catch2/catch.hpp>
+
+using namespace stackwalk;
+using namespace stackwalk::frames;
+using namespace stackwalk::fake;
+
+namespace {
+
+using Status = UnwindResult::Status;
+
+std::vector<unsigned> known(const RegisterFile &regs) {
+  std::vector<unsigned> out;
+  for (unsigned r = 0; r < RegisterFile::Capacity; ++r)
+    if (regs.isKnown(r)) out.push_back(r);
+  return out;
+}
+
+RuntimeFrame runtimeFrame(uint64_t address, uint64_t identifier, std::string name) {
+  return RuntimeFrame{address, identifier, std::move(name)};
+}
+
+} // namespace
+
+TEST_CASE("the fake process: its runtime opens, its code map answers", "[managed]") {
+  FakeDotnetProcess process;
+  DotnetRuntime &runtime = process.runtime();
+  CHECK(runtime.descriptor().origin().module == "exports.dll");
+  CHECK(runtime.descriptor().origin().address == DescriptorAt);
+  REQUIRE(runtime.threadByOsId(ThreadOsId));
+  CHECK(runtime.threadByOsId(ThreadOsId)->managedId == ManagedThreadId);
+  auto method = runtime.code().find(Method + 0x10);
+  REQUIRE(bool(method));
+  REQUIRE(*method);
+  CHECK((*method)->kind == CodeBlock::Kind::Jitted);
+  CHECK((*method)->start == Method);
+  CHECK((*method)->unwindBase == JitBegin);
+  REQUIRE((*method)->function);
+  CHECK((*method)->function->begin == 0x1000);
+  CHECK((*method)->function->unwindInfo == MethodUnwindInfoRva);
+  auto stub = runtime.code().find(StubBegin + 0x10);
+  REQUIRE(bool(stub));
+  REQUIRE(*stub);
+  CHECK((*stub)->kind == CodeBlock::Kind::Stub);
+  CHECK((*stub)->start == StubBegin);
+}
+
+TEST_CASE("ManagedCodeUnwinder: JIT-compiled code is unwound by the runtime's unwind info", "[managed]") {
+  // Method pushed rbx and took 0x20 bytes: rbx at sp+0x20, the return address at sp+0x28.
+  FakeDotnetProcess process;
+  constexpr uint64_t Caller = 0x7f2000001234;
+  process.stackWord(Stack + 0x20, 0x7777);
+  process.stackWord(Stack + 0x28, Caller);
+  ManagedCodeUnwinder unwinder(process.runtime());
+  CHECK(unwinder.trust() == FrameTrust::UnwindInfo);
+  UnwindResult r = unwinder.unwind(process.walkFrame(MethodReturn, Stack, /*exact=*/false), process.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == Caller);
+  CHECK(r.caller.sp() == Stack + 0x30);
+  CHECK(r.caller.get(Rbx) == 0x7777u);  // restored from the stack
+  CHECK(r.caller.get(Rbp) == 0xb0b0u);  // nonvolatile, untouched
+  CHECK(r.caller.get(R12) == 0x1212u);
+  CHECK_FALSE(r.caller.isKnown(Rax));   // volatile
+  CHECK_FALSE(r.callerIpIsExact);
+  CHECK_FALSE(r.trust);
+}
+
+TEST_CASE("ManagedCodeUnwinder: a Linux thread's managed caller does not get the callee's rsi and rdi",
+          "[managed][!mayfail]") {
+  // CoreCLR's JIT follows the System V ABI on Linux x64 (rsi and rdi are
+  // argument registers, not preserved), but unwindWin64 keeps every register
+  // Windows calls nonvolatile, so the caller is given the callee's rsi and
+  // rdi: values that nothing says the caller had.
+  FakeDotnetProcess process;
+  process.stackWord(Stack + 0x20, 0x7777);
+  process.stackWord(Stack + 0x28, 0x7f2000001234);
+  ManagedCodeUnwinder unwinder(process.runtime());
+  REQUIRE(process.target().os() == OS::Linux);
+  UnwindResult r = unwinder.unwind(process.walkFrame(MethodReturn, Stack, /*exact=*/false), process.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK_FALSE(r.caller.isKnown(Rsi));
+  CHECK_FALSE(r.caller.isKnown(Rdi));
+}
+
+TEST_CASE("ManagedCodeUnwinder: code the runtime does not manage, or cannot describe", "[managed]") {
+  FakeDotnetProcess process;
+  ManagedCodeUnwinder unwinder(process.runtime());
+  auto unwind = [&](uint64_t ip) {
+    return unwinder.unwind(process.walkFrame(ip, Stack, /*exact=*/true), process.target());
+  };
+  // No range section: a native address, and one in the code heap before any method.
+  for (uint64_t ip : {uint64_t(0x401000), RuntimeBase + 0x1000, JitBegin + 0x10, JitEnd + 0x2000}) {
+    INFO(ip);
+    UnwindResult r = unwind(ip);
+    CHECK(r.status == Status::NoInfo);
+    CHECK(r.detail == "not managed code");
+  }
+  UnwindResult stub = unwind(StubBegin + 0x10);
+  CHECK(stub.status == Status::NoInfo);
+  CHECK(stub.detail == "a runtime stub without unwind info");
+  UnwindResult jitStub = unwind(JitStub + 4);
+  CHECK(jitStub.status == Status::NoInfo);
+  CHECK(jitStub.detail == "a runtime stub without unwind info");
+  UnwindResult noFunction = unwind(NoUnwind + 4);
+  CHECK(noFunction.status == Status::NoInfo);
+  CHECK(noFunction.detail == "managed code without a RUNTIME_FUNCTION");
+  UnwindResult lost = unwind(LostInfo + 4);
+  CHECK(lost.status == Status::NoInfo);
+  CHECK(lost.detail == "managed unwind info: UNWIND_INFO at 0x7f100000f000 is not readable");
+  UnwindResult broken = unwind(BrokenMapAddress + 0x1000);
+  CHECK(broken.status == Status::NoInfo);
+  CHECK(broken.detail == "the runtime's code map: a range-section map slot at 0xdead0000 is not in the dump");
+}
+
+TEST_CASE("ManagedCodeUnwinder: describesCodeAt is the code map's answer", "[managed]") {
+  FakeDotnetProcess process;
+  ManagedCodeUnwinder unwinder(process.runtime());
+  const Target &target = process.target();
+  CHECK(unwinder.describesCodeAt(Method, target));
+  CHECK(unwinder.describesCodeAt(MethodReturn, target));
+  CHECK(unwinder.describesCodeAt(StubBegin, target));
+  CHECK(unwinder.describesCodeAt(StubEnd - 1, target));
+  CHECK(unwinder.describesCodeAt(JitStub, target));
+  CHECK(unwinder.describesCodeAt(NoUnwind, target));
+  CHECK_FALSE(unwinder.describesCodeAt(StubEnd, target));
+  CHECK_FALSE(unwinder.describesCodeAt(JitBegin + 0x10, target)); // in the heap, before any method
+  CHECK_FALSE(unwinder.describesCodeAt(0x401000, target));
+  CHECK_FALSE(unwinder.describesCodeAt(BrokenMapAddress + 0x1000, target)); // an error is not code
+}
+
+namespace {
+
+// A Frame chain on the stack, innermost first:
+//   0x100  InlinedCallFrame, active: returns to InlinedReturn, CallSiteSP 0x180, fp 0x1f0
+//   0x200  a Frame no global names (no context)
+//   0x300  InlinedCallFrame without an active call (no context)
+//   0x400  FaultingExceptionFrame: CONTEXT inline, rip FaultIp, rsp 0x600
+//   0xa00  ResumableFrame: CONTEXT at 0x1000, rip ResumeIp, rsp 0xb00
+//   0xc00  InlinedCallFrame, active: returns to OuterReturn, CallSiteSP 0xd00
+constexpr uint64_t InlinedReturn = 0x7f1000001015, FaultIp = 0x7f1000001004, ResumeIp = 0x7f1000004010,
+                   OuterReturn = 0x7f2000000100;
+
+void writeChain(FakeDotnetProcess &process) {
+  process.inlinedCallFrame(Stack + 0x100, Stack + 0x200, InlinedReturn, Stack + 0x180, Stack + 0x1f0);
+  process.frame(Stack + 0x200, UnnamedFrameId, Stack + 0x300);
+  process.inlinedCallFrame(Stack + 0x300, Stack + 0x400, 0, Stack + 0x380, 0);
+  process.faultingExceptionFrame(Stack + 0x400, Stack + 0xa00,
+                                 windowsContext(1 | 2, FaultIp, Stack + 0x600, {{Rbx, 0xfb}, {Rbp, Stack + 0x640}}));
+  process.resumableFrame(Stack + 0xa00, Stack + 0xc00, Stack + 0x1000);
+  process.memory.bytes(Stack + 0x1000, windowsContext(1 | 2, ResumeIp, Stack + 0xb00, {{Rbx, 0xeb}}));
+  process.inlinedCallFrame(Stack + 0xc00, FrameTop, OuterReturn, Stack + 0xd00, Stack + 0xd40);
+  process.threadFirstFrame(Stack + 0x100);
+}
+
+std::vector<RuntimeFrame> readChain(FakeDotnetProcess &process) {
+  FrameChain chain = readFrameChain(process.runtime().data(), Stack + 0x100);
+  CHECK(chain.problem.empty());
+  return chain.frames;
+}
+
+} // namespace
+
+TEST_CASE("RuntimeFrameUnwinder: the chain reads back with its names", "[managed]") {
+  FakeDotnetProcess process;
+  writeChain(process);
+  std::vector<RuntimeFrame> chain = readChain(process);
+  REQUIRE(chain.size() == 6);
+  CHECK(chain[0].name == "InlinedCallFrame");
+  CHECK(chain[1].name.empty());
+  CHECK(chain[1].identifier == UnnamedFrameId);
+  CHECK(chain[3].name == "FaultingExceptionFrame");
+  CHECK(chain[4].name == "ResumableFrame");
+  CHECK(chain[5].address == Stack + 0xc00);
+  RuntimeFrameUnwinder unwinder(process.runtime(), chain);
+  CHECK(unwinder.trust() == FrameTrust::RuntimeFrame);
+}
+
+TEST_CASE("RuntimeFrameUnwinder: the first Frame at or above sp that carries a context gives the caller",
+          "[managed]") {
+  FakeDotnetProcess process;
+  writeChain(process);
+  std::vector<RuntimeFrame> chain = readChain(process);
+  RuntimeFrameUnwinder unwinder(process.runtime(), chain);
+
+  SECTION("below every Frame: the innermost InlinedCallFrame, a call's return address") {
+    UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x50, true), process.target());
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == InlinedReturn);
+    CHECK(r.caller.sp() == Stack + 0x180);
+    CHECK(r.caller.fp() == Stack + 0x1f0);
+    CHECK(known(r.caller) == std::vector<unsigned>{Rbp, Rsp, Rip}); // nothing else: not rbx, not r12
+    CHECK_FALSE(r.callerIpIsExact);
+    CHECK_FALSE(r.trust);
+  }
+  SECTION("above the first: Frames below sp are skipped, and Frames without a context") {
+    // 0x100 is below sp; 0x200 is unnamed, 0x300 has no active call; 0x400 faulted.
+    UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x190, true), process.target());
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == FaultIp);
+    CHECK(r.caller.sp() == Stack + 0x600);
+    CHECK(r.caller.get(Rbx) == 0xfbu);
+    CHECK(r.caller.get(Rbp) == Stack + 0x640);
+    CHECK(r.caller.get(Rsi) == 0u); // the CONTEXT's INTEGER group is all there, zeros and all
+    CHECK(r.callerIpIsExact);       // an interrupted instruction, not a return address
+  }
+  SECTION("exactly at a Frame's address: that Frame is used") {
+    UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x400, true), process.target());
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == FaultIp);
+  }
+  SECTION("a ResumableFrame's context is an interrupted one too") {
+    UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x700, true), process.target());
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == ResumeIp);
+    CHECK(r.caller.sp() == Stack + 0xb00);
+    CHECK(r.caller.get(Rbx) == 0xebu);
+    CHECK(r.callerIpIsExact);
+  }
+  SECTION("the outermost InlinedCallFrame") {
+    UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0xb80, true), process.target());
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == OuterReturn);
+    CHECK(r.caller.sp() == Stack + 0xd00);
+    CHECK(r.caller.fp() == Stack + 0xd40);
+    CHECK_FALSE(r.callerIpIsExact);
+  }
+  SECTION("above every Frame: no caller") {
+    UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0xc08, true), process.target());
+    CHECK(r.status == Status::NoInfo);
+    CHECK(r.detail == "no runtime Frame above the stack pointer carries a context");
+  }
+}
+
+TEST_CASE("RuntimeFrameUnwinder: a Frame whose context is not above sp, or has no sp, is passed over",
+          "[managed]") {
+  FakeDotnetProcess process;
+  // 0x1800: an InlinedCallFrame whose call site is below it (0x1700);
+  // 0x1900: a ResumableFrame whose CONTEXT claims only INTEGER (no rip, no rsp).
+  process.inlinedCallFrame(Stack + 0x1800, Stack + 0x1900, OuterReturn, Stack + 0x1700, 0);
+  process.resumableFrame(Stack + 0x1900, FrameTop, Stack + 0x1000);
+  process.memory.bytes(Stack + 0x1000, windowsContext(2, ResumeIp, Stack + 0x1a00, {{Rbx, 0xeb}}));
+  std::vector<RuntimeFrame> chain = {runtimeFrame(Stack + 0x1800, InlinedCallFrameId, "InlinedCallFrame"),
+                                     runtimeFrame(Stack + 0x1900, ResumableFrameId, "ResumableFrame")};
+  RuntimeFrameUnwinder unwinder(process.runtime(), chain);
+  UnwindResult passed = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x1780, true), process.target());
+  CHECK(passed.status == Status::NoInfo);
+  CHECK(passed.detail == "no runtime Frame above the stack pointer carries a context");
+  // Lower down, the InlinedCallFrame's call site is above sp.
+  UnwindResult used = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x1600, true), process.target());
+  REQUIRE(used.status == Status::Caller);
+  CHECK(used.caller.pc() == OuterReturn);
+  CHECK(used.caller.sp() == Stack + 0x1700);
+}
+
+TEST_CASE("RuntimeFrameUnwinder: a Frame that does not read back ends the search with its reason",
+          "[managed]") {
+  FakeDotnetProcess process;
+  writeChain(process);
+  // A ResumableFrame whose CONTEXT pointer leads out of the dump, then the
+  // good chain: the unwinder reports the first and does not look further.
+  process.resumableFrame(Stack + 0x80, Stack + 0x100, 0x5000000);
+  std::vector<RuntimeFrame> chain = {runtimeFrame(Stack + 0x80, ResumableFrameId, "ResumableFrame")};
+  for (const RuntimeFrame &frame : readChain(process)) chain.push_back(frame);
+  RuntimeFrameUnwinder unwinder(process.runtime(), chain);
+  UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x50, true), process.target());
+  CHECK(r.status == Status::NoInfo);
+  CHECK(r.detail == "ResumableFrame at 0x7ffd0080: the CONTEXT saved at 0x5000000 is not in the dump");
+  // Once sp is past it, the next Frame is used.
+  UnwindResult past = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x90, true), process.target());
+  REQUIRE(past.status == Status::Caller);
+  CHECK(past.caller.pc() == InlinedReturn);
+}
+
+TEST_CASE("RuntimeFrameUnwinder: an empty chain has nothing to say", "[managed]") {
+  FakeDotnetProcess process;
+  std::vector<RuntimeFrame> chain;
+  RuntimeFrameUnwinder unwinder(process.runtime(), chain);
+  UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack, true), process.target());
+  CHECK(r.status == Status::NoInfo);
+  CHECK(r.detail == "no runtime Frame above the stack pointer carries a context");
+}
