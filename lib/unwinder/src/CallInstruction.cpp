@@ -16,12 +16,22 @@ unsigned indirectCallLength(uint8_t modrm, uint8_t sib) {
   }
 }
 
+// How many of the `size` bytes before an address can be read: all of them,
+// or fewer right after the start of readable memory (a short call there is
+// still a call).
+unsigned readBefore(const Target &target, uint64_t address, uint8_t *bytes, unsigned size) {
+  for (unsigned n = size; n > 0; --n)
+    if (address >= n && target.read(address - n, std::span(bytes + size - n, n))) return n;
+  return 0;
+}
+
 bool x86FollowsCall(const Target &target, uint64_t returnAddress) {
-  uint8_t bytes[7];
-  if (returnAddress < sizeof bytes || !target.read(returnAddress - sizeof bytes, bytes)) return false;
-  const uint8_t *end = bytes + sizeof bytes;
-  if (end[-5] == 0xE8) return true; // call rel32
-  for (unsigned length = 2; length <= 7; ++length) {
+  constexpr unsigned Longest = 7; // FF /2 with SIB and disp32
+  uint8_t bytes[Longest] = {};
+  unsigned readable = readBefore(target, returnAddress, bytes, Longest);
+  const uint8_t *end = bytes + Longest;
+  if (readable >= 5 && end[-5] == 0xE8) return true; // call rel32
+  for (unsigned length = 2; length <= readable; ++length) {
     const uint8_t *insn = end - length;
     if (insn[0] != 0xFF || ((insn[1] >> 3) & 7) != 2) continue;
     uint8_t sib = length >= 3 ? insn[2] : 0;
