@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""bench/dotnet.py STACKWALK DUMPS_DIR [RUNS]: the mixed-mode walk of every thread of the .NET
+"""bench/dotnet.py STACKWALK DUMPS_DIR [RUNS [BASELINE]]: the mixed-mode walk of every thread of the .NET
 test dump (test/dumps/dotnet, createdump --normal of 15 threads, 5 of them in managed code)
 beside native-only walks of the same core: eu-stack -i -s (when installed), and stackwalk on a
 native test core of similar size. Prints the median wall time and peak memory of each; checks
 that the mixed walk found managed frames (exit 1 if not). A benchmark: it does not fail on a
-slow figure."""
+slow figure. BASELINE, another stackwalk binary (the build before a change), walks the same dump
+in the same rounds."""
 import json
 import os
 import shutil
@@ -30,6 +31,9 @@ def main():
         "stackwalk native core (threads-O0-fp)": [stackwalk, os.path.join(dumps, "cores", "threads-O0-fp.core"),
                                                   "--all-threads", "--sysroot", os.path.join(dumps, "sysroot")],
     }
+    if len(sys.argv) > 4:
+        argvs["baseline mixed (text)"] = [os.path.abspath(sys.argv[4]), core, "--all-threads", *paths]
+        argvs["baseline mixed (json)"] = [os.path.abspath(sys.argv[4]), core, "--all-threads", "--json", *paths]
     if shutil.which("eu-stack"):
         argvs["eu-stack -i -s (native only)"] = ["eu-stack", "-i", "-s", "--core", core, "-e",
                                                  os.path.join(d, "app", "StackwalkDotnet")]

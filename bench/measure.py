@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """measure.py: the timing and checking half of bench/run.sh (run.sh builds and captures).
 
-    measure.py --stackwalk SW --exe EXE --core CORE [--runs N] [--out DIR]
+    measure.py --stackwalk SW --exe EXE --core CORE [--runs N] [--out DIR] [--baseline SW0]
 
 Runs stackwalk, eu-stack (with and without inline frames and source lines) and gdb on the same
 core, alternating, N times each after one untimed warm-up round (so every tool sees a warm page
 cache). Each run is its own child process, spawned directly (no shell) with stdout and stderr
 going to files; its wall time is taken around spawn + wait4(), and its peak RSS is the child's
 own ru_maxrss from wait4(), so no run's figure includes another's.
+
+With --baseline (another stackwalk binary, e.g. the build before a change), it runs in the same
+rounds and the ratio of stackwalk to it is printed too.
 
 Prints a table (median wall ms, median peak RSS MiB, frames printed), the ratios against the
 peers, whether the project's targets are met, and a completeness check from one
@@ -184,7 +187,7 @@ def compare_eu_stack(ours, eu_path, what, label):
 
 
 def main():
-    args = parse_args(__doc__, [("--exe", REQUIRED), ("--core", REQUIRED)])
+    args = parse_args(__doc__, [("--exe", REQUIRED), ("--core", REQUIRED)], extra=[("--baseline", {})])
 
     sw, exe, core = os.path.abspath(args.stackwalk), args.exe, args.core
     tools = [
@@ -195,6 +198,8 @@ def main():
         ("gdb bt (all threads)", "gdb", ["gdb", "-batch", "-nx", "-ex", "set debuginfod enabled off",
                                          "-ex", "thread apply all bt", exe, core]),
     ]
+    if args.baseline:
+        tools.append(("stackwalk -a (baseline)", "stackwalk", [os.path.abspath(args.baseline), core, "-a"]))
     outputs = {}
     for i, (label, _, _) in enumerate(tools):
         stem = os.path.join(args.out, f"out-{i}-" + re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_"))
@@ -214,11 +219,14 @@ def main():
         print(f"{label:<22} {r['ms']:>16.1f} {span:>13} {r['mib']:>13.1f} {r['frames']:>7}  "
               + ",".join(map(str, r["codes"])))
 
-    s, e, ep, g = (rows[label] for label, _, _ in tools)
+    s, e, ep, g = (rows[label] for label, _, _ in tools[:4])
     print()
     print(f"stackwalk / eu-stack -i -s : time {fmt_ratio(s['ms'], e['ms'])}, memory {fmt_ratio(s['mib'], e['mib'])}")
     print(f"stackwalk / eu-stack plain : time {fmt_ratio(s['ms'], ep['ms'])}, memory {fmt_ratio(s['mib'], ep['mib'])}")
     print(f"stackwalk / gdb            : time {fmt_ratio(s['ms'], g['ms'])}, memory {fmt_ratio(s['mib'], g['mib'])}")
+    if args.baseline:
+        b = rows["stackwalk -a (baseline)"]
+        print(f"stackwalk / baseline       : time {fmt_ratio(s['ms'], b['ms'])}, memory {fmt_ratio(s['mib'], b['mib'])}")
     t_ok = s["ms"] <= TIME_TARGET * e["ms"]
     m_ok = s["mib"] <= MEM_TARGET * e["mib"]
     print(f"target: wall time <= {TIME_TARGET}x eu-stack -i -s : {'MET' if t_ok else 'NOT MET'} "

@@ -6,6 +6,8 @@
 #   BENCH_RUNS=9 bench/run.sh            timed rounds per tool (default 5; the median is reported)
 #   BENCH_DIR=/tmp/b bench/run.sh        where the program, the core and the outputs go
 #                                        (default build/bench)
+#   BENCH_BASELINE=old/stackwalk bench/run.sh   also times another stackwalk binary (the build
+#                                        before a change) in the same rounds
 #
 # Builds bench/programs/many-threads.c (-O2 -g), starts it (ASLR off when setarch is there),
 # waits for its READY line and for every task to be asleep, captures a core with gdb's gcore,
@@ -47,4 +49,5 @@ echo "bench: $(eu-stack --version 2>&1 | head -1); $(gdb --version | head -1)"
 echo "bench: $(nproc) cores, $(uname -sr), $(date -u +%Y-%m-%d), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---------------------------------------------------------------- measure
-exec python3 "$HERE/measure.py" --stackwalk "$SW" --exe "$EXE" --core "$CORE" --runs "$RUNS" --out "$OUT"
+exec python3 "$HERE/measure.py" --stackwalk "$SW" --exe "$EXE" --core "$CORE" --runs "$RUNS" --out "$OUT" \
+  ${BENCH_BASELINE:+--baseline "$BENCH_BASELINE"}

@@ -9,15 +9,14 @@ std::optional<uint64_t> offsetInFunction(const SourceFrame &source, const Module
   return ip - start;
 }
 
-std::vector<ReportFrame> nativeEntries(const Frame &frame, Symbolizer &symbolizer, const RegisteredCode &registered,
-                                       std::vector<std::vector<FunctionArgument>> *arguments) {
+void appendNativeEntries(std::vector<ReportFrame> &entries, const Frame &frame, Symbolizer &symbolizer,
+                         const RegisteredCode &registered, std::vector<std::vector<FunctionArgument>> *arguments) {
   ReportFrame base;
   base.trust = frame.trust;
   base.ip = frame.ip;
   base.sp = frame.sp;
   base.module = frame.module;
   base.signalTrampoline = frame.signalTrampoline;
-  base.registers = frame.regs;
   const std::vector<SourceFrame> *sources = nullptr;
   if (frame.module) sources = &symbolizer.symbolize(*frame.module, frame.symbolAddress());
   if (!sources || sources->empty()) {
@@ -26,24 +25,27 @@ std::vector<ReportFrame> nativeEntries(const Frame &frame, Symbolizer &symbolize
         base.function = name->function;
         base.functionOffset = frame.ip - name->start;
       }
-    return {base};
+    base.index = unsigned(entries.size());
+    base.registers = frame.regs;
+    entries.push_back(std::move(base));
+    return;
   }
-  std::vector<ReportFrame> entries;
+  size_t first = entries.size();
   for (const SourceFrame &source : *sources) {
-    ReportFrame entry = base;
+    ReportFrame &entry = entries.emplace_back(base);
+    entry.index = unsigned(entries.size() - 1);
     entry.inlined = source.inlined;
-    if (entry.inlined) entry.registers.reset();
+    // Only the physical frame has registers of its own.
+    if (!entry.inlined) entry.registers = frame.regs;
     entry.function = source.function;
     entry.file = source.file;
     entry.line = source.line;
     entry.functionOffset = offsetInFunction(source, *frame.module, frame.ip);
-    entries.push_back(std::move(entry));
   }
   // The Symbolizer leaves out nameless DWARF entries; arguments go with the
   // chain only when it is the one the Symbolizer named.
-  if (arguments && arguments->size() == entries.size())
-    for (size_t i = 0; i < entries.size(); ++i) entries[i].arguments = std::move((*arguments)[i]);
-  return entries;
+  if (arguments && arguments->size() == sources->size())
+    for (size_t i = 0; i < sources->size(); ++i) entries[first + i].arguments = std::move((*arguments)[i]);
 }
 
 } // namespace stackwalk

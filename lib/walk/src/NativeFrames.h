@@ -12,11 +12,12 @@
 
 namespace stackwalk {
 
-// The frame's entries, innermost inlined call first. With `arguments` (one
-// list per DWARF function at the frame, as FrameArguments reads them), each
-// entry gets its function's, when the two chains agree.
-std::vector<ReportFrame> nativeEntries(const Frame &frame, Symbolizer &symbolizer, const RegisteredCode &registered,
-                                       std::vector<std::vector<FunctionArgument>> *arguments);
+// Appends the frame's entries to a thread's, innermost inlined call first,
+// numbered on. With `arguments` (one list per DWARF function at the frame,
+// as FrameArguments reads them), each entry gets its function's, when the
+// two chains agree.
+void appendNativeEntries(std::vector<ReportFrame> &entries, const Frame &frame, Symbolizer &symbolizer,
+                         const RegisteredCode &registered, std::vector<std::vector<FunctionArgument>> *arguments);
 
 // How far `ip` lies into the function a symbolizer entry names; nullopt when
 // the entry has no start or starts above ip.

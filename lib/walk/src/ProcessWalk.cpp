@@ -122,6 +122,7 @@ void ProcessWalk::addEntries(ReportThread &thread, std::span<const Frame> physic
     // From the outermost frame in: a frame's entry values build on its caller's.
     for (size_t i = physical.size(); i-- > 0;) arguments[i] = reader.at(i);
   }
+  thread.frames.reserve(physical.size()); // at least one entry each; entries carry registers
   auto append = [&](ReportFrame entry) {
     entry.index = unsigned(thread.frames.size());
     thread.frames.push_back(std::move(entry));
@@ -136,9 +137,8 @@ void ProcessWalk::addEntries(ReportThread &thread, std::span<const Frame> physic
         continue;
       }
     }
-    for (ReportFrame &entry :
-         nativeEntries(physical[i], session_.symbolizer, registered_, arguments.empty() ? nullptr : &arguments[i]))
-      append(std::move(entry));
+    appendNativeEntries(thread.frames, physical[i], session_.symbolizer, registered_,
+                        arguments.empty() ? nullptr : &arguments[i]);
   }
 }
 
