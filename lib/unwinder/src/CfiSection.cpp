@@ -271,29 +271,27 @@ Expected<const CfiSection::Entry *> CfiSection::find(uint64_t address) {
   // no FDE, and walking the whole section to be sure would cost every miss.
   std::optional<uint64_t> offset = hasUsableHdr() ? lookupHdr(address) : lookupIndex(address);
   if (!offset) return nullptr;
+  // A damaged FDE is parsed once and its reason given every time it is asked.
+  if (auto damaged = damaged_.find(*offset); damaged != damaged_.end()) return fail(damaged->second);
   auto cached = entries_.find(*offset);
   if (cached != entries_.end()) {
     const Entry *entry = cached->second.get();
-    if (!entry) return nullptr;
     uint64_t begin = entry->fde->getInitialLocation();
     return address >= begin && address - begin < entry->fde->getAddressRange() ? entry : nullptr;
   }
+  auto remember = [&](Error err) {
+    std::string why = toString(std::move(err));
+    damaged_[*offset] = why;
+    return fail(why);
+  };
   auto header = parseFdeHeader(*offset);
-  if (!header) {
-    entries_[*offset] = nullptr;
-    return header.takeError();
-  }
+  if (!header) return remember(header.takeError());
   auto fde = std::make_unique<FDE>(header->dwarf64, *offset, header->length, header->cieOffset, header->begin,
                                    header->range, header->cie, std::nullopt, arch_);
-  if (Error err = parseProgram(fde->cfis(), *offset, header->programOffset, header->end)) {
-    entries_[*offset] = nullptr;
-    return std::move(err);
-  }
+  if (Error err = parseProgram(fde->cfis(), *offset, header->programOffset, header->end))
+    return remember(std::move(err));
   auto table = UnwindTable::create(fde.get());
-  if (!table) {
-    entries_[*offset] = nullptr;
-    return table.takeError();
-  }
+  if (!table) return remember(table.takeError());
   auto entry = std::make_unique<Entry>(Entry{std::move(fde), std::move(*table), false,
                                              header->cie->getReturnAddressRegister()});
   entry->signalFrame = header->cie->getAugmentationString().contains('S');

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace stackwalk {
@@ -64,7 +65,8 @@ private:
   uint64_t hdrAddress_;
   std::optional<std::vector<Range>> index_; // built on first use without a usable hdr
   std::map<uint64_t, std::unique_ptr<llvm::dwarf::CIE>> cies_;
-  std::map<uint64_t, std::unique_ptr<Entry>> entries_; // by FDE offset; null: damaged
+  std::map<uint64_t, std::unique_ptr<Entry>> entries_; // by FDE offset
+  std::map<uint64_t, std::string> damaged_;            // by FDE offset: why it cannot be used
   std::map<uint64_t, std::vector<uint8_t>> rewritten_; // programs rewritten for LLVM, by entry offset
 };
 

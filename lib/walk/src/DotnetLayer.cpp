@@ -104,9 +104,9 @@ std::optional<ReportFrame> DotnetThreadWalk::managedFrame(const Frame &frame, co
   entry.sp = frame.sp;
   entry.module = frame.module;
   entry.registers = frame.regs;
-  if (frame.ip >= (*block)->start) entry.functionOffset = frame.ip - (*block)->start;
   if (runtimeWalkOnly_)
     if (auto ip = ipFromTransitionFrame(frame, before)) entry.ip = *ip;
+  if (entry.ip >= (*block)->start) entry.functionOffset = entry.ip - (*block)->start;
   if (uint64_t md = (*block)->methodDesc) {
     entry.methodDesc = md;
     auto method = runtime_.names().describe(md);

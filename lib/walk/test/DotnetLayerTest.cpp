@@ -233,11 +233,9 @@ TEST_CASE("DotnetLayer: --managed-only takes a managed frame's ip from the runti
   }
 }
 
-TEST_CASE("DotnetLayer: with the ip from a runtime Frame, the function offset is that ip's",
-          "[dotnet][!mayfail]") {
-  // managedFrame computes functionOffset from the physical frame's ip before
-  // it replaces the ip with the Frame's, so the entry says ip Method+0x10 but
-  // offset 0x15: the printers show "+0x15" next to an ip 0x10 into the method.
+TEST_CASE("DotnetLayer: with the ip from a runtime Frame, the function offset is that ip's", "[dotnet]") {
+  // Not the physical frame's: the entry would say ip Method+0x10 but offset
+  // 0x15, and the printers show "+0x15" next to an ip 0x10 into the method.
   Fixture fx;
   ReportThread thread;
   thread.tid = ThreadOsId;
