@@ -20,7 +20,7 @@ UnwindResult ManagedCodeUnwinder::unwind(const Frame &frame, const Target &targe
   if (!*block) return UnwindResult::noInfo("not managed code");
   if ((*block)->kind == CodeBlock::Kind::Stub) return UnwindResult::noInfo("a runtime stub without unwind info");
   if (!(*block)->function) return UnwindResult::noInfo("managed code without a RUNTIME_FUNCTION");
-  auto result = unwindWin64(target, (*block)->unwindBase, *(*block)->function, frame);
+  auto result = unwindWin64(target, (*block)->unwindBase, *(*block)->function, frame, target.os());
   if (!result) return UnwindResult::noInfo("managed unwind info: " + llvm::toString(result.takeError()));
   return std::move(*result);
 }

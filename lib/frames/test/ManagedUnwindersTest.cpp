@@ -74,11 +74,10 @@ TEST_CASE("ManagedCodeUnwinder: JIT-compiled code is unwound by the runtime's un
 }
 
 TEST_CASE("ManagedCodeUnwinder: a Linux thread's managed caller does not get the callee's rsi and rdi",
-          "[managed][!mayfail]") {
+          "[managed]") {
   // CoreCLR's JIT follows the System V ABI on Linux x64 (rsi and rdi are
-  // argument registers, not preserved), but unwindWin64 keeps every register
-  // Windows calls nonvolatile, so the caller is given the callee's rsi and
-  // rdi: values that nothing says the caller had.
+  // argument registers, not preserved): the callee's rsi and rdi say nothing
+  // of the caller's, though Windows would preserve them.
   FakeDotnetProcess process;
   process.stackWord(Stack + 0x20, 0x7777);
   process.stackWord(Stack + 0x28, 0x7f2000001234);

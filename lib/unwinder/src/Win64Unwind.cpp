@@ -51,8 +51,8 @@ private:
 
 class Unwind {
 public:
-  Unwind(const MemorySource &memory, uint64_t imageBase, const Frame &frame)
-      : memory_(memory), base_(imageBase), frame_(frame), regs_(frame.regs) {}
+  Unwind(const MemorySource &memory, uint64_t imageBase, const Frame &frame, OS abi)
+      : memory_(memory), base_(imageBase), frame_(frame), abi_(abi), regs_(frame.regs) {}
 
   Expected<UnwindResult> run(RuntimeFunction function);
 
@@ -82,6 +82,7 @@ private:
   const MemorySource &memory_;
   uint64_t base_;
   const Frame &frame_;
+  OS abi_; // whose calling convention says which registers survive a call
   Win64Registers regs_;
   bool machineFrame_ = false;
 };
@@ -365,7 +366,7 @@ UnwindResult Unwind::result() {
   // Only nonvolatile registers survive a call; restored ones come from the codes.
   for (const RegisterInfo &info : frame_.regs.layout()) {
     bool keep = info.number == out.caller.pcRegister() || info.number == out.caller.spRegister() ||
-                frame_.regs.isCalleeSaved(info.number, OS::Windows);
+                frame_.regs.isCalleeSaved(info.number, abi_);
     if (auto v = regs_.file().get(info.number); v && keep) out.caller.set(info.number, *v);
   }
   out.callerIpIsExact = machineFrame_;
@@ -375,8 +376,8 @@ UnwindResult Unwind::result() {
 } // namespace
 
 Expected<UnwindResult> unwindWin64(const MemorySource &memory, uint64_t imageBase, const RuntimeFunction &function,
-                                  const Frame &frame) {
-  return Unwind(memory, imageBase, frame).run(function);
+                                  const Frame &frame, OS abi) {
+  return Unwind(memory, imageBase, frame, abi).run(function);
 }
 
 UnwindResult unwindWin64Leaf(const MemorySource &memory, const Frame &frame) {

@@ -17,10 +17,13 @@
 namespace stackwalk {
 
 // Unwinds `frame` (which must be inside `function`) to its caller. Registers
-// the codes do not restore keep their values only if nonvolatile. Errors
-// describe unreadable or malformed unwind data.
+// keep their values only if the calling convention of `abi` preserves them
+// across a call: Windows' for Windows code, System V's for the .NET
+// runtime's code on other OSes (its JIT follows the platform's convention
+// and describes the code with Windows unwind codes). Errors describe
+// unreadable or malformed unwind data.
 llvm::Expected<UnwindResult> unwindWin64(const MemorySource &memory, uint64_t imageBase,
-                                         const RuntimeFunction &function, const Frame &frame);
+                                         const RuntimeFunction &function, const Frame &frame, OS abi = OS::Windows);
 
 // The frame of a function without unwind data (a leaf): the return address
 // is at the stack pointer.
