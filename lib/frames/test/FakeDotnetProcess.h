@@ -11,6 +11,9 @@
 // field offsets are this descriptor's own, as RuntimeLayerTest's are.
 #pragma once
 
+// Frames, Targets, register numbers and known(), as the unwinder tests make them.
+#include "SyntheticStack.h"
+
 #include "stackwalk/core/Target.h"
 #include "stackwalk/frames/DotnetRuntime.h"
 
@@ -26,6 +29,8 @@
 #include <vector>
 
 namespace stackwalk::fake {
+
+using namespace stackwalk::synthetic;
 
 constexpr const char *DescriptorJson = R"({
   "version": 1, "baseline": "empty",
@@ -87,9 +92,6 @@ constexpr uint64_t Stack = 0x7ffd0000, StackSize = 0x2000;
 constexpr uint64_t FrameTop = ~uint64_t(0); // the end of a Frame chain
 // Frame identifiers, as the descriptor's globals name them.
 constexpr uint64_t InlinedCallFrameId = 1, ResumableFrameId = 2, FaultingExceptionFrameId = 3, UnnamedFrameId = 0x77;
-// DWARF numbers of x86-64 registers.
-constexpr unsigned Rax = 0, Rdx = 1, Rcx = 2, Rbx = 3, Rsi = 4, Rdi = 5, Rbp = 6, Rsp = 7, R12 = 12, R13 = 13,
-                   R14 = 14, R15 = 15, Rip = 16;
 
 // Bytes at chosen addresses in 4 KiB pages; contiguous pages become one
 // range of the dump, so a read may cross pages.
@@ -204,16 +206,11 @@ struct FakeDotnetProcess {
 
   const Target &target() {
     if (built) return *built;
-    built = std::make_unique<Target>(Arch::X86_64, OS::Linux, "test", memory.build());
     auto image = ModuleImage::fromBytes(runtimeModuleFile(), "exports.dll");
     if (!image) FAIL(llvm::toString(image.takeError()));
-    Module runtimeModule;
-    runtimeModule.name = "exports.dll";
-    runtimeModule.base = RuntimeBase;
-    runtimeModule.size = 0x10000;
-    runtimeModule.image = std::shared_ptr<ModuleImage>(std::move(*image));
-    built->modules = {runtimeModule};
-    built->sortModules();
+    std::shared_ptr<ModuleImage> runtimeFile = std::move(*image);
+    built = makeTarget(Arch::X86_64, OS::Linux, memory.build(), {},
+                       {makeModule("exports.dll", RuntimeBase, 0x10000, runtimeFile)});
     ThreadInfo thread;
     thread.tid = ThreadOsId;
     built->threads = {thread};
@@ -230,22 +227,8 @@ struct FakeDotnetProcess {
 
   // A frame of the walk: ip a return address unless `exact`.
   Frame walkFrame(uint64_t ip, uint64_t sp, bool exact) {
-    Frame f;
-    f.trust = exact ? FrameTrust::Context : FrameTrust::UnwindInfo;
-    f.ipIsExact = exact;
-    f.ip = ip;
-    f.sp = sp;
-    f.regs = RegisterFile(Arch::X86_64);
-    f.regs.setPc(ip);
-    f.regs.setSp(sp);
-    f.regs.set(Rax, 0xaaaa);
-    f.regs.set(Rbx, 0xbbbb);
-    f.regs.set(Rbp, 0xb0b0);
-    f.regs.set(Rsi, 0x5151);
-    f.regs.set(Rdi, 0xd1d1);
-    f.regs.set(R12, 0x1212);
-    f.module = target().moduleAt(f.lookupAddress());
-    return f;
+    return makeFrame(target(), ip, sp, exact ? FrameTrust::Context : FrameTrust::UnwindInfo,
+                     {Rax, Rbx, Rbp, Rsi, Rdi, R12});
   }
 
 private:

@@ -9,20 +9,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <utility>
+
 using namespace stackwalk;
 using namespace stackwalk::frames;
 using namespace stackwalk::fake;
 
 namespace {
-
-using Status = UnwindResult::Status;
-
-std::vector<unsigned> known(const RegisterFile &regs) {
-  std::vector<unsigned> out;
-  for (unsigned r = 0; r < RegisterFile::Capacity; ++r)
-    if (regs.isKnown(r)) out.push_back(r);
-  return out;
-}
 
 RuntimeFrame runtimeFrame(uint64_t address, uint64_t identifier, std::string name) {
   return RuntimeFrame{address, identifier, std::move(name)};
@@ -92,31 +86,25 @@ TEST_CASE("ManagedCodeUnwinder: a Linux thread's managed caller does not get the
 TEST_CASE("ManagedCodeUnwinder: code the runtime does not manage, or cannot describe", "[managed]") {
   FakeDotnetProcess process;
   ManagedCodeUnwinder unwinder(process.runtime());
-  auto unwind = [&](uint64_t ip) {
-    return unwinder.unwind(process.walkFrame(ip, Stack, /*exact=*/true), process.target());
+  const std::pair<uint64_t, std::string> refusals[] = {
+      // No range section: native addresses, and one in the code heap before any method.
+      {0x401000, "not managed code"},
+      {RuntimeBase + 0x1000, "not managed code"},
+      {JitBegin + 0x10, "not managed code"},
+      {JitEnd + 0x2000, "not managed code"},
+      {StubBegin + 0x10, "a runtime stub without unwind info"},
+      {JitStub + 4, "a runtime stub without unwind info"},
+      {NoUnwind + 4, "managed code without a RUNTIME_FUNCTION"},
+      {LostInfo + 4, "managed unwind info: UNWIND_INFO at 0x7f100000f000 is not readable"},
+      {BrokenMapAddress + 0x1000,
+       "the runtime's code map: a range-section map slot at 0xdead0000 is not in the dump"},
   };
-  // No range section: a native address, and one in the code heap before any method.
-  for (uint64_t ip : {uint64_t(0x401000), RuntimeBase + 0x1000, JitBegin + 0x10, JitEnd + 0x2000}) {
+  for (const auto &[ip, detail] : refusals) {
     INFO(ip);
-    UnwindResult r = unwind(ip);
+    UnwindResult r = unwinder.unwind(process.walkFrame(ip, Stack, /*exact=*/true), process.target());
     CHECK(r.status == Status::NoInfo);
-    CHECK(r.detail == "not managed code");
+    CHECK(r.detail == detail);
   }
-  UnwindResult stub = unwind(StubBegin + 0x10);
-  CHECK(stub.status == Status::NoInfo);
-  CHECK(stub.detail == "a runtime stub without unwind info");
-  UnwindResult jitStub = unwind(JitStub + 4);
-  CHECK(jitStub.status == Status::NoInfo);
-  CHECK(jitStub.detail == "a runtime stub without unwind info");
-  UnwindResult noFunction = unwind(NoUnwind + 4);
-  CHECK(noFunction.status == Status::NoInfo);
-  CHECK(noFunction.detail == "managed code without a RUNTIME_FUNCTION");
-  UnwindResult lost = unwind(LostInfo + 4);
-  CHECK(lost.status == Status::NoInfo);
-  CHECK(lost.detail == "managed unwind info: UNWIND_INFO at 0x7f100000f000 is not readable");
-  UnwindResult broken = unwind(BrokenMapAddress + 0x1000);
-  CHECK(broken.status == Status::NoInfo);
-  CHECK(broken.detail == "the runtime's code map: a range-section map slot at 0xdead0000 is not in the dump");
 }
 
 TEST_CASE("ManagedCodeUnwinder: describesCodeAt is the code map's answer", "[managed]") {
@@ -146,6 +134,12 @@ namespace {
 //   0xc00  InlinedCallFrame, active: returns to OuterReturn, CallSiteSP 0xd00
 constexpr uint64_t InlinedReturn = 0x7f1000001015, FaultIp = 0x7f1000001004, ResumeIp = 0x7f1000004010,
                    OuterReturn = 0x7f2000000100;
+
+// The caller, by the runtime's Frames, of the thread's context frame at sp,
+// whose ip (0x7f3000000010) is native code outside the code map.
+UnwindResult unwindAt(RuntimeFrameUnwinder &unwinder, FakeDotnetProcess &process, uint64_t sp) {
+  return unwinder.unwind(process.walkFrame(0x7f3000000010, sp, true), process.target());
+}
 
 void writeChain(FakeDotnetProcess &process) {
   process.inlinedCallFrame(Stack + 0x100, Stack + 0x200, InlinedReturn, Stack + 0x180, Stack + 0x1f0);
@@ -190,7 +184,7 @@ TEST_CASE("RuntimeFrameUnwinder: the first Frame at or above sp that carries a c
   RuntimeFrameUnwinder unwinder(process.runtime(), chain);
 
   SECTION("below every Frame: the innermost InlinedCallFrame, a call's return address") {
-    UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x50, true), process.target());
+    UnwindResult r = unwindAt(unwinder, process, Stack + 0x50);
     REQUIRE(r.status == Status::Caller);
     CHECK(r.caller.pc() == InlinedReturn);
     CHECK(r.caller.sp() == Stack + 0x180);
@@ -201,7 +195,7 @@ TEST_CASE("RuntimeFrameUnwinder: the first Frame at or above sp that carries a c
   }
   SECTION("above the first: Frames below sp are skipped, and Frames without a context") {
     // 0x100 is below sp; 0x200 is unnamed, 0x300 has no active call; 0x400 faulted.
-    UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x190, true), process.target());
+    UnwindResult r = unwindAt(unwinder, process, Stack + 0x190);
     REQUIRE(r.status == Status::Caller);
     CHECK(r.caller.pc() == FaultIp);
     CHECK(r.caller.sp() == Stack + 0x600);
@@ -211,12 +205,12 @@ TEST_CASE("RuntimeFrameUnwinder: the first Frame at or above sp that carries a c
     CHECK(r.callerIpIsExact);       // an interrupted instruction, not a return address
   }
   SECTION("exactly at a Frame's address: that Frame is used") {
-    UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x400, true), process.target());
+    UnwindResult r = unwindAt(unwinder, process, Stack + 0x400);
     REQUIRE(r.status == Status::Caller);
     CHECK(r.caller.pc() == FaultIp);
   }
   SECTION("a ResumableFrame's context is an interrupted one too") {
-    UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x700, true), process.target());
+    UnwindResult r = unwindAt(unwinder, process, Stack + 0x700);
     REQUIRE(r.status == Status::Caller);
     CHECK(r.caller.pc() == ResumeIp);
     CHECK(r.caller.sp() == Stack + 0xb00);
@@ -224,7 +218,7 @@ TEST_CASE("RuntimeFrameUnwinder: the first Frame at or above sp that carries a c
     CHECK(r.callerIpIsExact);
   }
   SECTION("the outermost InlinedCallFrame") {
-    UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0xb80, true), process.target());
+    UnwindResult r = unwindAt(unwinder, process, Stack + 0xb80);
     REQUIRE(r.status == Status::Caller);
     CHECK(r.caller.pc() == OuterReturn);
     CHECK(r.caller.sp() == Stack + 0xd00);
@@ -232,7 +226,7 @@ TEST_CASE("RuntimeFrameUnwinder: the first Frame at or above sp that carries a c
     CHECK_FALSE(r.callerIpIsExact);
   }
   SECTION("above every Frame: no caller") {
-    UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0xc08, true), process.target());
+    UnwindResult r = unwindAt(unwinder, process, Stack + 0xc08);
     CHECK(r.status == Status::NoInfo);
     CHECK(r.detail == "no runtime Frame above the stack pointer carries a context");
   }
@@ -249,11 +243,11 @@ TEST_CASE("RuntimeFrameUnwinder: a Frame whose context is not above sp, or has n
   std::vector<RuntimeFrame> chain = {runtimeFrame(Stack + 0x1800, InlinedCallFrameId, "InlinedCallFrame"),
                                      runtimeFrame(Stack + 0x1900, ResumableFrameId, "ResumableFrame")};
   RuntimeFrameUnwinder unwinder(process.runtime(), chain);
-  UnwindResult passed = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x1780, true), process.target());
+  UnwindResult passed = unwindAt(unwinder, process, Stack + 0x1780);
   CHECK(passed.status == Status::NoInfo);
   CHECK(passed.detail == "no runtime Frame above the stack pointer carries a context");
   // Lower down, the InlinedCallFrame's call site is above sp.
-  UnwindResult used = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x1600, true), process.target());
+  UnwindResult used = unwindAt(unwinder, process, Stack + 0x1600);
   REQUIRE(used.status == Status::Caller);
   CHECK(used.caller.pc() == OuterReturn);
   CHECK(used.caller.sp() == Stack + 0x1700);
@@ -269,11 +263,11 @@ TEST_CASE("RuntimeFrameUnwinder: a Frame that does not read back ends the search
   std::vector<RuntimeFrame> chain = {runtimeFrame(Stack + 0x80, ResumableFrameId, "ResumableFrame")};
   for (const RuntimeFrame &frame : readChain(process)) chain.push_back(frame);
   RuntimeFrameUnwinder unwinder(process.runtime(), chain);
-  UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x50, true), process.target());
+  UnwindResult r = unwindAt(unwinder, process, Stack + 0x50);
   CHECK(r.status == Status::NoInfo);
   CHECK(r.detail == "ResumableFrame at 0x7ffd0080: the CONTEXT saved at 0x5000000 is not in the dump");
   // Once sp is past it, the next Frame is used.
-  UnwindResult past = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x90, true), process.target());
+  UnwindResult past = unwindAt(unwinder, process, Stack + 0x90);
   REQUIRE(past.status == Status::Caller);
   CHECK(past.caller.pc() == InlinedReturn);
 }
@@ -282,7 +276,7 @@ TEST_CASE("RuntimeFrameUnwinder: an empty chain has nothing to say", "[managed]"
   FakeDotnetProcess process;
   std::vector<RuntimeFrame> chain;
   RuntimeFrameUnwinder unwinder(process.runtime(), chain);
-  UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack, true), process.target());
+  UnwindResult r = unwindAt(unwinder, process, Stack);
   CHECK(r.status == Status::NoInfo);
   CHECK(r.detail == "no runtime Frame above the stack pointer carries a context");
 }

@@ -4,6 +4,8 @@
 // case checks the caller's exact registers, or the refusal and its reason.
 // (CfiSectionTest.cpp tests finding FDEs and the DW_CFA operations; this
 // tests what CfiUnwinder makes of the rows.)
+#include "SyntheticStack.h"
+
 #include "stackwalk/unwinder/CfiUnwinder.h"
 
 #include "llvm/BinaryFormat/Dwarf.h"
@@ -17,6 +19,7 @@
 #include <vector>
 
 using namespace stackwalk;
+using namespace stackwalk::synthetic;
 using namespace llvm::dwarf;
 
 namespace {
@@ -40,9 +43,6 @@ constexpr uint64_t Stack = 0x7ffd0000, StackSize = 0x100;
 //   Bad 0x10c0-0x10e0  a program with an opcode that does not exist.
 constexpr uint64_t F = 0x1000, FEnd = 0x1040, Outer = 0x1040, Gap = 0x1050, Tramp = 0x1060, Dbg = 0x1080,
                    Fp = 0x10a0, Bad = 0x10c0;
-// DWARF numbers of x86-64 registers.
-constexpr unsigned Rax = 0, Rdx = 1, Rcx = 2, Rbx = 3, Rsi = 4, Rdi = 5, Rbp = 6, Rsp = 7, R12 = 12, R13 = 13,
-                   R14 = 14, R15 = 15, Rip = 16;
 
 struct Bytes : std::vector<uint8_t> {
   void u8(uint8_t v) { push_back(v); }
@@ -202,55 +202,20 @@ struct Fixture {
 
   const Target &target() {
     if (built) return *built;
-    auto memory = std::make_unique<BufferMemory>();
-    memory->add(Stack, stack);
-    built = std::make_unique<Target>(Arch::X86_64, OS::Linux, "test", std::move(memory));
-    Module app;
-    app.name = "app.so";
-    app.base = Base;
-    app.size = ImageSize;
-    app.image = image;
+    Module app = makeModule("app.so", Base, ImageSize, image);
     app.dynamic = dynamic;
-    built->modules = {app};
-    built->sortModules();
+    built = makeTarget(Arch::X86_64, OS::Linux, makeMemory({{Stack, stack}}), {}, {app});
     return *built;
   }
 
   // A frame at a file address of the image; `exact` for the context frame
   // (else ip is a return address).
   Frame frame(uint64_t fileAddress, uint64_t sp, bool exact) {
-    Frame f;
-    f.trust = exact ? FrameTrust::Context : FrameTrust::Cfi;
-    f.ipIsExact = exact;
-    f.ip = Base + fileAddress;
-    f.sp = sp;
-    f.regs = RegisterFile(Arch::X86_64);
-    f.regs.setPc(f.ip);
-    f.regs.setSp(sp);
-    f.regs.set(Rax, 0xaaaa);
-    f.regs.set(Rdx, 0xdddd);
-    f.regs.set(Rcx, 0xcccc);
-    f.regs.set(Rbx, 0xbbbb);
-    f.regs.set(Rbp, 0xb0b0);
-    f.regs.set(Rsi, 0x5151);
-    f.regs.set(Rdi, 0xd1d1);
-    f.regs.set(R12, 0x1212);
-    f.regs.set(R13, 0x1313);
-    f.regs.set(R14, 0x1414);
-    f.regs.set(R15, 0x1515);
-    f.module = target().moduleAt(f.lookupAddress());
-    return f;
+    return makeFrame(target(), Base + fileAddress, sp, exact ? FrameTrust::Context : FrameTrust::Cfi,
+                     {Rax, Rdx, Rcx, Rbx, Rbp, Rsi, Rdi, R12, R13, R14, R15});
   }
 };
 
-std::vector<unsigned> known(const RegisterFile &regs) {
-  std::vector<unsigned> out;
-  for (unsigned r = 0; r < RegisterFile::Capacity; ++r)
-    if (regs.isKnown(r)) out.push_back(r);
-  return out;
-}
-
-using Status = UnwindResult::Status;
 constexpr uint64_t ReturnAddress = Base + 0x1234, SavedRbp = 0x7ffd00f0, SavedRbx = 0x7777;
 
 } // namespace
@@ -353,10 +318,7 @@ TEST_CASE("CfiUnwinder: no FDE covers the address, or there is no module file", 
   UnwindResult none = unwinder.unwind(outside, fx.target());
   CHECK(none.status == Status::NoInfo);
   CHECK(none.detail == "no module file covers 0x7f0000001000");
-  Module withoutFile;
-  withoutFile.name = "app.so";
-  withoutFile.base = Base;
-  withoutFile.size = ImageSize;
+  Module withoutFile = makeModule("app.so", Base, ImageSize);
   outside.module = &withoutFile;
   UnwindResult noFile = unwinder.unwind(outside, fx.target());
   CHECK(noFile.status == Status::NoInfo);

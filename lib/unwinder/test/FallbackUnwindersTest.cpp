@@ -1,6 +1,8 @@
 // The unwinders of last resort (bad call, frame pointer, stack scan) on
 // synthetic stacks, one unwinder at a time and then chained by the walker, in
 // the manner of rust-minidump's per-unwinder tests.
+#include "SyntheticStack.h"
+
 #include "stackwalk/unwinder/FallbackUnwinders.h"
 
 #include <catch2/catch.hpp>
@@ -10,6 +12,7 @@
 #include <vector>
 
 using namespace stackwalk;
+using namespace stackwalk::synthetic;
 
 namespace {
 
@@ -33,10 +36,6 @@ constexpr uint64_t NotAfterCall = 0x1600;       // int3 padding only
 constexpr uint64_t DataAfterCallBytes = 0x2105; // e8 rel32 bytes in non-executable data
 constexpr uint64_t JitAfterCall = 0x3105;       // e8 rel32 in executable memory of no module
 
-// DWARF numbers of the x86-64 registers used here.
-constexpr unsigned Rax = 0, Rdx = 1, Rcx = 2, Rbx = 3, Rsi = 4, Rdi = 5, Rbp = 6, Rsp = 7, R12 = 12, R15 = 15,
-                   Rip = 16;
-
 void put(std::vector<uint8_t> &bytes, uint64_t at, std::vector<uint8_t> insn) {
   std::copy(insn.begin(), insn.end(), bytes.begin() + at);
 }
@@ -58,49 +57,25 @@ struct Fixture {
   // The target as the test has set it up; built on first use.
   const Target &target() {
     if (built) return *built;
-    auto memory = std::make_unique<BufferMemory>();
-    memory->add(CodeStart, code);
-    memory->add(DataStart, data);
-    memory->add(JitStart, jit);
-    memory->add(Stack, stack);
-    for (auto &[address, bytes] : extraMemory) memory->add(address, bytes);
-    built = std::make_unique<Target>(arch, os, "test", std::move(memory));
-    built->regions = {{CodeStart, CodeStart + PageSize, true, false, true},
-                      {DataStart, DataStart + PageSize, true, false, false},
-                      {JitStart, JitStart + PageSize, true, false, true},
-                      {Stack, StackEnd, true, true, false}};
-    Module app;
-    app.name = "app";
-    app.base = CodeStart;
-    app.size = 2 * PageSize; // text and data
-    built->modules = {app};
-    built->sortModules();
+    std::vector<std::pair<uint64_t, std::vector<uint8_t>>> memory = {
+        {CodeStart, code}, {DataStart, data}, {JitStart, jit}, {Stack, stack}};
+    memory.insert(memory.end(), extraMemory.begin(), extraMemory.end());
+    built = makeTarget(arch, os, makeMemory(std::move(memory)),
+                       {{CodeStart, CodeStart + PageSize, true, false, true},
+                        {DataStart, DataStart + PageSize, true, false, false},
+                        {JitStart, JitStart + PageSize, true, false, true},
+                        {Stack, StackEnd, true, true, false}},
+                       {makeModule("app", CodeStart, 2 * PageSize)}); // text and data
     return *built;
   }
 
   // A frame as the walker makes one, with callee-saved and volatile registers
   // set to values a test can recognize.
   Frame frame(uint64_t ip, uint64_t sp, std::optional<uint64_t> fp, FrameTrust trust = FrameTrust::Context) {
-    Frame f;
-    f.trust = trust;
-    f.ipIsExact = trust == FrameTrust::Context;
-    f.regs = RegisterFile(arch);
-    f.regs.setPc(ip);
-    f.regs.setSp(sp);
+    std::vector<unsigned> recognised;
+    if (arch == Arch::X86_64) recognised = {Rax, Rcx, Rdx, Rbx, Rsi, Rdi, R12, R15};
+    Frame f = makeFrame(target(), ip, sp, trust, recognised, arch);
     if (fp) f.regs.set(f.regs.fpRegister(), *fp);
-    if (arch == Arch::X86_64) {
-      f.regs.set(Rax, 0xaaaa);
-      f.regs.set(Rcx, 0xcccc);
-      f.regs.set(Rdx, 0xdddd);
-      f.regs.set(Rbx, 0xbbbb);
-      f.regs.set(Rsi, 0x5151);
-      f.regs.set(Rdi, 0xd1d1);
-      f.regs.set(R12, 0x1212);
-      f.regs.set(R15, 0x1515);
-    }
-    f.ip = ip;
-    f.sp = sp;
-    f.module = target().moduleAt(f.lookupAddress());
     return f;
   }
 
@@ -113,16 +88,6 @@ struct Fixture {
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> extraMemory;
   std::unique_ptr<Target> built;
 };
-
-// The registers a result knows.
-std::vector<unsigned> known(const RegisterFile &regs) {
-  std::vector<unsigned> out;
-  for (unsigned r = 0; r < RegisterFile::Capacity; ++r)
-    if (regs.isKnown(r)) out.push_back(r);
-  return out;
-}
-
-using Status = UnwindResult::Status;
 
 } // namespace
 
@@ -163,11 +128,7 @@ TEST_CASE("a call in the first bytes of readable code is still a call", "[fallba
   fx.extraMemory.push_back({Start, {0xff, 0xd0, 0xcc, 0xcc, 0xe8, 1, 2, 3, 4, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc}});
   fx.target();
   fx.built->regions.push_back({Start, Start + 0x10, true, false, true});
-  Module lib;
-  lib.name = "lib";
-  lib.base = Start;
-  lib.size = 0x10;
-  fx.built->modules.push_back(lib);
+  fx.built->modules.push_back(makeModule("lib", Start, 0x10));
   fx.built->sortModules();
   CHECK(StackScanUnwinder::isPlausibleReturnAddress(*fx.built, Start + 9)); // control: 7 bytes are readable
   CHECK(StackScanUnwinder::isPlausibleReturnAddress(*fx.built, Start + 2)); // call rax at the region's start
@@ -463,9 +424,7 @@ struct Walk {
 
   std::vector<Frame> run() {
     walker = std::make_unique<StackWalker>(fx.target(), thread, std::vector<Unwinder *>{&badCall, &framePointer, &scan});
-    std::vector<Frame> frames;
-    while (auto frame = walker->next()) frames.push_back(*frame);
-    return frames;
+    return walkAll(*walker);
   }
 };
 
@@ -483,12 +442,8 @@ TEST_CASE("a walk through a bad call, a frame record and a scan", "[fallback][wa
   w.fx.word(0x38, AfterCallRipMem);
   w.fx.word(0x40, Stack + 0x80);   // a frame record whose return address is data
   w.fx.word(0x48, Unmapped);
-  w.thread.context = RegisterFile(Arch::X86_64);
-  w.thread.context.setPc(0); // called through a null pointer
-  w.thread.context.setSp(Stack);
+  w.thread.context = registersAt(0, Stack, {Rbx, Rax}); // called through a null pointer
   w.thread.context.set(Rbp, Stack + 0x10);
-  w.thread.context.set(Rbx, 0xbbbb);
-  w.thread.context.set(Rax, 0xaaaa);
 
   std::vector<Frame> frames = w.run();
   REQUIRE(frames.size() == 4);

@@ -3,6 +3,8 @@
 // (.xdata), all read through a Target holding a synthetic image and stack.
 // (Win64UnwindTest.cpp tests the unwind codes themselves, given a
 // RUNTIME_FUNCTION.)
+#include "SyntheticStack.h"
+
 #include "stackwalk/unwinder/Win64Unwinder.h"
 
 #include <catch2/catch.hpp>
@@ -12,6 +14,7 @@
 #include <vector>
 
 using namespace stackwalk;
+using namespace stackwalk::synthetic;
 
 namespace {
 
@@ -23,8 +26,6 @@ constexpr uint64_t Base = 0x140000000, ImageSize = 0x2000, Stack = 0x10000, Stac
 constexpr uint32_t F = 0x1000, FEnd = 0x1040, G = 0x1100, GEnd = 0x1180, Leaf = 0x1200;
 constexpr uint64_t ReturnIntoF = Base + 0x1020, ReturnAtFEnd = Base + FEnd, ReturnIntoG = Base + 0x1150;
 enum Op : uint8_t { Push = 0, AllocSmall = 2 };
-// DWARF numbers of x86-64 registers.
-constexpr unsigned Rax = 0, Rdx = 1, Rbx = 3, Rsi = 4, Rdi = 5, Rbp = 6, Rsp = 7, R12 = 12, Rip = 16;
 // Win64 numbers, as unwind codes name registers.
 constexpr uint8_t W64Rbx = 3, W64Rbp = 5, W64Rdi = 7;
 
@@ -71,52 +72,21 @@ struct Fixture {
   void rebuild() { built.reset(); }
 
   const Target &target() {
-    if (built) return *built;
-    auto memory = std::make_unique<BufferMemory>();
-    memory->add(Base, image);
-    memory->add(Stack, stack);
-    built = std::make_unique<Target>(Arch::X86_64, OS::Windows, "test", std::move(memory));
-    built->regions = {{Stack, Stack + StackSize, true, true, false},
-                      {Base, Base + 0x1000, true, false, false},
-                      {Base + 0x1000, Base + ImageSize, true, false, true}};
-    Module app;
-    app.name = "app.exe";
-    app.base = Base;
-    app.size = ImageSize;
-    built->modules = {app};
-    built->sortModules();
+    if (!built)
+      built = makeTarget(Arch::X86_64, OS::Windows, makeMemory({{Base, image}, {Stack, stack}}),
+                         {{Stack, Stack + StackSize, true, true, false},
+                          {Base, Base + 0x1000, true, false, false},
+                          {Base + 0x1000, Base + ImageSize, true, false, true}},
+                         {makeModule("app.exe", Base, ImageSize)});
     return *built;
   }
 
+  // `exact` for the context frame (else ip is a return address).
   Frame frame(uint64_t ip, uint64_t sp, bool exact) {
-    Frame f;
-    f.trust = exact ? FrameTrust::Context : FrameTrust::UnwindInfo;
-    f.ipIsExact = exact;
-    f.regs = RegisterFile(Arch::X86_64);
-    f.regs.setPc(ip);
-    f.regs.setSp(sp);
-    f.regs.set(Rax, 0xaaaa);
-    f.regs.set(Rdx, 0xdddd);
-    f.regs.set(Rbx, 0xbbbb);
-    f.regs.set(Rbp, 0xb0b0);
-    f.regs.set(Rsi, 0x5151);
-    f.regs.set(Rdi, 0xd1d1);
-    f.regs.set(R12, 0x1212);
-    f.ip = ip;
-    f.sp = sp;
-    f.module = target().moduleAt(f.lookupAddress());
-    return f;
+    return makeFrame(target(), ip, sp, exact ? FrameTrust::Context : FrameTrust::UnwindInfo,
+                     {Rax, Rdx, Rbx, Rbp, Rsi, Rdi, R12});
   }
 };
-
-std::vector<unsigned> known(const RegisterFile &regs) {
-  std::vector<unsigned> out;
-  for (unsigned r = 0; r < RegisterFile::Capacity; ++r)
-    if (regs.isKnown(r)) out.push_back(r);
-  return out;
-}
-
-using Status = UnwindResult::Status;
 
 } // namespace
 
@@ -216,16 +186,10 @@ TEST_CASE("Win64Unwinder in a walk: leaf, F, G, then a null return address", "[w
   fx.word(0x68, 0xb7b7);       // G: rbp
   fx.word(0x70, 0);            // G: return address, the outermost frame
   ThreadInfo thread;
-  thread.context = RegisterFile(Arch::X86_64);
-  thread.context.setPc(Base + Leaf + 0x10);
-  thread.context.setSp(Stack);
-  thread.context.set(Rbx, 0xbbbb);
-  thread.context.set(Rax, 0xaaaa);
-  thread.context.set(R12, 0x1212);
+  thread.context = registersAt(Base + Leaf + 0x10, Stack, {Rbx, Rax, R12});
   Win64Unwinder unwinder;
   StackWalker walker(fx.target(), thread, {&unwinder});
-  std::vector<Frame> frames;
-  while (auto frame = walker.next()) frames.push_back(*frame);
+  std::vector<Frame> frames = walkAll(walker);
 
   REQUIRE(frames.size() == 3);
   CHECK(frames[0].trust == FrameTrust::Context);

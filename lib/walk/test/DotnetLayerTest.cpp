@@ -24,8 +24,10 @@ struct Fixture {
   FakeDotnetProcess process;
   std::unique_ptr<ManagedRuntime> managed;
   std::vector<std::string> warnings;
+  ReportThread thread; // the process's managed thread
 
   Fixture() {
+    thread.tid = ThreadOsId;
     process.inlinedCallFrame(Stack + 0x100, Stack + 0x200, InlinedReturn, Stack + 0x180, Stack + 0x1f0);
     process.frame(Stack + 0x200, UnnamedFrameId, Stack + 0x400);
     process.faultingExceptionFrame(Stack + 0x400, Stack + 0xa00,
@@ -34,6 +36,9 @@ struct Fixture {
     process.threadFirstFrame(Stack + 0x100);
     managed = openManagedRuntime(process.target(), warnings);
     REQUIRE(managed);
+  }
+  std::unique_ptr<ManagedThreadWalk> beginThread(bool runtimeWalkOnly) {
+    return managed->beginThread(thread, runtimeWalkOnly);
   }
 };
 
@@ -53,6 +58,19 @@ ReportFrame runtimeEntry(uint64_t sp, uint64_t pc) {
   entry.ip = pc;
   return entry;
 }
+
+// --managed-only's case: [native, runtime Frame] before the physical frame
+// at MethodReturn, and the Frame's sp is the frame's: the Frame's ip (the
+// inlined P/Invoke helper's return address) replaces the frame's own.
+constexpr uint64_t FrameIp = Method + 0x10, FrameSp = Stack + 0x180;
+
+struct ManagedOnly : Fixture {
+  Frame frame = process.walkFrame(MethodReturn, FrameSp, false);
+  std::vector<ReportFrame> before = {entryOfKind(FrameKind::Native), runtimeEntry(FrameSp, FrameIp)};
+  std::unique_ptr<ManagedThreadWalk> runtimeOnly = beginThread(true);
+
+  std::optional<ReportFrame> entry() { return runtimeOnly->managedFrame(frame, before); }
+};
 
 } // namespace
 
@@ -74,11 +92,7 @@ TEST_CASE("DotnetLayer: no runtime, or a runtime module without its file", "[dot
   Target plain(Arch::X86_64, OS::Linux, "test", std::make_unique<BufferMemory>());
   CHECK_FALSE(openManagedRuntime(plain, warnings));
   CHECK(warnings.empty()); // no runtime at all is not worth a warning
-  Module coreclr;
-  coreclr.name = "libcoreclr.so";
-  coreclr.base = 0x7f0000000000;
-  coreclr.size = 0x1000;
-  plain.modules = {coreclr};
+  plain.modules = {makeModule("libcoreclr.so", 0x7f0000000000, 0x1000)};
   CHECK_FALSE(openManagedRuntime(plain, warnings));
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0].rfind("the .NET runtime's managed frames are unavailable: the runtime module libcoreclr.so has no "
@@ -88,13 +102,11 @@ TEST_CASE("DotnetLayer: no runtime, or a runtime module without its file", "[dot
 
 TEST_CASE("DotnetLayer: a thread's managed id, and its Frame chain as the transition unwinder", "[dotnet]") {
   Fixture fx;
-  ReportThread thread;
-  thread.tid = ThreadOsId;
-  auto walk = fx.managed->beginThread(thread, false);
+  auto walk = fx.beginThread(false);
   REQUIRE(walk);
-  CHECK(thread.managedThreadId == ManagedThreadId);
-  CHECK(thread.managedNote.empty());
-  CHECK(thread.lastThrown.empty());
+  CHECK(fx.thread.managedThreadId == ManagedThreadId);
+  CHECK(fx.thread.managedNote.empty());
+  CHECK(fx.thread.lastThrown.empty());
   REQUIRE(walk->codeUnwinder());
   CHECK(walk->codeUnwinder()->trust() == FrameTrust::UnwindInfo);
   REQUIRE(walk->transitionUnwinder());
@@ -116,9 +128,7 @@ TEST_CASE("DotnetLayer: a thread's managed id, and its Frame chain as the transi
 
 TEST_CASE("DotnetLayer: transition Frames come once each, in stack order, below the caller's sp", "[dotnet]") {
   Fixture fx;
-  ReportThread thread;
-  thread.tid = ThreadOsId;
-  auto walk = fx.managed->beginThread(thread, false);
+  auto walk = fx.beginThread(false);
   Frame frame = fx.process.walkFrame(0x7f3000000010, Stack + 0x50, true);
 
   // The first physical frame's caller is at 0x150: only the Frame at 0x100 is in it.
@@ -163,9 +173,7 @@ TEST_CASE("DotnetLayer: transition Frames come once each, in stack order, below 
 
 TEST_CASE("DotnetLayer: managed code gets a managed entry; native code and stubs none", "[dotnet]") {
   Fixture fx;
-  ReportThread thread;
-  thread.tid = ThreadOsId;
-  auto walk = fx.managed->beginThread(thread, false);
+  auto walk = fx.beginThread(false);
   Frame frame = fx.process.walkFrame(MethodReturn, Stack + 0x30, false);
   std::optional<ReportFrame> entry = walk->managedFrame(frame, {});
   REQUIRE(entry);
@@ -190,60 +198,44 @@ TEST_CASE("DotnetLayer: managed code gets a managed entry; native code and stubs
 }
 
 TEST_CASE("DotnetLayer: --managed-only takes a managed frame's ip from the runtime Frame before it", "[dotnet]") {
-  // [native, runtime Frame] before, and the Frame's sp is the frame's: the
-  // Frame's ip (the inlined P/Invoke helper's return address) replaces the
-  // frame's own.
-  Fixture fx;
-  ReportThread thread;
-  thread.tid = ThreadOsId;
-  constexpr uint64_t FrameIp = Method + 0x10, Sp = Stack + 0x180;
-  Frame frame = fx.process.walkFrame(MethodReturn, Sp, false);
-  std::vector<ReportFrame> before = {entryOfKind(FrameKind::Native), runtimeEntry(Sp, FrameIp)};
-
-  auto runtimeOnly = fx.managed->beginThread(thread, true);
-  std::optional<ReportFrame> taken = runtimeOnly->managedFrame(frame, before);
+  ManagedOnly fx;
+  std::optional<ReportFrame> taken = fx.entry();
   REQUIRE(taken);
   CHECK(taken->ip == FrameIp);
-  CHECK(taken->sp == Sp);
+  CHECK(taken->sp == FrameSp);
 
   SECTION("not in the mixed-mode walk") {
-    auto mixed = fx.managed->beginThread(thread, false);
-    CHECK(mixed->managedFrame(frame, before)->ip == MethodReturn);
+    auto mixed = fx.beginThread(false);
+    CHECK(mixed->managedFrame(fx.frame, fx.before)->ip == MethodReturn);
   }
   SECTION("not when the Frame's sp is another frame's") {
-    before.back() = runtimeEntry(Sp + 8, FrameIp);
-    CHECK(runtimeOnly->managedFrame(frame, before)->ip == MethodReturn);
+    fx.before.back() = runtimeEntry(FrameSp + 8, FrameIp);
+    CHECK(fx.entry()->ip == MethodReturn);
   }
   SECTION("not when the entry before the Frame is not native") {
-    before.front() = entryOfKind(FrameKind::Managed);
-    CHECK(runtimeOnly->managedFrame(frame, before)->ip == MethodReturn);
+    fx.before.front() = entryOfKind(FrameKind::Managed);
+    CHECK(fx.entry()->ip == MethodReturn);
   }
   SECTION("not when the last entry is not a runtime Frame") {
-    before = {entryOfKind(FrameKind::Native), entryOfKind(FrameKind::Native)};
-    before.back().registers = runtimeEntry(Sp, FrameIp).registers;
-    CHECK(runtimeOnly->managedFrame(frame, before)->ip == MethodReturn);
+    fx.before = {entryOfKind(FrameKind::Native), entryOfKind(FrameKind::Native)};
+    fx.before.back().registers = runtimeEntry(FrameSp, FrameIp).registers;
+    CHECK(fx.entry()->ip == MethodReturn);
   }
   SECTION("not when the Frame carries no registers") {
-    before.back().registers.reset();
-    CHECK(runtimeOnly->managedFrame(frame, before)->ip == MethodReturn);
+    fx.before.back().registers.reset();
+    CHECK(fx.entry()->ip == MethodReturn);
   }
   SECTION("not with only the Frame before it") {
-    before.erase(before.begin());
-    CHECK(runtimeOnly->managedFrame(frame, before)->ip == MethodReturn);
+    fx.before.erase(fx.before.begin());
+    CHECK(fx.entry()->ip == MethodReturn);
   }
 }
 
 TEST_CASE("DotnetLayer: with the ip from a runtime Frame, the function offset is that ip's", "[dotnet]") {
   // Not the physical frame's: the entry would say ip Method+0x10 but offset
   // 0x15, and the printers show "+0x15" next to an ip 0x10 into the method.
-  Fixture fx;
-  ReportThread thread;
-  thread.tid = ThreadOsId;
-  constexpr uint64_t FrameIp = Method + 0x10, Sp = Stack + 0x180;
-  Frame frame = fx.process.walkFrame(MethodReturn, Sp, false);
-  std::vector<ReportFrame> before = {entryOfKind(FrameKind::Native), runtimeEntry(Sp, FrameIp)};
-  auto runtimeOnly = fx.managed->beginThread(thread, true);
-  std::optional<ReportFrame> taken = runtimeOnly->managedFrame(frame, before);
+  ManagedOnly fx;
+  std::optional<ReportFrame> taken = fx.entry();
   REQUIRE(taken);
   REQUIRE(taken->ip == FrameIp);
   CHECK(taken->functionOffset == FrameIp - Method);

@@ -34,7 +34,14 @@ private:
   bool withTransitions_;
 };
 
-Target targetOf(Arch arch, OS os) { return Target(arch, os, "test", std::make_unique<BufferMemory>()); }
+// A dump's unwinders: a real CFI unwinder, and one in place of the dynamic one.
+struct Dump {
+  Dump(Arch arch, OS os) : target(arch, os, "test", std::make_unique<BufferMemory>()) {}
+  Target target;
+  CfiUnwinder cfi;
+  NamedUnwinder dynamic{FrameTrust::Dynamic};
+  DumpUnwinders unwinders{target, cfi, dynamic};
+};
 
 std::vector<FrameTrust> trusts(const std::vector<Unwinder *> &chain) {
   std::vector<FrameTrust> out;
@@ -62,36 +69,29 @@ TEST_CASE("architectures stackwalk cannot unwind yet get no unwinder") {
 }
 
 TEST_CASE("a thread without a managed runtime leaves the managed steps out") {
-  Target target = targetOf(Arch::X86_64, OS::Linux);
-  CfiUnwinder cfi;
-  NamedUnwinder dynamic(FrameTrust::Dynamic);
-  DumpUnwinders unwinders(target, cfi, dynamic);
-  std::vector<Unwinder *> chain = unwinders.chainFor(nullptr);
+  Dump dump(Arch::X86_64, OS::Linux);
+  std::vector<Unwinder *> chain = dump.unwinders.chainFor(nullptr);
   REQUIRE(chain.size() == 5);
-  CHECK(chain[0] == &cfi);
-  CHECK(chain[1] == &dynamic);
+  CHECK(chain[0] == &dump.cfi);
+  CHECK(chain[1] == &dump.dynamic);
   CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::Cfi, FrameTrust::Dynamic, FrameTrust::Scan,
                                                   FrameTrust::FramePointer, FrameTrust::Scan});
 }
 
 TEST_CASE("a managed thread's code unwinder comes first, its Frames after the native unwind info") {
-  CfiUnwinder cfi;
-  NamedUnwinder dynamic(FrameTrust::Dynamic);
   FakeManagedThread managed(/*withTransitions=*/true);
   SECTION("Linux") {
-    Target target = targetOf(Arch::X86_64, OS::Linux);
-    DumpUnwinders unwinders(target, cfi, dynamic);
-    std::vector<Unwinder *> chain = unwinders.chainFor(&managed);
+    Dump dump(Arch::X86_64, OS::Linux);
+    std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
     REQUIRE(chain.size() == 7);
     CHECK(chain[0] == &managed.code);
-    CHECK(chain[1] == &cfi);
-    CHECK(chain[2] == &dynamic);
+    CHECK(chain[1] == &dump.cfi);
+    CHECK(chain[2] == &dump.dynamic);
     CHECK(chain[3] == &managed.transitions);
   }
   SECTION("Windows") {
-    Target target = targetOf(Arch::X86_64, OS::Windows);
-    DumpUnwinders unwinders(target, cfi, dynamic);
-    std::vector<Unwinder *> chain = unwinders.chainFor(&managed);
+    Dump dump(Arch::X86_64, OS::Windows);
+    std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
     REQUIRE(chain.size() == 5);
     CHECK(chain[0] == &managed.code);
     CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::UnwindInfo, FrameTrust::UnwindInfo,
@@ -101,21 +101,16 @@ TEST_CASE("a managed thread's code unwinder comes first, its Frames after the na
 }
 
 TEST_CASE("a managed thread without a Frame chain has no transition step") {
-  Target target = targetOf(Arch::X86_64, OS::Linux);
-  CfiUnwinder cfi;
-  NamedUnwinder dynamic(FrameTrust::Dynamic);
+  Dump dump(Arch::X86_64, OS::Linux);
   FakeManagedThread managed(/*withTransitions=*/false);
-  DumpUnwinders unwinders(target, cfi, dynamic);
-  std::vector<Unwinder *> chain = unwinders.chainFor(&managed);
+  std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
   REQUIRE(chain.size() == 6);
   CHECK(chain[0] == &managed.code);
   CHECK(std::find(chain.begin(), chain.end(), &managed.transitions) == chain.end());
 }
 
 TEST_CASE("an architecture without a policy walks no unwinder, even for a managed thread") {
-  Target target = targetOf(Arch::Arm64, OS::Linux);
-  CfiUnwinder cfi;
-  NamedUnwinder dynamic(FrameTrust::Dynamic);
+  Dump dump(Arch::Arm64, OS::Linux);
   FakeManagedThread managed(true);
-  CHECK(DumpUnwinders(target, cfi, dynamic).chainFor(&managed).empty());
+  CHECK(dump.unwinders.chainFor(&managed).empty());
 }
