@@ -6,12 +6,60 @@ Usage: batch_test.py STACKWALK UNPACKED_DUMPS_DIR
 """
 import json
 import os
+import shutil
+import subprocess
 import tempfile
 
 import dumps
 
 check = dumps.Checks()
 run = dumps.run_in
+
+
+def valid_lines(text, paths, validator):
+    """Whether text holds one schema-valid JSON document per path, for exactly those paths."""
+    try:
+        documents = [json.loads(line) for line in text.splitlines()]
+    except ValueError:
+        return False
+    return (sorted(d["dump"]["path"] for d in documents) == sorted(paths)
+            and not any(any(validator.iter_errors(d)) for d in documents))
+
+
+def check_recipes(stackwalk, unpacked, files):
+    """README's scale-out recipes over 60 dumps, 4 of them unreadable: one valid line per
+    dump, and the documented exit codes (1: some dumps could not be read)."""
+    validator = dumps.schema_validator()
+    cores = sorted(os.path.join("cores", c) for c in os.listdir(os.path.join(unpacked, "cores")))
+    env = dict(os.environ, PATH=os.path.dirname(stackwalk) + os.pathsep + os.environ["PATH"])
+    with tempfile.TemporaryDirectory() as tmp:
+        crashes = os.path.join(tmp, "crashes")
+        os.mkdir(crashes)
+        for i in range(56):
+            os.symlink(os.path.join(unpacked, cores[i % len(cores)]), os.path.join(crashes, f"{i:03}.core"))
+        for i in range(4):
+            with open(os.path.join(crashes, f"bad{i}.core"), "wb") as f:
+                f.write(b"\x7fELF" + bytes(60 * i))
+        paths = sorted(os.path.join(crashes, name) for name in os.listdir(crashes))
+        syms = ["--sysroot", os.path.join(unpacked, "sysroot"), "--module-path", os.path.join(unpacked, "bin")]
+        recipes = {
+            "find | stackwalk --from -": f"find {crashes} -name '*.core' | stackwalk --from - --ndjson",
+            "find | xargs -P 8": f"find {crashes} -name '*.core' -print0 | xargs -0 -n 25 -P 8 stackwalk --ndjson",
+        }
+        if shutil.which("parallel"):
+            recipes["parallel"] = f"parallel -j 4 -X stackwalk --ndjson ::: {crashes}/*.core"
+        for name, command in recipes.items():
+            out = os.path.join(tmp, "all.ndjson")
+            r = subprocess.run(f"{command} {' '.join(syms)} > {out}", shell=True, env=env, capture_output=True, text=True)
+            with open(out) as f:
+                text = f.read()
+            # xargs exits 123 when a stackwalk exits 1-125.
+            expected = 123 if "xargs" in command else 1
+            check(valid_lines(text, paths, validator) and r.returncode == expected,
+                  f"README recipe '{name}': one schema-valid line per dump, exit {r.returncode} (expected {expected})")
+        empty = subprocess.run(f"find {crashes} -name '*.nothing' | stackwalk --from - --ndjson", shell=True, env=env,
+                               capture_output=True, text=True)
+        check(empty.returncode == 0 and not empty.stdout, "an empty shard (--from - with no paths): exit 0, no output")
 
 
 def main(stackwalk, unpacked, options):
@@ -51,6 +99,8 @@ def main(stackwalk, unpacked, options):
               "--ndjson: a single dump on one line, the same document as --json")
         r = run(stackwalk, [junk], unpacked)
         check(r.returncode == 3, "a single unreadable dump: exit 3, not 1")
+
+    check_recipes(stackwalk, unpacked, files)
 
     r = run(stackwalk, ["cores/crash-segv.core", "--summary"] + files, unpacked)
     lines = r.stdout.splitlines()

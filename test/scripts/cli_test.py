@@ -8,6 +8,7 @@ Usage: cli_test.py STACKWALK UNPACKED_DUMPS_DIR
 import json
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 
@@ -61,14 +62,60 @@ def main(stackwalk, unpacked, options):
             f.write("not a dump\n" * 10)
         r = run(stackwalk, [text_file], unpacked)
         check(r.returncode == 3 and one_line_error(r), "a file that is not a dump: exit 3, one line")
-        r = run(stackwalk, [os.path.join(tmp, "absent.core")], unpacked)
-        check(r.returncode == 3 and one_line_error(r), "a missing file: exit 3, one line")
+        absent = os.path.join(tmp, "absent.core")
+        r = run(stackwalk, [absent], unpacked)
+        check(r.returncode == 3 and one_line_error(r) and r.stderr.strip() ==
+              f"stackwalk: cannot open {absent}: No such file or directory", "a missing file: exit 3, why, one line")
+        r = run(stackwalk, [tmp], unpacked)
+        check(r.returncode == 3 and "Is a directory" in r.stderr, "a directory: exit 3, says so")
+        for flag in ("--json", "--ndjson"):
+            r = run(stackwalk, [text_file, flag], unpacked)
+            error = json.loads(r.stdout) if r.stdout.strip() else {}
+            check(r.returncode == 3 and error.get("dump", {}).get("path") == text_file and "error" in error,
+                  f"{flag}, one unreadable dump: exit 3 and the error object")
         r = run(stackwalk, [], unpacked)
-        check(r.returncode == 2, "no dump argument: exit 2")
+        check(r.returncode == 2 and r.stderr.startswith("stackwalk: no dump given"), "no dump argument: exit 2")
         r = run(stackwalk, [core, "--no-such-option"], unpacked)
-        check(r.returncode == 2, "an unknown option: exit 2")
+        check(r.returncode == 2 and r.stderr.startswith("stackwalk: "), "an unknown option: exit 2")
+        r = run(stackwalk, [core, "--all"], unpacked)
+        check(r.returncode == 2 and "did you mean --all-threads?" in r.stderr, "--all: exit 2, did you mean --all-threads?")
         r = run(stackwalk, [core, "--max-frames", "0"], unpacked)
         check(r.returncode == 2, "--max-frames 0: exit 2")
+        r = run(stackwalk, ["--version"], unpacked)
+        check(r.returncode == 0 and r.stdout.startswith("stackwalk ") and "LLVM 19" in r.stdout,
+              f"--version: the version, the build's commit and LLVM's ({r.stdout.strip()})")
+        for args, what in ((["-e", "/nonexistent/exe"], "-e /nonexistent/exe"),
+                           (["--sysroot", "/nonexistent"], "--sysroot /nonexistent"),
+                           (["--module-path", "/nonexistent"], "--module-path /nonexistent"),
+                           (["--module-path", text_file], f"--module-path {text_file}")):
+            r = run(stackwalk, [core] + args, unpacked)
+            check(r.returncode == 2 and r.stderr.startswith(f"stackwalk: {what}: ") and not r.stdout,
+                  f"{what}: exit 2 naming the path and why ({r.stderr.strip()})")
+        r = run(stackwalk, ["bin/crash-segv", core], unpacked)
+        check("bin/crash-segv is an executable or shared library, not a core" in r.stderr and "with -e" in r.stderr,
+              "gdb's order (EXE CORE): a hint to give the executable with -e")
+        with open(os.path.join(unpacked, core), "rb") as f:
+            piped = subprocess.run([stackwalk, "-", "--summary"] + files, cwd=unpacked, stdin=f, capture_output=True,
+                                   text=True)
+        check(piped.returncode == 0 and "(crashed): crash-segv!store_field" in piped.stdout, "-: a dump read from stdin")
+        with open(os.path.join(unpacked, core), "rb") as f:
+            piped = subprocess.run(f"cat {core} | {stackwalk} /dev/stdin --summary {' '.join(files)}", shell=True,
+                                   cwd=unpacked, capture_output=True, text=True)
+        check(piped.returncode == 0 and "(crashed): crash-segv!store_field" in piped.stdout, "/dev/stdin, a pipe")
+
+        # One value per flag: dump paths after a repeatable option stay dumps.
+        r = run(stackwalk, ["--ndjson", "--module-path", "bin", core, "cores/sig-abort.core", "--sysroot", "sysroot"],
+                unpacked)
+        check(r.returncode == 0 and len(r.stdout.splitlines()) == 2, "--module-path DIR A B: both dumps walked")
+        listing = os.path.join(tmp, "list.txt")
+        with open(listing, "w") as f:
+            f.write(f"{core}\n\ncores/sig-abort.core\n")
+        r = run(stackwalk, ["--from", listing, "--ndjson"] + files, unpacked)
+        check(r.returncode == 0 and [json.loads(l)["dump"]["path"] for l in r.stdout.splitlines()]
+              == [core, "cores/sig-abort.core"], "--from FILE: one path per line, blank lines skipped")
+        empty = subprocess.run([stackwalk, "--from", "-", "--ndjson"], cwd=unpacked, input="", capture_output=True,
+                               text=True)
+        check(empty.returncode == 0 and not empty.stdout, "--from - with an empty list: exit 0, nothing printed")
 
         data = open(os.path.join(unpacked, core), "rb").read()
         tiny = os.path.join(tmp, "tiny.core")
@@ -86,7 +133,8 @@ def main(stackwalk, unpacked, options):
               and all(t["frames"] for t in report["threads"]),
               "a core cut in half: exit 0, a warning, a frame for every thread")
 
-    r = run(stackwalk, [core, "--json", "--sysroot", "/nonexistent"], unpacked)
+    with tempfile.TemporaryDirectory() as empty_root:
+        r = run(stackwalk, [core, "--json", "--sysroot", empty_root], unpacked)
     report = json.loads(r.stdout)
     check(r.returncode == 0 and any("have no file" in w for w in report["warnings"])
           and len(report["threads"]) == 1 and report["threads"][0]["frames"],
@@ -105,10 +153,13 @@ def main(stackwalk, unpacked, options):
     tids = [t["tid"] for t in json.loads(r.stdout)["threads"]]
     r = run(stackwalk, [core, "--json", "--thread", str(tids[2]), "--thread", str(tids[1])] + files, unpacked)
     check([t["tid"] for t in json.loads(r.stdout)["threads"]] == [tids[2], tids[1]], "--thread twice, in that order")
-    r = run(stackwalk, [core, "--json", "--thread", "1"] + files, unpacked)
-    report = json.loads(r.stdout)
-    check(r.returncode == 0 and not report["threads"] and any("thread 1 " in w for w in report["warnings"]),
-          "--thread of an absent thread: a warning")
+    r = run(stackwalk, [core, "--thread", "1"] + files, unpacked)
+    check(r.returncode == 2 and r.stderr.strip() == "stackwalk: thread 1 is not in the dump (its threads: "
+          + ", ".join(map(str, tids)) + ")", f"--thread of an absent thread: exit 2 naming the threads ({r.stderr.strip()})")
+    r = run(stackwalk, [core, "--thread", str(tids[0]), "cores/sig-abort.core", "--ndjson"] + files, unpacked)
+    lines = [json.loads(l) for l in r.stdout.splitlines()]
+    check(r.returncode == 1 and "threads" in lines[0] and "not in the dump" in lines[1].get("error", ""),
+          "--thread in a batch: a dump without that thread gets its error line")
 
     def debug_file(args):
         report = json.loads(run(stackwalk, ["cores/stripped-debuglink.core", "--json"] + args, unpacked).stdout)

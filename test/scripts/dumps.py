@@ -133,5 +133,19 @@ def threads_gdb_gets_wrong(dump):
     return wrong
 
 
+def schema_validator():
+    """A validator for schema/stackwalk-1.schema.json, with Debian's python3-jsonschema. When
+    the Python running the test lacks it, the test re-runs itself under /usr/bin/python3, and
+    skips if that lacks it too."""
+    try:
+        import jsonschema
+    except ImportError:
+        if sys.executable != "/usr/bin/python3" and os.path.exists("/usr/bin/python3"):
+            os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+        skip("the jsonschema module is not installed (Debian package python3-jsonschema)")
+    with open(os.path.join(ROOT, "schema", "stackwalk-1.schema.json")) as f:
+        return jsonschema.Draft202012Validator(json.load(f))
+
+
 def have_gdb():
     return shutil.which("gdb") is not None

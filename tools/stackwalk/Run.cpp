@@ -2,6 +2,8 @@
 #include "RuntimeInfo.h"
 #include "ScanPrinter.h"
 
+#include "stackwalk/core/Fail.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -22,12 +24,23 @@ std::unique_ptr<ReportPrinter> makePrinter(const RunOptions &options, std::ostre
   return makeTextPrinter(out, options.print);
 }
 
-// Loads and walks a dump, printing its report; nullopt, or the reason it
-// cannot be read.
-std::optional<std::string> walkDump(const std::string &path, const RunOptions &options, std::ostream &out,
-                                    WalkSession &session) {
+// Why a dump has no report, and the exit code that says so.
+struct Failure {
+  explicit Failure(llvm::Error error) {
+    llvm::handleAllErrors(std::move(error), [&](const llvm::ErrorInfoBase &e) {
+      message = e.message();
+      if (isRequestError(e)) exitCode = ExitUsage;
+    });
+  }
+  std::string message;
+  int exitCode = ExitUnreadable;
+};
+
+// Loads and walks a dump, printing its report; nullopt, or why there is none.
+std::optional<Failure> walkDump(const std::string &path, const RunOptions &options, std::ostream &out,
+                                WalkSession &session) {
   auto walk = ProcessWalk::open(path, options.walk, session);
-  if (!walk) return llvm::toString(walk.takeError());
+  if (!walk) return Failure(walk.takeError());
   const Target &target = (*walk)->target();
   if (options.scanFrom) {
     printScanCandidates(out, path, *options.scanFrom, scanCandidates(target, *options.scanFrom, 4096, session.symbolizer),
@@ -70,9 +83,11 @@ private:
 
 int reportDump(const std::string &path, const RunOptions &options, std::ostream &out, std::ostream &err) {
   WalkSession session(options.maxDebugBytes);
-  if (auto why = walkDump(path, options, out, session)) {
-    err << "stackwalk: " << *why << "\n";
-    return ExitUnreadable;
+  if (auto failure = walkDump(path, options, out, session)) {
+    err << "stackwalk: " << failure->message << "\n";
+    // A script reading JSON gets the error object a batch would print.
+    if (options.format == RunOptions::Format::Json) printJsonError(out, path, failure->message, options.print.compact);
+    return failure->exitCode;
   }
   return ExitOk;
 }
@@ -80,7 +95,7 @@ int reportDump(const std::string &path, const RunOptions &options, std::ostream 
 int reportBatch(const std::vector<std::string> &paths, const RunOptions &options, std::ostream &out, std::ostream &err) {
   struct Result {
     std::string output;
-    std::optional<std::string> failure;
+    std::optional<Failure> failure;
     bool ready = false;
   };
   std::vector<Result> results(paths.size());
@@ -93,7 +108,7 @@ int reportBatch(const std::vector<std::string> &paths, const RunOptions &options
     WalkSession session(options.maxDebugBytes);
     for (size_t i; (i = next++) < paths.size();) {
       std::ostringstream text;
-      std::optional<std::string> failure = walkDump(paths[i], options, text, session);
+      std::optional<Failure> failure = walkDump(paths[i], options, text, session);
       std::lock_guard lock(mutex);
       results[i].output = text.str();
       results[i].failure = std::move(failure);
@@ -117,8 +132,8 @@ int reportBatch(const std::vector<std::string> &paths, const RunOptions &options
     progress.done(paths[i]);
     if (result.failure) {
       anyFailed = true;
-      if (options.format == RunOptions::Format::Json) printJsonError(out, paths[i], *result.failure, true);
-      else err << "stackwalk: " << *result.failure << "\n";
+      if (options.format == RunOptions::Format::Json) printJsonError(out, paths[i], result.failure->message, true);
+      else err << "stackwalk: " << result.failure->message << "\n";
     }
     out << result.output << std::flush;
     if (options.format == RunOptions::Format::Text && i + 1 < paths.size() && !result.failure) out << "\n";

@@ -1,10 +1,71 @@
 // stackwalk: every thread's call stack from crash dumps. Exit codes in Run.h.
+#include "Inputs.h"
 #include "Run.h"
+
+#include "stackwalk/core/Fail.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Config/llvm-config.h"
 
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 #include <thread>
+
+namespace {
+
+// "did you mean --all-threads?" for an unknown option close to a known one.
+std::string suggestion(const CLI::App &app, const std::string &unknown) {
+  llvm::StringRef given = llvm::StringRef(unknown).ltrim('-');
+  std::string best;
+  unsigned bestDistance = 4; // more edits than this is no suggestion
+  for (const CLI::Option *option : app.get_options())
+    for (const std::string &name : option->get_lnames()) {
+      unsigned distance = given.edit_distance(name);
+      if (llvm::StringRef(name).starts_with(given) && given.size() >= 3) distance = 1;
+      if (distance < bestDistance) bestDistance = distance, best = "--" + name;
+    }
+  return best.empty() ? "" : " (did you mean " + best + "?)";
+}
+
+// A usage error as every message is written: "stackwalk: ...", on one line.
+int usageError(const CLI::App &app, const CLI::ParseError &e) {
+  std::string message = e.what();
+  if (const auto *extras = dynamic_cast<const CLI::ExtrasError *>(&e))
+    if (llvm::StringRef(message).contains("--")) {
+      llvm::StringRef unknown = llvm::StringRef(message).substr(llvm::StringRef(message).find("--")).split(' ').first;
+      message += suggestion(app, unknown.str());
+    }
+  std::cerr << "stackwalk: " << message << " (stackwalk --help lists the options)\n";
+  return stackwalk::ExitUsage;
+}
+
+// The paths the options name exist and can be read; --from's list is read.
+int checkInputs(const stackwalk::RunOptions &options, const std::string &fromFile, std::vector<std::string> &dumps) {
+  const stackwalk::ModuleSearchOptions &search = options.walk.search;
+  llvm::Error problems = llvm::Error::success();
+  if (!search.executable.empty())
+    problems = llvm::joinErrors(std::move(problems), stackwalk::checkGivenPath("-e", search.executable, false));
+  if (!search.sysroot.empty())
+    problems = llvm::joinErrors(std::move(problems), stackwalk::checkGivenPath("--sysroot", search.sysroot, true));
+  for (const std::string &dir : search.modulePaths)
+    problems = llvm::joinErrors(std::move(problems), stackwalk::checkGivenPath("--module-path", dir, true));
+  if (!options.walk.perfMap.empty())
+    problems = llvm::joinErrors(std::move(problems), stackwalk::checkGivenPath("--perf-map", options.walk.perfMap, false));
+  if (!fromFile.empty()) {
+    if (auto listed = stackwalk::readPathList(fromFile)) dumps.insert(dumps.end(), listed->begin(), listed->end());
+    else problems = llvm::joinErrors(std::move(problems), listed.takeError());
+  } else if (dumps.empty()) {
+    problems = llvm::joinErrors(std::move(problems), stackwalk::fail("no dump given (a path, or --from FILE)"));
+  }
+  if (!problems) return stackwalk::ExitOk;
+  llvm::handleAllErrors(std::move(problems), [](const llvm::ErrorInfoBase &error) {
+    std::cerr << "stackwalk: " << error.message() << "\n";
+  });
+  return stackwalk::ExitUsage;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   using stackwalk::RunOptions;
@@ -13,16 +74,20 @@ int main(int argc, char **argv) {
   RunOptions options;
   options.jobs = std::max(1u, std::thread::hardware_concurrency());
   bool json = false, ndjson = false, summary = false;
-  app.add_option("dumps", dumpPaths, "dump files (several: a batch, printed in the order given)")->required();
+  std::string fromFile;
+  app.set_version_flag("--version", "stackwalk " STACKWALK_VERSION " (" STACKWALK_GIT_ID ", LLVM " LLVM_VERSION_STRING ")");
+  app.add_option("dumps", dumpPaths, "dump files (several: a batch, printed in the order given)");
+  app.add_option("--from", fromFile, "read dump paths from FILE, one per line (- for standard input)");
   app.add_flag("-a,--all-threads", options.walk.allThreads, "walk every thread");
-  app.add_option("--thread", options.walk.threadIds, "walk this thread (repeatable)");
+  app.add_option("--thread", options.walk.threadIds, "walk this thread (repeatable)")->allow_extra_args(false);
   app.add_flag("--json", json, "print JSON (schema stackwalk/1); several dumps: one document per line");
   app.add_flag("--ndjson", ndjson, "print JSON as one line per dump even for a single dump");
   app.add_flag("--summary", summary, "one line per thread: tid, name, top frames (all threads unless --thread)");
   app.add_option("-j,--jobs", options.jobs, "dumps walked in parallel (default: the number of cores)")
       ->check(CLI::Range(1u, 1024u));
   app.add_option("--module-path", options.walk.search.modulePaths,
-                 "directory with module, debug and PDB files: flat, .build-id tree or symbol store (repeatable)");
+                 "directory with module, debug and PDB files: flat, .build-id tree or symbol store (repeatable)")
+      ->allow_extra_args(false);
   app.add_option("-e,--executable", options.walk.search.executable,
                  "the main executable's file (its identity is still checked)");
   app.add_option("--sysroot", options.walk.search.sysroot, "prefix for the module paths the dump recorded");
@@ -65,10 +130,12 @@ int main(int argc, char **argv) {
       throw CLI::ValidationError("--start-sp", "walks one thread: give at most one --thread");
   } catch (const CLI::CallForHelp &e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion &e) {
+    return app.exit(e);
   } catch (const CLI::ParseError &e) {
-    app.exit(e);
-    return stackwalk::ExitUsage;
+    return usageError(app, e);
   }
+  if (int code = checkInputs(options, fromFile, dumpPaths); code != stackwalk::ExitOk) return code;
   options.format = summary ? RunOptions::Format::Summary
                    : json || ndjson ? RunOptions::Format::Json
                                     : RunOptions::Format::Text;
@@ -78,6 +145,7 @@ int main(int argc, char **argv) {
   if (*optScanFrom) options.scanFrom = scanFrom;
   options.print.compact = ndjson || dumpPaths.size() > 1;
   std::ios::sync_with_stdio(false);
-  if (dumpPaths.size() == 1 && !ndjson) return stackwalk::reportDump(dumpPaths.front(), options, std::cout, std::cerr);
+  if (dumpPaths.empty()) return stackwalk::ExitOk; // --from an empty list: nothing to do
+  if (dumpPaths.size() == 1) return stackwalk::reportDump(dumpPaths.front(), options, std::cout, std::cerr);
   return stackwalk::reportBatch(dumpPaths, options, std::cout, std::cerr);
 }

@@ -7,11 +7,33 @@
 #include "stackwalk/elfcore/ElfCoreLoader.h"
 #include "stackwalk/minidump/MinidumpLoader.h"
 
+#include "llvm/BinaryFormat/ELF.h"
+
 #include <algorithm>
-#include <fstream>
+#include <cstring>
 
 namespace stackwalk {
 namespace {
+
+const ThreadInfo *threadById(const Target &target, uint64_t tid) {
+  auto it = std::find_if(target.threads.begin(), target.threads.end(), [&](const ThreadInfo &t) { return t.tid == tid; });
+  return it == target.threads.end() ? nullptr : &*it;
+}
+
+// Every thread asked for is in the dump; else which are, to pick from.
+llvm::Error checkRequestedThreads(const Target &target, const WalkOptions &options) {
+  if (options.allThreads) return llvm::Error::success();
+  for (uint64_t tid : options.threadIds) {
+    if (threadById(target, tid)) continue;
+    constexpr size_t Listed = 20;
+    std::string existing;
+    for (size_t i = 0; i < target.threads.size() && i < Listed; ++i)
+      existing += (i ? ", " : "") + std::to_string(target.threads[i].tid);
+    if (target.threads.size() > Listed) existing += " and " + std::to_string(target.threads.size() - Listed) + " more";
+    return failRequest("thread " + std::to_string(tid) + " is not in the dump (its threads: " + existing + ")");
+  }
+  return llvm::Error::success();
+}
 
 std::vector<const ThreadInfo *> selectThreads(const Target &target, const WalkOptions &options,
                                               std::vector<std::string> &warnings) {
@@ -19,12 +41,7 @@ std::vector<const ThreadInfo *> selectThreads(const Target &target, const WalkOp
   if (options.allThreads) {
     for (const ThreadInfo &thread : target.threads) selected.push_back(&thread);
   } else if (!options.threadIds.empty()) {
-    for (uint64_t tid : options.threadIds) {
-      auto it = std::find_if(target.threads.begin(), target.threads.end(),
-                             [&](const ThreadInfo &t) { return t.tid == tid; });
-      if (it == target.threads.end()) warnings.push_back("thread " + std::to_string(tid) + " is not in the dump");
-      else selected.push_back(&*it);
-    }
+    for (uint64_t tid : options.threadIds) selected.push_back(threadById(target, tid));
   } else {
     auto crashed = target.crash ? std::find_if(target.threads.begin(), target.threads.end(),
                                                [&](const ThreadInfo &t) { return t.tid == target.crash->threadId; })
@@ -40,15 +57,13 @@ std::vector<const ThreadInfo *> selectThreads(const Target &target, const WalkOp
   return selected;
 }
 
-enum class DumpFormat { ElfCore, Minidump, Unknown };
-
-DumpFormat formatOf(std::span<const uint8_t> head) {
-  if (looksLikeElfCore(head)) return DumpFormat::ElfCore;
-  if (looksLikeMinidump(head)) return DumpFormat::Minidump;
-  return DumpFormat::Unknown;
-}
-
-llvm::Error notADump(const std::string &name) {
+// Why a file is not a dump, with a hint for what people mistake for one.
+llvm::Error notADump(const std::string &name, std::span<const uint8_t> head) {
+  bool elf = head.size() >= 18 && std::memcmp(head.data(), "\x7f" "ELF", 4) == 0;
+  uint16_t type = elf ? uint16_t(head[16] | head[17] << 8) : 0; // e_type, little-endian
+  if (type == llvm::ELF::ET_EXEC || type == llvm::ELF::ET_DYN)
+    return fail(name + " is an executable or shared library, not a core (stackwalk takes the core; the executable "
+                       "goes with -e)");
   return fail(name + " is not a dump stackwalk can read (an ELF core or a minidump)");
 }
 
@@ -57,26 +72,17 @@ llvm::Error notADump(const std::string &name) {
 llvm::Expected<std::unique_ptr<Target>> loadDump(std::unique_ptr<llvm::MemoryBuffer> bytes) {
   std::span<const uint8_t> head(reinterpret_cast<const uint8_t *>(bytes->getBufferStart()),
                                 std::min<size_t>(bytes->getBufferSize(), 64));
-  switch (formatOf(head)) {
-  case DumpFormat::ElfCore: return loadElfCore(std::move(bytes));
-  case DumpFormat::Minidump: return loadMinidump(std::move(bytes));
-  case DumpFormat::Unknown: break;
-  }
-  return notADump(bytes->getBufferIdentifier().str());
+  if (looksLikeElfCore(head)) return loadElfCore(std::move(bytes));
+  if (looksLikeMinidump(head)) return loadMinidump(std::move(bytes));
+  return notADump(bytes->getBufferIdentifier().str(), head);
 }
 
 llvm::Expected<std::unique_ptr<Target>> loadDump(const std::string &path) {
-  // The head through a stream: a directory reads as an empty file, not a dump.
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return fail("cannot open " + path);
-  uint8_t head[64] = {};
-  file.read(reinterpret_cast<char *>(head), sizeof head);
-  switch (formatOf(std::span<const uint8_t>(head, size_t(file.gcount())))) {
-  case DumpFormat::ElfCore: return loadElfCore(path);
-  case DumpFormat::Minidump: return loadMinidump(path);
-  case DumpFormat::Unknown: break;
-  }
-  return notADump(path);
+  // Read once, so a pipe (/dev/stdin) works as well as a file; "-" is standard input.
+  auto bytes = path == "-" ? llvm::MemoryBuffer::getSTDIN()
+                           : llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!bytes) return fail("cannot open " + path + ": " + bytes.getError().message());
+  return loadDump(std::move(*bytes));
 }
 
 llvm::Expected<std::unique_ptr<ProcessWalk>> ProcessWalk::open(std::unique_ptr<Target> target, std::string dumpPath,
@@ -87,6 +93,7 @@ llvm::Expected<std::unique_ptr<ProcessWalk>> ProcessWalk::open(std::unique_ptr<T
     for (const std::string &warning : target->warnings) why += "; " + warning;
     return fail(why);
   }
+  if (llvm::Error error = checkRequestedThreads(*target, options)) return error;
   return std::unique_ptr<ProcessWalk>(new ProcessWalk(std::move(target), std::move(dumpPath), options, session));
 }
 

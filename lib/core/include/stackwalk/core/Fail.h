@@ -6,10 +6,21 @@
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
 
+#include <system_error>
+
 namespace stackwalk {
 
 inline llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+// A request the dump cannot satisfy (a thread it does not have): the user's
+// mistake rather than the dump's, so the command exits as for a usage error.
+inline llvm::Error failRequest(const llvm::Twine &message) {
+  return llvm::createStringError(std::make_error_code(std::errc::invalid_argument), message);
+}
+inline bool isRequestError(const llvm::ErrorInfoBase &error) {
+  return error.convertToErrorCode() == std::errc::invalid_argument;
 }
 
 } // namespace stackwalk
