@@ -39,7 +39,7 @@ inline void walkProcess(std::unique_ptr<Target> target, bool print = false) {
     std::unique_ptr<ReportPrinter> printer = make(out, printOptions);
     printer->begin((*walk)->report());
     for (const ReportThread &thread : threads) printer->thread(thread);
-    printer->end((*walk)->report());
+    printer->end((*walk)->finish());
   }
 }
 

@@ -107,14 +107,29 @@ def main(stackwalk, unpacked, options):
     check(lines[0] == "cores/crash-segv.core:" and len(lines) == 4 and "(crashed): crash-segv!store_field < " in lines[1]
           and "0x" not in r.stdout, "--summary: a line per thread with its top frames, no addresses")
 
-    def signature(core):
-        return json.loads(run(stackwalk, [core, "--json"] + files, unpacked).stdout)["signature"]
+    def signature(core, args=files):
+        return json.loads(run(stackwalk, [core, "--json"] + args, unpacked).stdout)["signature"]
     a, b, abort = signature("cores/sig-segv-a.core"), signature("cores/sig-segv-b.core"), signature("cores/sig-abort.core")
     check(a == b and a.startswith("sig-crash!parse_header < sig-crash!handle_request"),
           f"the same crash at different load addresses: equal signatures ({a})")
     check(abort != a and abort.startswith("sig-crash!validate_input"),
           f"a different crash: a different signature, past raise/abort ({abort})")
     check(signature("cores/threads-O0-fp.core") is None, "no crash: no signature")
+
+    # Without the program's file its frames have no names: module+offset tells crashes apart.
+    stripped = ["--sysroot", "sysroot"]
+    a, b = signature("cores/sig-segv-a.core", stripped), signature("cores/sig-segv-b.core", stripped)
+    abort = signature("cores/sig-abort.core", stripped)
+    check(a == b and "sig-crash+0x" in a and abort != a,
+          f"unnamed frames: the same crash under ASLR alike, another crash apart ({a} / {abort})")
+
+    crash = "cores/crash-segv.core"
+    whole = signature(crash)
+    tids = [t["tid"] for t in json.loads(run(stackwalk, [crash, "--json", "-a"] + files, unpacked).stdout)["threads"]]
+    other = next(t for t in tids if t != json.loads(run(stackwalk, [crash, "--json"] + files, unpacked).stdout)
+                 ["crash"]["thread_id"])
+    for args in (["--thread", str(other)], ["--max-frames", "1"], ["-a", "--max-frames", "2"]):
+        check(signature(crash, files + args) == whole, f"{' '.join(args)}: the same signature ({whole})")
 
     return check.summary()
 

@@ -3,7 +3,6 @@
 
 #include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/core/WindowsContext.h"
-#include "stackwalk/walk/Signature.h"
 
 #include <nlohmann/json.hpp>
 
@@ -175,7 +174,6 @@ private:
   std::ostream &out_;
   PrintOptions options_;
   size_t threads_ = 0;
-  Json signature_ = nullptr;
 };
 
 void JsonPrinter::begin(const Report &report) {
@@ -210,13 +208,12 @@ void JsonPrinter::thread(const ReportThread &thread) {
             {"stop_reason", std::string(stopReasonName(thread.stopReason))},
             {"stop_detail", stringOrNull(thread.stopDetail)},
             {"frames", std::move(frames)}};
-  if (thread.crashed) signature_ = threadSignature(thread, options_.signatureFrames);
   if (options_.compact) out_ << (threads_++ ? "," : "") << nested(json, 2, true);
   else out_ << (threads_++ ? ",\n  " : "\n  ") << nested(json, 2, false);
 }
 
 void JsonPrinter::end(const Report &report) {
-  out_ << (threads_ && !options_.compact ? "\n ]" : "]") << key("signature") << nested(signature_, 1, options_.compact)
+  out_ << (threads_ && !options_.compact ? "\n ]" : "]") << key("signature") << nested(orNull(report.signature), 1, options_.compact)
        << key("warnings") << nested(Json(report.warnings), 1, options_.compact) << (options_.compact ? "}\n" : "\n}\n");
 }
 

@@ -54,7 +54,7 @@ std::optional<Failure> walkDump(const std::string &path, const RunOptions &optio
   std::unique_ptr<ReportPrinter> printer = makePrinter(options, out);
   printer->begin((*walk)->report());
   while (auto thread = (*walk)->nextThread()) printer->thread(*thread);
-  printer->end((*walk)->report());
+  printer->end((*walk)->finish());
   return std::nullopt;
 }
 

@@ -143,6 +143,7 @@ int main(int argc, char **argv) {
   if (*optStartSp)
     options.walk.start = stackwalk::ManualStart{startSp, startIp, *optStartFp ? std::optional(startFp) : std::nullopt};
   if (*optScanFrom) options.scanFrom = scanFrom;
+  options.walk.signatureFrames = options.print.signatureFrames;
   options.print.compact = ndjson || dumpPaths.size() > 1;
   std::ios::sync_with_stdio(false);
   if (dumpPaths.empty()) return stackwalk::ExitOk; // --from an empty list: nothing to do

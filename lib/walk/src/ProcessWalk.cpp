@@ -6,6 +6,7 @@
 #include "stackwalk/debuginfo/FrameArguments.h"
 #include "stackwalk/elfcore/ElfCoreLoader.h"
 #include "stackwalk/minidump/MinidumpLoader.h"
+#include "stackwalk/walk/Signature.h"
 
 #include "llvm/BinaryFormat/ELF.h"
 
@@ -55,6 +56,21 @@ std::vector<const ThreadInfo *> selectThreads(const Target &target, const WalkOp
     selected.resize(options.maxThreads);
   }
   return selected;
+}
+
+// What a walk shows that the signature must not depend on: where it starts,
+// how deep it goes, whether native frames are kept. Arguments never matter.
+WalkOptions signatureOptions(const WalkOptions &options) {
+  WalkOptions neutral = options;
+  neutral.start.reset();
+  neutral.limits = WalkLimits{};
+  neutral.managedOnly = false;
+  neutral.arguments = false;
+  return neutral;
+}
+
+bool walksAsSignatureDoes(const WalkOptions &options) {
+  return !options.start && options.limits.maxFrames == WalkLimits{}.maxFrames && !options.managedOnly;
 }
 
 // Why a file is not a dump, with a hint for what people mistake for one.
@@ -121,9 +137,10 @@ ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, c
   unwinders_ = std::make_unique<DumpUnwinders>(*target_, session.cfi, registered_.dynamicUnwinder());
 }
 
-void ProcessWalk::addEntries(ReportThread &thread, std::span<const Frame> physical, ManagedThreadWalk *managed) {
+void ProcessWalk::addEntries(ReportThread &thread, std::span<const Frame> physical, ManagedThreadWalk *managed,
+                             const WalkOptions &options) {
   std::vector<std::vector<std::vector<FunctionArgument>>> arguments;
-  if (options_.arguments) {
+  if (options.arguments) {
     FrameArguments reader(*target_, session_.symbolizer, physical);
     arguments.resize(physical.size());
     // From the outermost frame in: a frame's entry values build on its caller's.
@@ -149,26 +166,41 @@ void ProcessWalk::addEntries(ReportThread &thread, std::span<const Frame> physic
   }
 }
 
-std::optional<ReportThread> ProcessWalk::nextThread() {
-  if (nextThread_ >= report_.threads.size()) return std::nullopt;
-  const ThreadInfo &info = *report_.threads[nextThread_++];
+ReportThread ProcessWalk::walkThread(const ThreadInfo &info, const WalkOptions &options) {
   ReportThread thread;
   thread.tid = info.tid;
   thread.name = info.name;
   thread.crashed = target_->crash && target_->crash->threadId == info.tid;
-  std::unique_ptr<ManagedThreadWalk> managed = runtime_ ? runtime_->beginThread(thread, options_.managedOnly) : nullptr;
-  StackWalker walker(*target_, info, unwinders_->chainFor(managed.get()), options_.limits, options_.start);
+  std::unique_ptr<ManagedThreadWalk> managed = runtime_ ? runtime_->beginThread(thread, options.managedOnly) : nullptr;
+  StackWalker walker(*target_, info, unwinders_->chainFor(managed.get()), options.limits, options.start);
   std::vector<Frame> physical;
   while (auto frame = walker.next()) physical.push_back(std::move(*frame));
   thread.stopReason = walker.stopReason();
   thread.stopDetail = walker.stopDetail();
-  addEntries(thread, physical, managed.get());
-  if (options_.managedOnly) {
+  addEntries(thread, physical, managed.get(), options);
+  if (options.managedOnly) {
     // The runtime's own walk (StackWalk.md) reports no native frames.
     std::erase_if(thread.frames, [](const ReportFrame &f) { return f.kind == FrameKind::Native; });
     for (size_t i = 0; i < thread.frames.size(); ++i) thread.frames[i].index = unsigned(i);
   }
   return thread;
+}
+
+std::optional<ReportThread> ProcessWalk::nextThread() {
+  if (nextThread_ >= report_.threads.size()) return std::nullopt;
+  ReportThread thread = walkThread(*report_.threads[nextThread_++], options_);
+  if (thread.crashed && walksAsSignatureDoes(options_))
+    report_.signature = threadSignature(thread, options_.signatureFrames);
+  return thread;
+}
+
+const Report &ProcessWalk::finish() {
+  if (report_.signature || !target_->crash) return report_;
+  auto crashed = std::find_if(target_->threads.begin(), target_->threads.end(),
+                              [&](const ThreadInfo &t) { return t.tid == target_->crash->threadId; });
+  if (crashed != target_->threads.end())
+    report_.signature = threadSignature(walkThread(*crashed, signatureOptions(options_)), options_.signatureFrames);
+  return report_;
 }
 
 } // namespace stackwalk

@@ -1,5 +1,8 @@
 #include "stackwalk/walk/Signature.h"
 
+#include "stackwalk/core/Hex.h"
+#include "stackwalk/walk/FunctionName.h"
+
 #include <algorithm>
 #include <string_view>
 
@@ -23,13 +26,8 @@ constexpr std::string_view Skipped[] = {
     "RaiseFailFastException", "__fastfail", "DbgBreakPoint",
 };
 
-std::string_view withoutParameters(std::string_view name) {
-  size_t paren = name.find('(');
-  return paren == std::string_view::npos ? name : name.substr(0, paren);
-}
-
 bool skipped(const ReportFrame &frame) {
-  std::string_view name = withoutParameters(frame.function);
+  std::string name = signatureName(frame.function);
   return std::find(std::begin(Skipped), std::end(Skipped), name) != std::end(Skipped);
 }
 
@@ -45,7 +43,9 @@ std::string frameName(const ReportFrame &frame) {
   // Managed code lies outside every module; its assembly names it.
   const std::string &module = frame.module ? frame.module->name : frame.moduleName;
   if (module.empty()) return "?";
-  return module + "!" + (frame.function.empty() ? std::string("?") : std::string(withoutParameters(frame.function)));
+  if (!frame.function.empty()) return module + "!" + signatureName(frame.function);
+  // Unnamed: where in its module, which stays put whatever the load address.
+  return frame.module ? module + "+" + hex(frame.ip - frame.module->base) : module + "!?";
 }
 
 using FrameIterator = std::vector<ReportFrame>::const_iterator;

@@ -31,6 +31,7 @@ struct WalkOptions {
   bool arguments = false;           // function arguments from debug info (--args)
   ModuleSearchOptions search;       // where module files are looked for
   std::string perfMap;              // a perf map; else /tmp/perf-PID.map when it exists
+  size_t signatureFrames = 5;       // frames in the crash's signature
 };
 
 // An ELF core or a minidump, by its first bytes.
@@ -53,10 +54,14 @@ public:
   const Report &report() const { return report_; }
   // Walks the next selected thread; nullopt after the last.
   std::optional<ReportThread> nextThread();
+  // The report with what is known only at the end: the crash's signature.
+  const Report &finish();
 
 private:
   ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, const WalkOptions &options, WalkSession &session);
-  void addEntries(ReportThread &thread, std::span<const Frame> physical, ManagedThreadWalk *managed);
+  ReportThread walkThread(const ThreadInfo &info, const WalkOptions &options);
+  void addEntries(ReportThread &thread, std::span<const Frame> physical, ManagedThreadWalk *managed,
+                  const WalkOptions &options);
 
   std::unique_ptr<Target> target_;
   WalkOptions options_;

@@ -74,6 +74,10 @@ struct Report {
   std::vector<const ThreadInfo *> threads; // selected, in print order
   std::vector<std::string> warnings;
   std::optional<RuntimeSummary> runtime; // the process's managed runtime, if it has one we can read
+  // The crash's signature (Signature.h), from the crashing thread's own walk
+  // whatever was asked to be shown; set by ProcessWalk::finish, null without
+  // a crash.
+  std::optional<std::string> signature;
 };
 
 } // namespace stackwalk

@@ -14,8 +14,10 @@ namespace stackwalk {
 // everything down to the deepest frame of the raise, abort, assertion,
 // terminate, throw and exception-dispatch machinery; for an unhandled .NET
 // exception, everything above the managed method that raised it (see README).
-// Frames without a name count as `module!?`, frames without a module as `?`;
-// the .NET runtime's Frames are left out.
+// Functions are named as signatureName gives them (FunctionName.h); a frame
+// without a name is `module+0xOFFSET` (its place in the module, which no load
+// address changes), a managed one `Assembly.dll!?`, one outside every module
+// `?`; the .NET runtime's Frames are left out.
 std::string threadSignature(const ReportThread &thread, size_t frameCount);
 
 // The thread's first frames, none skipped, in the same notation, runtime
