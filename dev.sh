@@ -6,12 +6,14 @@ set -eu
 cd "$(dirname "$0")"
 BUILD=${BUILD:-build}
 
-# Debian packages: the toolchain, LLVM 19 (linked statically), CLI11,
-# nlohmann/json and Catch2; gdb and elfutils for the oracle tests; Wine and
-# MinGW-w64 for the Windows tests (winedbg's oracle, .NET under Wine).
-PACKAGES="cmake ninja-build g++ python3 xz-utils llvm-19-dev libcli11-dev nlohmann-json3-dev catch2
-  libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev gdb elfutils python3-jsonschema
-  clang-19 libclang-rt-19-dev wine wine64 gcc-mingw-w64-x86-64"
+# Debian packages. To build: the toolchain, LLVM 19 (linked statically),
+# CLI11, nlohmann/json and Catch2. To test, also: gdb and elfutils for the
+# oracle tests, python3-jsonschema for the schema, clang for the fuzz targets,
+# Wine and MinGW-w64 for the Windows tests (winedbg's oracle, .NET under Wine).
+BUILD_PACKAGES="cmake ninja-build g++ python3 xz-utils llvm-19-dev libcli11-dev nlohmann-json3-dev catch2
+  libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev"
+TEST_PACKAGES="gdb elfutils python3-jsonschema clang-19 libclang-rt-19-dev wine wine64 gcc-mingw-w64-x86-64"
+PACKAGES="$BUILD_PACKAGES $TEST_PACKAGES"
 
 install_missing() {
   missing=""
@@ -34,6 +36,7 @@ build() {
 
 case "${1:-}" in
   demo)
+    PACKAGES=$BUILD_PACKAGES
     build
     D="$BUILD/dumps"
     exec "$BUILD/stackwalk" "$D/cores/crash-segv.core" --all-threads --sysroot "$D/sysroot" --module-path "$D/bin"
