@@ -6,6 +6,7 @@ Usage: batch_test.py STACKWALK UNPACKED_DUMPS_DIR
 """
 import json
 import os
+import pty
 import shutil
 import subprocess
 import tempfile
@@ -62,6 +63,35 @@ def check_recipes(stackwalk, unpacked, files):
         check(empty.returncode == 0 and not empty.stdout, "an empty shard (--from - with no paths): exit 0, no output")
 
 
+def check_progress(stackwalk, unpacked, files):
+    """On a terminal: the bar counts failures, rate and time; an error prints on a line of its
+    own above it. Not on a pipe: the error alone."""
+    master, slave = pty.openpty()
+    batch = ["cores/crash-segv.core", "absent.core", "cores/sig-abort.core"]
+    r = subprocess.run([stackwalk] + batch + files + ["-j", "1"], cwd=unpacked, stdout=subprocess.DEVNULL,
+                       stderr=slave, timeout=120)
+    os.close(slave)
+    screen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        screen += chunk
+    os.close(master)
+    lines = screen.decode(errors="replace").replace("\r\x1b[K", "\n").split("\n")
+    error = [line for line in lines if line.startswith("stackwalk: cannot open absent.core")]
+    check(r.returncode == 1 and len(error) == 1 and error[0].rstrip("\r") == "stackwalk: cannot open absent.core: "
+          "No such file or directory" and "3/3, 1 failed" in screen.decode(errors="replace")
+          and "dumps/s" in screen.decode(errors="replace") and "left" in screen.decode(errors="replace"),
+          "progress on a terminal: done/total, failures, rate, time left; the error on its own line")
+    piped = run(stackwalk, batch + files, unpacked)
+    check(piped.stderr == "stackwalk: cannot open absent.core: No such file or directory\n",
+          "progress on a pipe: nothing but the error")
+
+
 def main(stackwalk, unpacked, options):
     files = ["--sysroot", "sysroot", "--module-path", "bin"]
     cores = ["cores/crash-segv.core", "cores/sig-abort.core", "cores/threads-O0-fp.core", "cores/sig-segv-a.core"]
@@ -101,6 +131,7 @@ def main(stackwalk, unpacked, options):
         check(r.returncode == 3, "a single unreadable dump: exit 3, not 1")
 
     check_recipes(stackwalk, unpacked, files)
+    check_progress(stackwalk, unpacked, files)
 
     r = run(stackwalk, ["cores/crash-segv.core", "--summary"] + files, unpacked)
     lines = r.stdout.splitlines()

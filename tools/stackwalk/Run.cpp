@@ -1,4 +1,5 @@
 #include "Run.h"
+#include "Progress.h"
 #include "RuntimeInfo.h"
 #include "ScanPrinter.h"
 
@@ -58,27 +59,6 @@ std::optional<Failure> walkDump(const std::string &path, const RunOptions &optio
   return std::nullopt;
 }
 
-// Writes "\r[done/total] path" to a terminal.
-class Progress {
-public:
-  Progress(size_t total, std::ostream &err) : total_(total), err_(err), enabled_(total > 1 && isatty(STDERR_FILENO)) {}
-  ~Progress() {
-    if (enabled_) err_ << "\n";
-  }
-  void done(const std::string &path) {
-    if (!enabled_) return;
-    ++done_;
-    size_t width = 30, filled = done_ * width / total_;
-    err_ << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << done_ << "/" << total_
-         << " " << path.substr(path.size() > 40 ? path.size() - 40 : 0) << "\x1b[K" << std::flush;
-  }
-
-private:
-  size_t total_, done_ = 0;
-  std::ostream &err_;
-  bool enabled_;
-};
-
 } // namespace
 
 int reportDump(const std::string &path, const RunOptions &options, std::ostream &out, std::ostream &err) {
@@ -120,7 +100,7 @@ int reportBatch(const std::vector<std::string> &paths, const RunOptions &options
   for (unsigned j = 0; j < std::max(1u, options.jobs); ++j) workers.emplace_back(worker);
 
   // Print in the order given, as soon as each report is ready, and drop it.
-  Progress progress(paths.size(), err);
+  Progress progress(paths.size(), err, isatty(STDERR_FILENO));
   bool anyFailed = false;
   for (size_t i = 0; i < paths.size(); ++i) {
     Result result;
@@ -129,12 +109,12 @@ int reportBatch(const std::vector<std::string> &paths, const RunOptions &options
       readyChanged.wait(lock, [&] { return results[i].ready; });
       result = std::move(results[i]);
     }
-    progress.done(paths[i]);
     if (result.failure) {
       anyFailed = true;
       if (options.format == RunOptions::Format::Json) printJsonError(out, paths[i], result.failure->message, true);
-      else err << "stackwalk: " << result.failure->message << "\n";
+      else progress.message("stackwalk: " + result.failure->message);
     }
+    progress.done(paths[i], result.failure.has_value());
     out << result.output << std::flush;
     if (options.format == RunOptions::Format::Text && i + 1 < paths.size() && !result.failure) out << "\n";
   }
