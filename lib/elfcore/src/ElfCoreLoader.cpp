@@ -32,7 +32,8 @@ namespace {
 struct CoreNotes {
   std::vector<PrStatus> threads;
   std::optional<PrPsInfo> process;
-  std::optional<SigInfo> signal; // NT_SIGINFO follows the first thread's NT_PRSTATUS
+  std::optional<SigInfo> signal; // the first NT_SIGINFO
+  std::optional<size_t> signalThread; // the thread whose NT_PRSTATUS the first NT_SIGINFO follows
   std::vector<std::pair<uint64_t, uint64_t>> auxv;
   std::vector<FileMapping> files;
   bool sawFileNote = false;
@@ -51,6 +52,7 @@ private:
   void readNotes(std::span<const uint8_t> noteBytes, Arch arch);
   std::optional<uint64_t> auxvValue(uint64_t type) const;
   void addModules(Target &target, const std::vector<CoreSegment> &segments);
+  const PrStatus *crashingThread() const;
 
   std::shared_ptr<MemoryBuffer> file_;
   CoreNotes notes_;
@@ -93,7 +95,9 @@ void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch) {
       notes_.process = parsePrPsInfo(note.desc);
       break;
     case NT_SIGINFO:
-      if (!notes_.signal) notes_.signal = parseSigInfo(note.desc);
+      if (notes_.signal) break;
+      notes_.signal = parseSigInfo(note.desc);
+      if (!notes_.threads.empty()) notes_.signalThread = notes_.threads.size() - 1;
       break;
     case NT_AUXV:
       notes_.auxv = parseAuxv(note.desc);
@@ -112,6 +116,19 @@ std::optional<uint64_t> CoreReader::auxvValue(uint64_t type) const {
   for (auto [key, value] : notes_.auxv)
     if (key == type) return value;
   return std::nullopt;
+}
+
+// The thread that took the signal. The kernel writes it first and gives every
+// thread the signal in pr_cursig; .NET's createdump writes the threads in
+// its own order, gives only the crashing one a pr_cursig, and follows its
+// NT_PRSTATUS with the NT_SIGINFO. So: the thread the NT_SIGINFO follows,
+// else the first with a signal, else the first.
+const PrStatus *CoreReader::crashingThread() const {
+  if (notes_.threads.empty()) return nullptr;
+  if (notes_.signalThread) return &notes_.threads[*notes_.signalThread];
+  for (const PrStatus &status : notes_.threads)
+    if (status.signal) return &status;
+  return &notes_.threads.front();
 }
 
 void CoreReader::addModules(Target &target, const std::vector<CoreSegment> &segments) {
@@ -188,14 +205,13 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
     target->process.name = notes_.process->name;
     target->process.commandLine = notes_.process->arguments;
   }
-  // The kernel and gdb write the thread that took the signal first. Only a
-  // signal whose default action dumps core is a crash: gcore of a running
-  // process records the SIGSTOP that stopped it.
-  int signal = notes_.signal ? notes_.signal->signal : 0;
-  if (!signal && !notes_.threads.empty()) signal = notes_.threads.front().signal;
-  if (dumpsCore(signal) && !notes_.threads.empty()) {
+  // Only a signal whose default action dumps core is a crash: gcore of a
+  // running process records the SIGSTOP that stopped it.
+  const PrStatus *crashed = crashingThread();
+  int signal = notes_.signal ? notes_.signal->signal : crashed ? crashed->signal : 0;
+  if (dumpsCore(signal) && crashed) {
     CrashInfo crash;
-    crash.threadId = notes_.threads.front().tid;
+    crash.threadId = crashed->tid;
     crash.signal = signal;
     crash.name = signalName(signal);
     if (notes_.signal) {

@@ -70,6 +70,30 @@ TEST_CASE("threads, crash and memory of a core") {
   CHECK(target->warnings[0] == "no NT_FILE note and no auxiliary vector: the module list is unknown");
 }
 
+TEST_CASE("the crashing thread is the one the NT_SIGINFO follows, wherever it is (createdump)") {
+  // .NET's createdump: the crashing thread third, the only one with pr_cursig.
+  Bytes core = test::buildCore({{"CORE", 1, test::prstatus(100, 0x401000, 0x7000)},
+                                {"CORE", 1, test::prstatus(101, 0x402000, 0x7800)},
+                                {"CORE", 1, test::prstatus(102, 0x403000, 0x7a00, 0, 6)},
+                                {"CORE", 0x53494749, sigsegvAt(0)},
+                                {"CORE", 1, test::prstatus(103, 0x404000, 0x7c00)}},
+                               {{0x7000, stack(0x1000), 0x1000, 6}});
+  auto target = load(core);
+  REQUIRE(target->crash);
+  CHECK(target->crash->threadId == 102);
+}
+
+TEST_CASE("without an NT_SIGINFO, the first thread with a signal has crashed") {
+  Bytes core = test::buildCore({{"CORE", 1, test::prstatus(100, 0x401000, 0x7000)},
+                                {"CORE", 1, test::prstatus(101, 0x402000, 0x7800, 0, 6)},
+                                {"CORE", 1, test::prstatus(102, 0x403000, 0x7a00, 0, 6)}},
+                               {{0x7000, stack(0x1000), 0x1000, 6}});
+  auto target = load(core);
+  REQUIRE(target->crash);
+  CHECK(target->crash->threadId == 101);
+  CHECK(target->crash->name == "SIGABRT");
+}
+
 TEST_CASE("more than 65535 program headers: the count comes from section 0") {
   Bytes core = test::buildCore({{"CORE", 1, test::prstatus(7, 0x1, 0x7000)}}, {{0x7000, stack(16), 16, 6}},
                                /*xnum=*/true);
