@@ -52,6 +52,7 @@ Json crashJson(const Target &target) {
   if (crash.exceptionCode) out["exception_code"] = addressString(*crash.exceptionCode);
   else out["signal"] = orNull(crash.signal);
   out["code"] = orNull(crash.code);
+  out["code_name"] = stringOrNull(crash.codeName);
   out["name"] = crash.name;
   out["address"] = crash.address ? Json(addressString(*crash.address)) : Json(nullptr);
   return out;

@@ -65,7 +65,8 @@ void printHeader(std::ostream &out, const Report &report) {
   if (target.crash) {
     const CrashInfo &crash = *target.crash;
     out << "crash:   " << crash.name;
-    if (crash.code) out << " (code " << *crash.code << ")";
+    if (!crash.codeName.empty()) out << " (" << crash.codeName << ")";
+    else if (crash.code) out << " (code " << *crash.code << ")";
     if (crash.address) out << " at " << addressString(*crash.address);
     out << " in thread " << crash.threadId << "\n";
   } else {

@@ -100,14 +100,4 @@ bool dumpsCore(int signal) {
   }
 }
 
-std::string signalName(int signal) {
-  static const char *const Names[] = {
-      nullptr,   "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",    "SIGTRAP", "SIGABRT", "SIGBUS",
-      "SIGFPE",  "SIGKILL", "SIGUSR1",   "SIGSEGV", "SIGUSR2",   "SIGPIPE", "SIGALRM", "SIGTERM",
-      "SIGSTKFLT", "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP",   "SIGTTIN", "SIGTTOU", "SIGURG",
-      "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH",  "SIGIO",   "SIGPWR",  "SIGSYS"};
-  if (signal > 0 && size_t(signal) < std::size(Names)) return Names[signal];
-  return "signal " + std::to_string(signal);
-}
-
 } // namespace stackwalk::elfcore

@@ -56,7 +56,6 @@ std::vector<std::pair<uint64_t, uint64_t>> parseAuxv(std::span<const uint8_t> de
 // Returns as many mappings as are well-formed.
 std::vector<FileMapping> parseFileNote(std::span<const uint8_t> desc);
 
-std::string signalName(int signal);
 // Whether the signal's default action writes a core (signal(7)).
 bool dumpsCore(int signal);
 

@@ -6,6 +6,7 @@
 
 #include "stackwalk/core/ElfNotes.h"
 #include "stackwalk/core/Fail.h"
+#include "stackwalk/core/Signals.h"
 
 #include "llvm/BinaryFormat/ELF.h"
 
@@ -216,6 +217,7 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
     crash.name = signalName(signal);
     if (notes_.signal) {
       crash.code = notes_.signal->code;
+      crash.codeName = signalCodeName(signal, notes_.signal->code).value_or("");
       crash.address = notes_.signal->faultAddress;
     }
     target->crash = crash;

@@ -76,6 +76,4 @@ TEST_CASE("only signals whose default action dumps core are crashes") {
   CHECK(dumpsCore(6));
   CHECK_FALSE(dumpsCore(19)); // SIGSTOP
   CHECK_FALSE(dumpsCore(0));
-  CHECK(signalName(11) == "SIGSEGV");
-  CHECK(signalName(99) == "signal 99");
 }

@@ -2,6 +2,7 @@
 #include "Streams.h"
 
 #include "stackwalk/core/ModuleImage.h"
+#include "stackwalk/core/Signals.h"
 #include "stackwalk/core/WindowsContext.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -69,17 +70,26 @@ std::string exceptionName(uint32_t code, OS os) {
       {0xC0000409, "STATUS_STACK_BUFFER_OVERRUN"},     {0xE06D7363, "Microsoft C++ exception"},
       {0x20474343, "GCC C++ exception"},               {0x40010005, "DBG_CONTROL_C"},
   };
-  if (os == OS::Linux) {
-    // Breakpad records the signal number as the exception code.
-    static const char *const Signals[] = {nullptr,  "SIGHUP",  "SIGINT",  "SIGQUIT", "SIGILL",  "SIGTRAP",
-                                          "SIGABRT", "SIGBUS",  "SIGFPE",  "SIGKILL", "SIGUSR1", "SIGSEGV"};
-    if (code > 0 && code < std::size(Signals)) return Signals[code];
-    return "signal " + std::to_string(code);
-  }
+  // Breakpad records a Linux signal's number as the exception code.
+  if (os == OS::Linux) return signalName(int(code));
   for (auto [value, name] : Names)
     if (value == code) return name;
   return "exception 0x" + llvm::utohexstr(code, true);
 }
+
+namespace {
+
+// EXCEPTION_ACCESS_VIOLATION's first parameter (EXCEPTION_RECORD, Windows SDK).
+std::string accessKind(uint64_t parameter) {
+  switch (parameter) {
+  case 0: return "read";
+  case 1: return "write";
+  case 8: return "execute";
+  default: return "";
+  }
+}
+
+} // namespace
 
 std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
                                        std::optional<RegisterFile> &exceptionContext) {
@@ -98,11 +108,14 @@ std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
   if (os == OS::Linux) {
     crash.signal = int(record.ExceptionCode);
     crash.code = int(record.ExceptionFlags);
+    crash.codeName = signalCodeName(*crash.signal, *crash.code).value_or("");
   } else {
     crash.exceptionCode = record.ExceptionCode;
-    // An access violation's second parameter is the address it touched.
-    if (record.ExceptionCode == 0xC0000005 && record.NumberParameters >= 2)
+    // An access violation's parameters: how the address was touched, and the address.
+    if (record.ExceptionCode == 0xC0000005 && record.NumberParameters >= 2) {
       crash.address = record.ExceptionInformation[1];
+      crash.codeName = accessKind(record.ExceptionInformation[0]);
+    }
   }
   std::span<const uint8_t> context = reader.slice(exception->ThreadContext, "the exception's context");
   if (!context.empty()) {

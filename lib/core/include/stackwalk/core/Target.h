@@ -25,6 +25,7 @@ struct CrashInfo {
   uint64_t threadId = 0;
   std::optional<int> signal;
   std::optional<int> code;              // si_code
+  std::string codeName;                  // "SEGV_MAPERR", "SI_TKILL"; an access violation's "read", "write", "execute"
   std::optional<uint64_t> exceptionCode; // Windows
   std::string name;                      // "SIGSEGV", "EXCEPTION_ACCESS_VIOLATION"
   std::optional<uint64_t> address;       // faulting address
