@@ -135,6 +135,8 @@ void TextPrinter::thread(const ReportThread &thread) {
     if (options_.rawContext && frame.registers)
       out_ << "        raw context: " << hexString(toWindowsContext(*frame.registers)) << "\n";
   }
+  // A walk that reached the outermost frame needs no word; one cut short does.
+  if (thread.stopReason == StopReason::EndOfStack || thread.stopReason == StopReason::NullIp) return;
   out_ << "  stop: " << stopReasonName(thread.stopReason);
   if (!thread.stopDetail.empty()) out_ << " (" << thread.stopDetail << ")";
   out_ << "\n";
