@@ -31,11 +31,9 @@ std::string suggestion(const CLI::App &app, const std::string &unknown) {
 // A usage error as every message is written: "stackwalk: ...", on one line.
 int usageError(const CLI::App &app, const CLI::ParseError &e) {
   std::string message = e.what();
-  if (const auto *extras = dynamic_cast<const CLI::ExtrasError *>(&e))
-    if (llvm::StringRef(message).contains("--")) {
-      llvm::StringRef unknown = llvm::StringRef(message).substr(llvm::StringRef(message).find("--")).split(' ').first;
-      message += suggestion(app, unknown.str());
-    }
+  llvm::StringRef text(message);
+  if (dynamic_cast<const CLI::ExtrasError *>(&e) && text.contains("--"))
+    message += suggestion(app, text.substr(text.find("--")).split(' ').first.str());
   std::cerr << "stackwalk: " << message << " (stackwalk --help lists the options)\n";
   return stackwalk::ExitUsage;
 }

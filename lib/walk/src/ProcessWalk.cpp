@@ -4,14 +4,9 @@
 
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/debuginfo/FrameArguments.h"
-#include "stackwalk/elfcore/ElfCoreLoader.h"
-#include "stackwalk/minidump/MinidumpLoader.h"
 #include "stackwalk/walk/Signature.h"
 
-#include "llvm/BinaryFormat/ELF.h"
-
 #include <algorithm>
-#include <cstring>
 
 namespace stackwalk {
 namespace {
@@ -73,33 +68,7 @@ bool walksAsSignatureDoes(const WalkOptions &options) {
   return !options.start && options.limits.maxFrames == WalkLimits{}.maxFrames && !options.managedOnly;
 }
 
-// Why a file is not a dump, with a hint for what people mistake for one.
-llvm::Error notADump(const std::string &name, std::span<const uint8_t> head) {
-  bool elf = head.size() >= 18 && std::memcmp(head.data(), "\x7f" "ELF", 4) == 0;
-  uint16_t type = elf ? uint16_t(head[16] | head[17] << 8) : 0; // e_type, little-endian
-  if (type == llvm::ELF::ET_EXEC || type == llvm::ELF::ET_DYN)
-    return fail(name + " is an executable or shared library, not a core (stackwalk takes the core; the executable "
-                       "goes with -e)");
-  return fail(name + " is not a dump stackwalk can read (an ELF core or a minidump)");
-}
-
 } // namespace
-
-llvm::Expected<std::unique_ptr<Target>> loadDump(std::unique_ptr<llvm::MemoryBuffer> bytes) {
-  std::span<const uint8_t> head(reinterpret_cast<const uint8_t *>(bytes->getBufferStart()),
-                                std::min<size_t>(bytes->getBufferSize(), 64));
-  if (looksLikeElfCore(head)) return loadElfCore(std::move(bytes));
-  if (looksLikeMinidump(head)) return loadMinidump(std::move(bytes));
-  return notADump(bytes->getBufferIdentifier().str(), head);
-}
-
-llvm::Expected<std::unique_ptr<Target>> loadDump(const std::string &path) {
-  // Read once, so a pipe (/dev/stdin) works as well as a file; "-" is standard input.
-  auto bytes = path == "-" ? llvm::MemoryBuffer::getSTDIN()
-                           : llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!bytes) return fail("cannot open " + path + ": " + bytes.getError().message());
-  return loadDump(std::move(*bytes));
-}
 
 llvm::Expected<std::unique_ptr<ProcessWalk>> ProcessWalk::open(std::unique_ptr<Target> target, std::string dumpPath,
                                                                const WalkOptions &options, WalkSession &session) {

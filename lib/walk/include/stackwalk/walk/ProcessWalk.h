@@ -5,6 +5,7 @@
 #pragma once
 
 #include "stackwalk/core/ModuleResolver.h"
+#include "stackwalk/walk/LoadDump.h"
 #include "stackwalk/walk/ManagedRuntime.h"
 #include "stackwalk/walk/RegisteredCode.h"
 #include "stackwalk/walk/Report.h"
@@ -12,7 +13,6 @@
 #include "stackwalk/walk/WalkSession.h"
 
 #include "llvm/Support/Error.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
 #include <optional>
@@ -33,10 +33,6 @@ struct WalkOptions {
   std::string perfMap;              // a perf map; else /tmp/perf-PID.map when it exists
   size_t signatureFrames = 5;       // frames in the crash's signature
 };
-
-// An ELF core or a minidump, by its first bytes.
-llvm::Expected<std::unique_ptr<Target>> loadDump(const std::string &path);
-llvm::Expected<std::unique_ptr<Target>> loadDump(std::unique_ptr<llvm::MemoryBuffer> bytes);
 
 class ProcessWalk {
 public:
