@@ -165,6 +165,7 @@ public:
   void begin(const Report &report) override;
   void thread(const ReportThread &thread) override;
   void end(const Report &report) override;
+  bool printsSignature() const override { return true; }
 
 private:
   // A member's separator and key at the top level.

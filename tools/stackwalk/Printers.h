@@ -23,6 +23,8 @@ public:
   virtual void begin(const Report &report) = 0;
   virtual void thread(const ReportThread &thread) = 0;
   virtual void end(const Report &report) = 0;
+  // Whether end() prints the crash's signature, which may take a walk of its own.
+  virtual bool printsSignature() const { return false; }
 };
 
 std::unique_ptr<ReportPrinter> makeTextPrinter(std::ostream &out, const PrintOptions &options);

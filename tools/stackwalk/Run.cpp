@@ -55,7 +55,7 @@ std::optional<Failure> walkDump(const std::string &path, const RunOptions &optio
   std::unique_ptr<ReportPrinter> printer = makePrinter(options, out);
   printer->begin((*walk)->report());
   while (auto thread = (*walk)->nextThread()) printer->thread(*thread);
-  printer->end((*walk)->finish());
+  printer->end(printer->printsSignature() ? (*walk)->finish() : (*walk)->report());
   return std::nullopt;
 }
 

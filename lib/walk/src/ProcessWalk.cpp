@@ -38,12 +38,10 @@ std::vector<const ThreadInfo *> selectThreads(const Target &target, const WalkOp
     for (const ThreadInfo &thread : target.threads) selected.push_back(&thread);
   } else if (!options.threadIds.empty()) {
     for (uint64_t tid : options.threadIds) selected.push_back(threadById(target, tid));
-  } else {
-    auto crashed = target.crash ? std::find_if(target.threads.begin(), target.threads.end(),
-                                               [&](const ThreadInfo &t) { return t.tid == target.crash->threadId; })
-                                : target.threads.end();
-    if (crashed != target.threads.end()) selected.push_back(&*crashed);
-    else if (!target.threads.empty()) selected.push_back(&target.threads.front());
+  } else if (const ThreadInfo *crashed = target.crash ? threadById(target, target.crash->threadId) : nullptr) {
+    selected.push_back(crashed);
+  } else if (!target.threads.empty()) {
+    selected.push_back(&target.threads.front());
   }
   if (selected.size() > options.maxThreads) {
     warnings.push_back("only the first " + std::to_string(options.maxThreads) + " of " +
@@ -165,9 +163,7 @@ std::optional<ReportThread> ProcessWalk::nextThread() {
 
 const Report &ProcessWalk::finish() {
   if (report_.signature || !target_->crash) return report_;
-  auto crashed = std::find_if(target_->threads.begin(), target_->threads.end(),
-                              [&](const ThreadInfo &t) { return t.tid == target_->crash->threadId; });
-  if (crashed != target_->threads.end())
+  if (const ThreadInfo *crashed = threadById(*target_, target_->crash->threadId))
     report_.signature = threadSignature(walkThread(*crashed, signatureOptions(options_)), options_.signatureFrames);
   return report_;
 }

@@ -50,7 +50,8 @@ public:
   const Report &report() const { return report_; }
   // Walks the next selected thread; nullopt after the last.
   std::optional<ReportThread> nextThread();
-  // The report with what is known only at the end: the crash's signature.
+  // The report with what is known only at the end: the crash's signature
+  // (a walk of the crashing thread of its own when the options changed it).
   const Report &finish();
 
 private:
