@@ -7,6 +7,7 @@ Usage: cli_test.py STACKWALK UNPACKED_DUMPS_DIR
 """
 import json
 import os
+import pty
 import struct
 import subprocess
 import sys
@@ -51,6 +52,58 @@ def patch_note(core, note_type, offset, payload):
     desc = next(d for _, d, t in notes(data) if t == note_type)
     data[desc + offset: desc + offset + len(payload)] = payload
     return bytes(data)
+
+
+def stdout_on_terminal(stackwalk, args, unpacked, env):
+    """What stackwalk prints when its standard output is a terminal."""
+    master, slave = pty.openpty()
+    r = subprocess.run([stackwalk] + args, cwd=unpacked, stdout=slave, stderr=subprocess.DEVNULL, env=env, timeout=120)
+    os.close(slave)
+    screen = b""
+    while chunk := read_or_nothing(master):
+        screen += chunk
+    os.close(master)
+    return r.returncode, screen.decode(errors="replace")
+
+
+def read_or_nothing(fd):
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # the terminal's other end is closed
+        return b""
+
+
+def check_colour(stackwalk, unpacked, args):
+    """Colour on a terminal, as gdb paints: never on a pipe, nor with NO_COLOR or TERM=dumb."""
+    sgr = "\x1b["
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
+    code, screen = stdout_on_terminal(stackwalk, args, unpacked, env)
+    check(code == 0 and "\x1b[33mstore_field\x1b[0m" in screen and "\x1b[1;31m(crashed)\x1b[0m" in screen,
+          "a terminal: functions yellow, the crashed thread red")
+    for name, value in (("NO_COLOR", "1"), ("TERM", "dumb")):
+        code, screen = stdout_on_terminal(stackwalk, args, unpacked, dict(env, **{name: value}))
+        check(code == 0 and "store_field" in screen and sgr not in screen, f"a terminal with {name}={value}: no colour")
+    code, screen = stdout_on_terminal(stackwalk, args + ["--color", "never"], unpacked, env)
+    check(code == 0 and "store_field" in screen and sgr not in screen, "a terminal, --color never: no colour")
+    r = run(stackwalk, args, unpacked)
+    check(r.returncode == 0 and "store_field" in r.stdout and sgr not in r.stdout, "a pipe: no colour")
+    r = run(stackwalk, args + ["--color", "always"], unpacked)
+    check(r.returncode == 0 and "\x1b[34m0x" in r.stdout, "a pipe, --color always: colour (addresses blue)")
+    r = run(stackwalk, args + ["--color", "sometimes"], unpacked)
+    check(r.returncode == 2 and r.stderr.startswith("stackwalk: --color"), "--color sometimes: exit 2")
+
+
+def check_verbose(stackwalk, unpacked, args):
+    """-v: the stack pointer before the IP, under a header naming the columns."""
+    plain = run(stackwalk, args, unpacked).stdout.splitlines()
+    verbose = run(stackwalk, args + ["-v"], unpacked).stdout.splitlines()
+    frames = [line for line in plain if line.startswith("  #")]
+    header = [line for line in verbose if line.startswith("  #    stack pointer")]
+    verbose_frames = [line for line in verbose if line.startswith("  #") and line not in header]
+    threads = [line for line in plain if line.startswith("Thread ")]
+    check(len(header) == len(threads) > 1 and len(frames) == len(verbose_frames)
+          and all(len(v.split()) == len(p.split()) + 1 for p, v in zip(frames, verbose_frames)),
+          "-v: a header for each thread, each frame line with one column more")
 
 
 def main(stackwalk, unpacked, options):
@@ -248,6 +301,8 @@ def main(stackwalk, unpacked, options):
               and ips(report) == ips(normal),
               "no NT_FILE note: the same modules from the link map, the same frames")
 
+    check_colour(stackwalk, unpacked, [core] + files)
+    check_verbose(stackwalk, unpacked, [core, "-a"] + files)
     return check.summary()
 
 

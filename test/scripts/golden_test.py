@@ -17,10 +17,13 @@ GOLDEN = os.path.join(dumps.ROOT, "test", "golden")
 VARIANTS = [("txt", ["-a"]), ("json", ["-a", "--json", "--registers"])]
 # The dumps made for --args also keep their arguments (text and JSON).
 ARGS_VARIANTS = [("args.txt", ["-a", "--args"]), ("args.json", ["-a", "--json", "--args"])]
+# -v's layout (stack pointers, MethodDescs, the column header) for one dump of each kind.
+VERBOSE_DUMPS = {"crash-abort", "dotnet-crash-normal", "windows-unwind-codes"}
 
 
 def variants(name):
-    return VARIANTS + (ARGS_VARIANTS if name.startswith("args-") else [])
+    return (VARIANTS + (ARGS_VARIANTS if name.startswith("args-") else [])
+            + ([("verbose.txt", ["-v"])] if name in VERBOSE_DUMPS else []))
 
 
 def main(stackwalk, unpacked, options):

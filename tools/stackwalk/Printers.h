@@ -12,6 +12,8 @@ struct PrintOptions {
   bool registers = false;
   bool rawContext = false;
   bool compact = false;       // JSON on one line (NDJSON batches)
+  bool verbose = false;       // text: each frame's stack pointer and MethodDesc, under a column header
+  bool colour = false;        // text: SGR colours (TextStyle.h)
   size_t signatureFrames = 5; // frames in a signature or a summary line
 };
 

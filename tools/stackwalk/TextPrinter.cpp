@@ -1,8 +1,12 @@
 #include "Format.h"
 #include "Printers.h"
+#include "TextStyle.h"
 
 #include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/core/WindowsContext.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Path.h"
 
 namespace stackwalk {
 namespace {
@@ -27,33 +31,43 @@ std::string argumentsText(const std::vector<FunctionArgument> &arguments) {
   return out + ")";
 }
 
-std::string location(const ReportFrame &frame) {
+// A source path as people read it: "./csu/../sysdeps/x.h" as "sysdeps/x.h"
+// (JSON keeps the path the debug info gives).
+std::string displayPath(const std::string &path) {
+  llvm::SmallString<128> shown(path);
+  llvm::sys::path::remove_dots(shown, /*remove_dot_dot=*/true);
+  return shown.empty() ? path : std::string(shown);
+}
+
+// Where a frame is: module!function+offset (arguments) [file:line], or
+// module+offset without a name; a runtime Frame as [FrameName: address].
+std::string location(const ReportFrame &frame, const TextStyle &paint) {
   if (frame.kind == FrameKind::Runtime) {
-    std::string out = "[" + frame.frameName + ": " + addressString(*frame.frameAddress) + "]";
-    if (!frame.function.empty()) out += " " + frame.function;
-    return printable(out);
+    std::string out = "[" + printable(frame.frameName) + ": " + addressString(*frame.frameAddress) + "]";
+    if (!frame.function.empty()) out += " " + paint(Paint::Function, printable(frame.function));
+    return out;
   }
   std::string out;
-  if (!frame.moduleName.empty()) out = frame.moduleName;
-  else if (frame.module) out = frame.module->name;
+  if (!frame.moduleName.empty()) out = printable(frame.moduleName);
+  else if (frame.module) out = printable(frame.module->name);
   if (!frame.function.empty()) {
-    out += (out.empty() ? "" : "!") + frame.function;
+    out += (out.empty() ? "" : "!") + paint(Paint::Function, printable(frame.function));
     if (frame.functionOffset && *frame.functionOffset) out += "+" + offsetString(*frame.functionOffset);
-    if (frame.arguments) out += argumentsText(*frame.arguments);
+    if (frame.arguments) out += printable(argumentsText(*frame.arguments));
   } else if (frame.module) {
     out.append("+").append(offsetString(frame.ip - frame.module->base));
   } else {
     out = "??";
   }
   if (!frame.file.empty()) {
-    out += " [" + frame.file;
+    out += " [" + paint(Paint::File, printable(displayPath(frame.file)));
     if (frame.line) out += ":" + std::to_string(*frame.line);
     out += "]";
   }
-  return printable(out);
+  return out;
 }
 
-void printHeader(std::ostream &out, const Report &report) {
+void printHeader(std::ostream &out, const Report &report, const TextStyle &paint) {
   const Target &target = *report.target;
   out << "dump:    " << printable(report.dumpPath) << " (" << target.format() << ", " << osName(target.os()) << " "
       << archName(target.arch()) << ")\n";
@@ -64,7 +78,7 @@ void printHeader(std::ostream &out, const Report &report) {
   out << "\n";
   if (target.crash) {
     const CrashInfo &crash = *target.crash;
-    out << "crash:   " << crash.name;
+    out << "crash:   " << paint(Paint::Crashed, crash.name);
     if (!crash.codeName.empty()) out << " (" << crash.codeName << ")";
     else if (crash.code) out << " (code " << *crash.code << ")";
     if (crash.address) out << " at " << addressString(*crash.address);
@@ -77,7 +91,7 @@ void printHeader(std::ostream &out, const Report &report) {
         << " (" << runtime->kind << ", " << runtime->module << ", contract descriptor at "
         << addressString(runtime->descriptorAddress) << " from the " << runtime->descriptorSource << ")\n";
   }
-  for (const std::string &warning : report.warnings) out << "warning: " << printable(warning) << "\n";
+  for (const std::string &warning : report.warnings) out << paint(Paint::Warning, "warning:") << " " << printable(warning) << "\n";
 }
 
 void printRegisters(std::ostream &out, const RegisterFile &regs) {
@@ -99,20 +113,34 @@ void printRegisters(std::ostream &out, const RegisterFile &regs) {
 
 class TextPrinter : public ReportPrinter {
 public:
-  TextPrinter(std::ostream &out, const PrintOptions &options) : out_(out), options_(options) {}
-  void begin(const Report &report) override { printHeader(out_, report); }
+  TextPrinter(std::ostream &out, const PrintOptions &options) : out_(out), options_(options), paint_(options.colour) {}
+  void begin(const Report &report) override { printHeader(out_, report, paint_); }
   void thread(const ReportThread &thread) override;
   void end(const Report &) override {}
 
 private:
+  void threadHeader(const ReportThread &thread);
+  void frame(const ReportFrame &frame);
+  void stopLine(const ReportThread &thread);
+
   std::ostream &out_;
   PrintOptions options_;
+  TextStyle paint_;
 };
 
 void TextPrinter::thread(const ReportThread &thread) {
+  threadHeader(thread);
+  // -v shows the stack pointer too: two address columns, so they are named.
+  if (options_.verbose && !thread.frames.empty())
+    out_ << paint_(Paint::Dim, "  #    stack pointer      instruction        function [source]  (how found)") << "\n";
+  for (const ReportFrame &frame : thread.frames) this->frame(frame);
+  stopLine(thread);
+}
+
+void TextPrinter::threadHeader(const ReportThread &thread) {
   out_ << "\nThread " << thread.tid;
   if (thread.name) out_ << " \"" << printable(*thread.name) << "\"";
-  if (thread.crashed) out_ << " (crashed)";
+  if (thread.crashed) out_ << " " << paint_(Paint::Crashed, "(crashed)");
   if (thread.managedThreadId) out_ << " (managed thread " << *thread.managedThreadId << ")";
   out_ << "\n";
   if (!thread.managedNote.empty()) out_ << "  managed: " << printable(thread.managedNote) << "\n";
@@ -122,23 +150,30 @@ void TextPrinter::thread(const ReportThread &thread) {
     if (exception.message) out_ << ": \"" << printable(*exception.message) << "\"";
     out_ << "  (HResult " << hresultString(exception.hresult) << ", object " << addressString(exception.object) << ")\n";
   }
-  for (const ReportFrame &frame : thread.frames) {
-    char prefix[96];
-    std::snprintf(prefix, sizeof prefix, "  #%-3u %s %s ", frame.index, addressString(frame.sp).c_str(),
-                  addressString(frame.ip).c_str());
-    out_ << prefix << (frame.inlined ? "(inlined) " : "") << location(frame)
-         << (frame.signalTrampoline ? " <signal handler called>" : "");
-    if (frame.methodDesc) out_ << "  MD=" << addressString(*frame.methodDesc);
-    out_ << "  (" << trustName(frame.trust) << ")\n";
-    if (!frame.note.empty()) out_ << "        note: " << printable(frame.note) << "\n";
-    if (options_.registers && frame.registers) printRegisters(out_, *frame.registers);
-    if (options_.rawContext && frame.registers)
-      out_ << "        raw context: " << hexString(toWindowsContext(*frame.registers)) << "\n";
-  }
-  // A walk that reached the outermost frame needs no word; one cut short does.
+}
+
+// `#N  IP  (inlined) location  (trust)`, about 100 columns for a typical
+// frame; -v puts the stack pointer before the IP and the MethodDesc after.
+void TextPrinter::frame(const ReportFrame &frame) {
+  char index[16];
+  std::snprintf(index, sizeof index, "  #%-3u ", frame.index);
+  out_ << index;
+  if (options_.verbose) out_ << paint_(Paint::Address, addressString(frame.sp)) << " ";
+  out_ << paint_(Paint::Address, addressString(frame.ip)) << " " << (frame.inlined ? "(inlined) " : "")
+       << location(frame, paint_) << (frame.signalTrampoline ? " <signal handler called>" : "");
+  if (options_.verbose && frame.methodDesc) out_ << "  MD=" << addressString(*frame.methodDesc);
+  out_ << "  " << paint_(Paint::Dim, "(" + std::string(trustName(frame.trust)) + ")") << "\n";
+  if (!frame.note.empty()) out_ << "        note: " << printable(frame.note) << "\n";
+  if (options_.registers && frame.registers) printRegisters(out_, *frame.registers);
+  if (options_.rawContext && frame.registers)
+    out_ << "        raw context: " << hexString(toWindowsContext(*frame.registers)) << "\n";
+}
+
+// A walk that reached the outermost frame needs no word; one cut short does.
+void TextPrinter::stopLine(const ReportThread &thread) {
   if (thread.stopReason == StopReason::EndOfStack || thread.stopReason == StopReason::NullIp) return;
-  out_ << "  stop: " << stopReasonName(thread.stopReason);
-  if (!thread.stopDetail.empty()) out_ << " (" << thread.stopDetail << ")";
+  out_ << "  " << paint_(Paint::Warning, "stop:") << " " << stopReasonName(thread.stopReason);
+  if (!thread.stopDetail.empty()) out_ << " (" << printable(thread.stopDetail) << ")";
   out_ << "\n";
 }
 

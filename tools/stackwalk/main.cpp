@@ -1,6 +1,7 @@
 // stackwalk: every thread's call stack from crash dumps. Exit codes in Run.h.
 #include "Inputs.h"
 #include "Run.h"
+#include "TextStyle.h"
 
 #include "stackwalk/core/Fail.h"
 
@@ -114,6 +115,11 @@ int main(int argc, char **argv) {
   optStartFp->needs(optStartSp);
   optScanFrom->excludes(optStartSp);
   app.add_flag("--registers", options.print.registers, "print each frame's known registers");
+  app.add_flag("-v,--verbose", options.print.verbose,
+               "text: each frame's stack pointer (and MethodDesc), under a header naming the columns");
+  std::string colour = "auto";
+  app.add_option("--color", colour, "text in colour: auto (on a terminal, unless NO_COLOR is set), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("--managed-only", options.walk.managedOnly,
                "only managed frames and the .NET runtime's Frames (the runtime's own walk, as SOS clrstack)");
   app.add_flag("--runtime-info", options.runtimeInfo,
@@ -143,6 +149,7 @@ int main(int argc, char **argv) {
   if (*optScanFrom) options.scanFrom = scanFrom;
   options.walk.signatureFrames = options.print.signatureFrames;
   options.print.compact = ndjson || dumpPaths.size() > 1;
+  options.print.colour = options.format == RunOptions::Format::Text && stackwalk::colourWanted(colour);
   std::ios::sync_with_stdio(false);
   if (dumpPaths.empty()) return stackwalk::ExitOk; // --from an empty list: nothing to do
   if (dumpPaths.size() == 1) return stackwalk::reportDump(dumpPaths.front(), options, std::cout, std::cerr);
