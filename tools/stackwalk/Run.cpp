@@ -2,6 +2,7 @@
 #include "Progress.h"
 #include "RuntimeInfo.h"
 #include "ScanPrinter.h"
+#include "UnwindInfoPrinter.h"
 
 #include "stackwalk/core/Fail.h"
 
@@ -46,6 +47,12 @@ std::optional<Failure> walkDump(const std::string &path, const RunOptions &optio
   if (options.scanFrom) {
     printScanCandidates(out, path, *options.scanFrom, scanCandidates(target, *options.scanFrom, 4096, session.symbolizer),
                         options.format == RunOptions::Format::Json);
+    return std::nullopt;
+  }
+  if (!options.unwindInfo.empty()) {
+    auto described = unwindInfoAt(target, session, options.unwindInfo);
+    if (!described) return Failure(described.takeError());
+    printUnwindInfo(out, path, *described);
     return std::nullopt;
   }
   if (options.runtimeInfo) {

@@ -25,6 +25,7 @@ struct RunOptions {
   unsigned jobs = 1;
   std::optional<uint64_t> scanFrom; // --scan-from: list return-address candidates instead
   bool runtimeInfo = false;         // --runtime-info: describe the .NET runtime instead
+  std::string unwindInfo;           // --unwind-info WHERE: describe the unwind data there instead
   uint64_t maxDebugBytes = uint64_t(2) << 30; // DWARF per module file, uncompressed
 };
 

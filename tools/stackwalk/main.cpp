@@ -110,6 +110,10 @@ int main(int argc, char **argv) {
   auto *optStartFp = app.add_option("--start-fp", startFp, "... and this frame pointer (optional)");
   auto *optScanFrom = app.add_option("--scan-from", scanFrom,
                                      "list the return-address candidates on the stack from this address");
+  auto *optUnwindInfo = app.add_option("--unwind-info", options.unwindInfo,
+                                       "print the unwind data that governs ADDR, module+0xOFFSET or module!function "
+                                       "(WinDbg's .fnent; DWARF: the FDE, its CIE and the rules in force)");
+  optUnwindInfo->excludes(optScanFrom)->excludes(optStartSp);
   optStartSp->needs(optStartIp);
   optStartIp->needs(optStartSp);
   optStartFp->needs(optStartSp);
@@ -130,6 +134,8 @@ int main(int argc, char **argv) {
   try {
     app.parse(argc, argv);
     if (summary && (json || ndjson)) throw CLI::ValidationError("--summary", "cannot be combined with --json");
+    if (*optUnwindInfo && (json || ndjson || summary))
+      throw CLI::ValidationError("--unwind-info", "prints text: it cannot be combined with --json or --summary");
     if (*optStartSp && (options.walk.allThreads || options.walk.threadIds.size() > 1 || summary))
       throw CLI::ValidationError("--start-sp", "walks one thread: give at most one --thread");
   } catch (const CLI::CallForHelp &e) {

@@ -301,4 +301,13 @@ Expected<const CfiSection::Entry *> CfiSection::find(uint64_t address) {
   return address >= begin && address - begin < result->fde->getAddressRange() ? result : nullptr;
 }
 
+const UnwindRow *rowAt(const UnwindTable &table, uint64_t address) {
+  const UnwindRow *found = nullptr;
+  for (const UnwindRow &row : table) {
+    if (row.hasAddress() && row.getAddress() > address) break;
+    found = &row;
+  }
+  return found;
+}
+
 } // namespace stackwalk

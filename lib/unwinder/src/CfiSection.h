@@ -70,6 +70,10 @@ private:
   std::map<uint64_t, std::vector<uint8_t>> rewritten_; // programs rewritten for LLVM, by entry offset
 };
 
+// The row of an FDE's table in force at a file address: the last that starts
+// at or before it; nullptr when the address precedes every row.
+const llvm::dwarf::UnwindRow *rowAt(const llvm::dwarf::UnwindTable &table, uint64_t address);
+
 // The caller's registers by the row of `entry` that covers `address` (an
 // address in the section's own terms), from the frame's registers.
 UnwindResult applyEntry(const CfiSection::Entry &entry, uint64_t address, const Frame &frame, const Target &target);

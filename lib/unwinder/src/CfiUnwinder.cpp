@@ -1,5 +1,6 @@
 #include "stackwalk/unwinder/CfiUnwinder.h"
 
+#include "CfiDescription.h"
 #include "CfiSection.h"
 #include "stackwalk/core/Hex.h"
 
@@ -117,20 +118,11 @@ private:
   std::optional<uint64_t> cfa_;
 };
 
-const UnwindRow *rowFor(const UnwindTable &table, uint64_t address) {
-  const UnwindRow *found = nullptr;
-  for (const UnwindRow &row : table) {
-    if (row.hasAddress() && row.getAddress() > address) break;
-    found = &row;
-  }
-  return found;
-}
-
 } // namespace
 
 UnwindResult applyEntry(const CfiSection::Entry &entry, uint64_t fileAddress, const Frame &frame,
                         const Target &target) {
-  const UnwindRow *row = rowFor(entry.table, fileAddress);
+  const UnwindRow *row = rowAt(entry.table, fileAddress);
   if (!row) return UnwindResult::noInfo("the FDE has no row for " + hex(frame.ip));
   RowEvaluator evaluator(*row, frame, target);
   Expected<uint64_t> cfa = evaluator.cfa();
@@ -173,23 +165,58 @@ CfiUnwinder::CfiUnwinder() = default;
 CfiUnwinder::~CfiUnwinder() = default;
 
 
+namespace {
+
+// A section of call frame information and the file it is in.
+struct CfiSource {
+  CfiSection::Kind kind;
+  const ModuleImage &file;
+  ModuleImage::Section section;
+  std::optional<ModuleImage::Section> hdr;
+};
+
+// An image's CFI in the order it is asked: .eh_frame (with .eh_frame_hdr),
+// then .debug_frame of the image and of its debug file.
+std::vector<CfiSource> cfiSources(const ModuleImage &image) {
+  std::vector<CfiSource> sources;
+  if (auto ehFrame = image.section(".eh_frame"))
+    sources.push_back({CfiSection::Kind::EhFrame, image, *ehFrame, image.section(".eh_frame_hdr")});
+  for (const ModuleImage *file : {&image, image.debugImage()})
+    if (file)
+      if (auto debugFrame = file->section(".debug_frame"))
+        sources.push_back({CfiSection::Kind::DebugFrame, *file, *debugFrame, std::nullopt});
+  return sources;
+}
+
+} // namespace
+
 std::vector<std::unique_ptr<CfiSection>> &CfiUnwinder::sectionsFor(const ModuleImage &image, Arch arch) {
   auto found = sections_.find(&image);
   if (found != sections_.end()) return found->second;
   std::vector<std::unique_ptr<CfiSection>> &sections = sections_[&image];
-  Triple::ArchType tarch = tripleArch(arch);
-  if (auto ehFrame = image.section(".eh_frame")) {
-    auto hdr = image.section(".eh_frame_hdr");
-    sections.push_back(std::make_unique<CfiSection>(CfiSection::Kind::EhFrame, ehFrame->data, ehFrame->address,
-                                                    tarch, hdr ? hdr->data : StringRef(), hdr ? hdr->address : 0));
-  }
-  for (const ModuleImage *source : {&image, image.debugImage()}) {
-    if (!source) continue;
-    if (auto debugFrame = source->section(".debug_frame"))
-      sections.push_back(std::make_unique<CfiSection>(CfiSection::Kind::DebugFrame, debugFrame->data,
-                                                      debugFrame->address, tarch));
-  }
+  for (const CfiSource &source : cfiSources(image))
+    sections.push_back(std::make_unique<CfiSection>(source.kind, source.section.data, source.section.address,
+                                                    tripleArch(arch), source.hdr ? source.hdr->data : StringRef(),
+                                                    source.hdr ? source.hdr->address : 0));
   return sections;
+}
+
+Expected<std::vector<std::string>> CfiUnwinder::describe(const Module &module, uint64_t address, Arch arch) {
+  if (!module.image) return fail(module.name + " has no file here: its CFI cannot be read");
+  uint64_t fileAddress = address - module.loadBias();
+  std::vector<CfiSource> sources = cfiSources(*module.image);
+  std::vector<std::unique_ptr<CfiSection>> &sections = sectionsFor(*module.image, arch);
+  for (size_t i = 0; i < sections.size(); ++i) {
+    auto entry = sections[i]->find(fileAddress);
+    if (!entry) return entry.takeError();
+    if (!*entry) continue;
+    bool isEh = sources[i].kind == CfiSection::Kind::EhFrame;
+    std::vector<std::string> out{std::string(isEh ? ".eh_frame" : ".debug_frame") + " of " + sources[i].file.path() +
+                                 " (file address " + hex(fileAddress) + ")"};
+    describeCfiEntry(out, **entry, fileAddress, arch, isEh);
+    return out;
+  }
+  return fail("no CFI covers " + hex(address) + " in " + module.name);
 }
 
 struct CfiUnwinder::Found {

@@ -1,5 +1,7 @@
 #include "stackwalk/unwinder/Win64Unwind.h"
 
+#include "Win64UnwindInfo.h"
+
 #include "stackwalk/core/Fail.h"
 
 #include "llvm/Support/Win64EH.h"
@@ -13,29 +15,7 @@ using namespace llvm::Win64EH;
 namespace stackwalk {
 namespace {
 
-constexpr unsigned ChainLimit = 32;
-constexpr uint8_t UOP_SetFPRegLarge = 11; // CoreCLR on Unix only
 constexpr unsigned Rsp = 4;               // Win64 register numbers
-
-// UNWIND_INFO with its codes, read from target memory.
-struct UnwindInfoView {
-  uint8_t version = 0, flags = 0, prologSize = 0, frameRegister = 0, frameOffset = 0;
-  std::vector<uint16_t> codes; // raw slots
-  uint8_t codeOffset(size_t i) const { return uint8_t(codes[i]); }
-  uint8_t op(size_t i) const { return uint8_t(codes[i] >> 8) & 0xf; }
-  uint8_t opInfo(size_t i) const { return uint8_t(codes[i] >> 12); }
-  uint32_t slot32(size_t i) const { return uint32_t(codes[i]) | uint32_t(codes[i + 1]) << 16; }
-};
-
-unsigned slotsOf(uint8_t op, uint8_t opInfo) {
-  switch (op) {
-  case UOP_AllocLarge: return opInfo ? 3 : 2;
-  case UOP_SaveNonVol: case UOP_Epilog: case UOP_SaveXMM128: return 2;
-  case UOP_SaveNonVolBig: case UOP_SaveXMM128Big: case UOP_SetFPRegLarge: return 3;
-  case 7: return 3; // UWOP_SPARE_CODE, formerly a three-slot save
-  default: return 1;
-  }
-}
 
 // The register file in Win64 numbering (rax rcx rdx rbx rsp rbp rsi rdi r8..r15).
 class Win64Registers {
@@ -57,7 +37,7 @@ public:
   Expected<UnwindResult> run(RuntimeFunction function);
 
 private:
-  Expected<UnwindInfoView> readInfo(const RuntimeFunction &function);
+  Expected<UnwindInfoView> readInfo(const RuntimeFunction &function) { return readUnwindInfo(memory_, base_, function); }
   Expected<uint64_t> load(uint64_t address) {
     auto v = memory_.readValue<uint64_t>(address);
     if (!v) return fail("the stack at 0x" + Twine::utohexstr(address) + " is not in the dump");
@@ -76,7 +56,6 @@ private:
   Error unwindEpilogV2(RuntimeFunction function, uint32_t epilogOffset);
   Error unwindPrologs(RuntimeFunction function, uint64_t frameBase);
   Error applyCode(const UnwindInfoView &info, size_t i, uint64_t frameBase);
-  Expected<RuntimeFunction> chainedParent(const UnwindInfoView &info, const RuntimeFunction &function);
   UnwindResult result();
 
   const MemorySource &memory_;
@@ -86,28 +65,6 @@ private:
   Win64Registers regs_;
   bool machineFrame_ = false;
 };
-
-Expected<UnwindInfoView> Unwind::readInfo(const RuntimeFunction &function) {
-  uint64_t at = base_ + function.unwindInfo;
-  std::array<uint8_t, 4> header;
-  if (!memory_.read(at, header)) return fail("UNWIND_INFO at 0x" + Twine::utohexstr(at) + " is not readable");
-  UnwindInfoView info;
-  info.version = header[0] & 7;
-  info.flags = header[0] >> 3;
-  info.prologSize = header[1];
-  info.frameRegister = header[3] & 0xf;
-  info.frameOffset = header[3] >> 4;
-  if (info.version != 1 && info.version != 2) return fail("unsupported UNWIND_INFO version " + Twine(unsigned(info.version)));
-  info.codes.resize(header[2]);
-  if (!info.codes.empty() &&
-      !memory_.read(at + 4, {reinterpret_cast<uint8_t *>(info.codes.data()), info.codes.size() * 2}))
-    return fail("the unwind codes at 0x" + Twine::utohexstr(at + 4) + " are not readable");
-  for (size_t i = 0; i < info.codes.size(); i += slotsOf(info.op(i), info.opInfo(i))) {
-    if (info.op(i) > UOP_SetFPRegLarge) return fail("unknown unwind code " + Twine(unsigned(info.op(i))));
-    if (i + slotsOf(info.op(i), info.opInfo(i)) > info.codes.size()) return fail("an unwind code runs past the count");
-  }
-  return info;
-}
 
 Error Unwind::pop(unsigned n) {
   auto sp = reg(Rsp);
@@ -128,16 +85,6 @@ Error Unwind::returnToCaller() {
   regs_.file().setPc(*ra);
   regs_.set(Rsp, *sp + 8);
   return Error::success();
-}
-
-Expected<RuntimeFunction> Unwind::chainedParent(const UnwindInfoView &info, const RuntimeFunction &function) {
-  // The parent RUNTIME_FUNCTION follows the codes, padded to an even count.
-  size_t slots = (info.codes.size() + 1) & ~size_t(1);
-  uint64_t at = base_ + function.unwindInfo + 4 + slots * 2;
-  std::array<uint32_t, 3> raw;
-  if (!memory_.read(at, {reinterpret_cast<uint8_t *>(raw.data()), sizeof raw}))
-    return fail("chained unwind info at 0x" + Twine::utohexstr(at) + " is not readable");
-  return RuntimeFunction{raw[0], raw[1], raw[2]};
 }
 
 // The frame base that UWOP_SAVE_* offsets are relative to: the frame
@@ -216,7 +163,7 @@ Error Unwind::unwindPrologs(RuntimeFunction function, uint64_t frameBase) {
       if (prologOffset >= info->codeOffset(i))
         if (Error err = applyCode(*info, i, frameBase)) return err;
     if (!(info->flags & UNW_ChainInfo)) break;
-    auto parent = chainedParent(*info, function);
+    auto parent = chainedFunction(memory_, *info);
     if (!parent) return parent.takeError();
     function = *parent;
   }
@@ -310,7 +257,7 @@ Error Unwind::unwindEpilogV2(RuntimeFunction function, uint32_t epilogOffset) {
     for (first = 0; first < info.codes.size(); first += slotsOf(info.op(first), info.opInfo(first)))
       if (info.op(first) == UOP_PushNonVol || info.op(first) == UOP_PushMachFrame) break;
     if (first < info.codes.size() || !(info.flags & UNW_ChainInfo)) break;
-    auto parent = chainedParent(info, function);
+    auto parent = chainedFunction(memory_, info);
     if (!parent) return parent.takeError();
     function = *parent;
   }
@@ -335,15 +282,9 @@ Error Unwind::unwindEpilogV2(RuntimeFunction function, uint32_t epilogOffset) {
 }
 
 Expected<UnwindResult> Unwind::run(RuntimeFunction function) {
-  // A RUNTIME_FUNCTION whose unwind data has bit 0 set points at another one.
-  for (unsigned depth = 0; function.unwindInfo & 1; ++depth) {
-    if (depth > ChainLimit) return fail("indirect RUNTIME_FUNCTIONs loop");
-    std::array<uint32_t, 3> raw;
-    uint64_t at = base_ + (function.unwindInfo & ~1u);
-    if (!memory_.read(at, {reinterpret_cast<uint8_t *>(raw.data()), sizeof raw}))
-      return fail("RUNTIME_FUNCTION at 0x" + Twine::utohexstr(at) + " is not readable");
-    function = {raw[0], raw[1], raw[2]};
-  }
+  auto direct = resolveIndirect(memory_, base_, function);
+  if (!direct) return direct.takeError();
+  function = *direct;
   auto info = readInfo(function);
   if (!info) return info.takeError();
   uint32_t prologOffset = uint32_t(frame_.ip - base_ - function.begin);

@@ -9,6 +9,7 @@
 #include "stackwalk/core/Target.h"
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -75,6 +76,20 @@ inline std::vector<unsigned> known(const RegisterFile &regs) {
 }
 
 // Dump memory of these (address, bytes) ranges, added in this order.
+// The headers of a PE32+ image at the start of `image`: MZ, PE, the optional
+// header's magic and data directories, the exception directory (.pdata) at
+// `pdataRva` with `entries` RUNTIME_FUNCTIONs.
+inline void writePeHeaders(std::vector<uint8_t> &image, uint32_t pdataRva, uint32_t entries) {
+  auto put32 = [&](size_t at, uint32_t value) { std::memcpy(image.data() + at, &value, 4); };
+  image[0] = 'M', image[1] = 'Z';
+  put32(0x3c, 0x40);
+  put32(0x40, 0x4550);                                  // "PE\0\0"
+  image[0x40 + 24] = 0x0b, image[0x40 + 24 + 1] = 0x02; // PE32+
+  put32(0x40 + 24 + 108, 16);                           // NumberOfRvaAndSizes
+  put32(0x40 + 24 + 112 + 3 * 8, pdataRva);
+  put32(0x40 + 24 + 112 + 3 * 8 + 4, entries * 12);
+}
+
 inline std::unique_ptr<BufferMemory> makeMemory(std::vector<std::pair<uint64_t, std::vector<uint8_t>>> ranges) {
   auto memory = std::make_unique<BufferMemory>();
   for (auto &[address, bytes] : ranges) memory->add(address, std::move(bytes));

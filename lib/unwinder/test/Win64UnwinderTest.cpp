@@ -38,13 +38,7 @@ struct Fixture {
   std::unique_ptr<Target> built;
 
   Fixture() {
-    image[0] = 'M', image[1] = 'Z';
-    put32(image, 0x3c, 0x40);
-    put32(image, 0x40, 0x4550);                       // "PE\0\0"
-    image[0x40 + 24] = 0x0b, image[0x40 + 24 + 1] = 0x02; // PE32+
-    put32(image, 0x40 + 24 + 108, 16);                // NumberOfRvaAndSizes
-    put32(image, 0x40 + 24 + 112 + 3 * 8, 0x300);     // the exception directory: two entries
-    put32(image, 0x40 + 24 + 112 + 3 * 8 + 4, 2 * 12);
+    writePeHeaders(image, 0x300, 2);
     entry(0x300, F, FEnd, 0x400);
     entry(0x30c, G, GEnd, 0x420);
     info(0x400, 5, {code(5, AllocSmall, 3), code(1, Push, W64Rbx)});

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace stackwalk {
@@ -21,6 +22,11 @@ public:
   FrameTrust trust() const override { return FrameTrust::Cfi; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
   bool isSignalTrampoline(const Frame &frame, const Target &target) override;
+
+  // --unwind-info: the CFI that governs `address` in `module`, in words: the
+  // section and file, the CIE and FDE as llvm-dwarfdump prints them (with
+  // every row), and the row in force at the address.
+  llvm::Expected<std::vector<std::string>> describe(const Module &module, uint64_t address, Arch arch);
 
 private:
   struct Found;
