@@ -10,6 +10,8 @@ pointer reproduces gdb's frames k, k+1, ... (the committed oracle, gdb's
 synthesized tail-call frames set aside as in oracle_test.py).
 """
 import json
+import subprocess
+import re
 import os
 
 import dumps
@@ -85,9 +87,46 @@ def main(stackwalk, unpacked, options):
     values = [int(c["value"], 16) for c in json.loads(r.stdout)["scan"]["candidates"]]
     check(values[:3] == [0x7ffff7e5fce3, 0x555555555227, 0x7ffff7dfc24a],
           "--scan-from lists the thread's return addresses, each after a call in a known module")
+    all_words(stackwalk, unpacked)
     r = run(stackwalk, ["cores/crash-segv.core", "-a", "--start-sp", "0x1", "--start-ip", "0x2"], unpacked)
     check(r.returncode == 2, "--start-sp with all threads: usage error")
     return check.summary()
+
+
+def all_words(stackwalk, unpacked):
+    """--all-words (WinDbg's dps): every word from the address, the candidates among them the
+    same as without it, and each data word's symbol what gdb's `info symbol` says."""
+    args = ["cores/crash-abort.core", "--json", "--scan-from", "0x7fffffffe2b0", "--scan-words", "400",
+            "--sysroot", "sysroot", "--module-path", "bin"]
+    document = json.loads(run(stackwalk, args + ["--all-words"], unpacked).stdout)
+    check(not any(dumps.schema_validator().iter_errors(document)), "--all-words: valid against the schema")
+    scan = document["scan"]
+    plain = json.loads(run(stackwalk, args, unpacked).stdout)["scan"]
+    slots = [int(w["address"], 16) for w in scan["words"]]
+    check(slots == [0x7fffffffe2b0 + 8 * i for i in range(400)]
+          and [w for w in scan["words"] if w.pop("return_address_candidate")] == plain["candidates"]
+          == scan["candidates"], "--all-words: 400 consecutive words; its candidates are --scan-from's")
+    if not dumps.have_gdb():
+        return
+    data = [w for w in scan["words"] if w["function"] and w not in plain["candidates"]]
+    commands = [a for w in data for a in ("-ex", f"info symbol {w['value']}")]
+    gdb = subprocess.run(["gdb", "-batch", "-nx", "-ex", "set debuginfod enabled off", "-ex", "set sysroot sysroot",
+                          "-ex", "set debug-file-directory sysroot/usr/lib/debug"] + commands
+                         + ["bin/crash-abort", "cores/crash-abort.core"], cwd=unpacked, capture_output=True, text=True,
+                         timeout=300)
+    # One answer per word: "name [+ N] in section ..." or "No symbol matches ...".
+    said = re.findall(r"^(?:(\S+)(?: \+ (\d+))? in section|No symbol matches)", gdb.stdout, re.M)
+    agree = sum(1 for w, (name, offset) in zip(data, said)
+                if name and same_symbol(w["function"], name) and int(w["function_offset"], 16) == int(offset or 0))
+    unnamed = sum(1 for _, (name, _) in zip(data, said) if not name)
+    check(len(said) == len(data) > 5 and agree + unnamed == len(data) and agree > unnamed,
+          f"--all-words: of {len(data)} words pointing at data, {agree} named as gdb's info symbol names them, "
+          f"{unnamed} that gdb does not name")
+
+
+def same_symbol(ours, gdb):
+    """gdb names a local static by its DWARF name: `table` for the symbol table's `table.0`."""
+    return ours == gdb or re.sub(r"\.\d+$", "", ours) == gdb
 
 
 if __name__ == "__main__":

@@ -45,8 +45,9 @@ std::optional<Failure> walkDump(const std::string &path, const RunOptions &optio
   if (!walk) return Failure(walk.takeError());
   const Target &target = (*walk)->target();
   if (options.scanFrom) {
-    printScanCandidates(out, path, *options.scanFrom, scanCandidates(target, *options.scanFrom, 4096, session.symbolizer),
-                        options.format == RunOptions::Format::Json);
+    std::vector<StackWord> words =
+        scanStack(target, *options.scanFrom, options.scanWords, session.symbolizer, options.scanEveryWord);
+    printStackWords(out, path, *options.scanFrom, words, options.scanEveryWord, options.format == RunOptions::Format::Json);
     return std::nullopt;
   }
   if (!options.unwindInfo.empty()) {

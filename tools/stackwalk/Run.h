@@ -24,6 +24,8 @@ struct RunOptions {
   PrintOptions print;
   unsigned jobs = 1;
   std::optional<uint64_t> scanFrom; // --scan-from: list return-address candidates instead
+  unsigned scanWords = 4096;        // --scan-words: stack words read at most
+  bool scanEveryWord = false;       // --all-words: every word, not only the candidates
   bool runtimeInfo = false;         // --runtime-info: describe the .NET runtime instead
   std::string unwindInfo;           // --unwind-info WHERE: describe the unwind data there instead
   uint64_t maxDebugBytes = uint64_t(2) << 30; // DWARF per module file, uncompressed

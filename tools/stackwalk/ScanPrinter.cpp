@@ -5,35 +5,61 @@
 #include <nlohmann/json.hpp>
 
 namespace stackwalk {
+namespace {
 
-void printScanCandidates(std::ostream &out, const std::string &dumpPath, uint64_t from,
-                         const std::vector<ScanCandidate> &candidates, bool json) {
-  if (!json) {
-    out << "return-address candidates on the stack from " << addressString(from) << " (" << printable(dumpPath)
-        << "):\n";
-    for (const ScanCandidate &c : candidates) {
-      out << "  " << addressString(c.slot) << "  " << addressString(c.value) << "  ";
-      if (c.where.module) out << printable(c.where.module->name);
-      if (!c.where.function.empty()) out << "!" << printable(c.where.function);
-      if (c.where.functionOffset) out << "+" << offsetString(*c.where.functionOffset);
-      if (!c.where.file.empty()) out << " [" << printable(c.where.file) << ":" << c.where.line.value_or(0) << "]";
-      out << "\n";
-    }
-    out << "start a walk at one: --start-sp <slot + 8> --start-ip <value>\n";
-    return;
+using Json = nlohmann::ordered_json;
+
+// module!function+offset [file:line], or module+offset; empty outside every module.
+std::string whereText(const ReportFrame &where) {
+  if (!where.module) return "";
+  std::string out = printable(where.module->name);
+  if (where.function.empty()) return out + "+" + offsetString(where.ip - where.module->base);
+  out += "!" + printable(where.function);
+  if (where.functionOffset && *where.functionOffset) out += "+" + offsetString(*where.functionOffset);
+  if (!where.file.empty()) out += " [" + printable(where.file) + ":" + std::to_string(where.line.value_or(0)) + "]";
+  return out;
+}
+
+void printText(std::ostream &out, const std::string &dumpPath, uint64_t from, const std::vector<StackWord> &words,
+               bool everyWord) {
+  out << (everyWord ? "words" : "return-address candidates") << " on the stack from " << addressString(from)
+      << " (" << printable(dumpPath) << ")" << (everyWord ? "; * marks a return-address candidate" : "") << ":\n";
+  for (const StackWord &word : words) {
+    std::string where = whereText(word.where);
+    out << "  " << addressString(word.slot) << "  " << addressString(word.value);
+    if (everyWord) out << (word.returnAddressCandidate ? " *" : (where.empty() ? "" : "  "));
+    out << (where.empty() ? "" : " " + std::string(everyWord ? "" : " ") + where) << "\n";
   }
-  using Json = nlohmann::ordered_json;
-  Json list = Json::array();
-  for (const ScanCandidate &c : candidates)
-    list.push_back(Json{{"address", addressString(c.slot)},
-                        {"value", addressString(c.value)},
-                        {"module", c.where.module ? Json(c.where.module->name) : Json(nullptr)},
-                        {"function", c.where.function.empty() ? Json(nullptr) : Json(c.where.function)},
-                        {"function_offset", c.where.functionOffset ? Json(offsetString(*c.where.functionOffset)) : Json(nullptr)},
-                        {"file", c.where.file.empty() ? Json(nullptr) : Json(c.where.file)},
-                        {"line", c.where.line ? Json(*c.where.line) : Json(nullptr)}});
-  Json document{{"schema", "stackwalk/1"}, {"dump", Json{{"path", dumpPath}}},
-                {"scan", Json{{"from", addressString(from)}, {"candidates", std::move(list)}}}};
+  out << "start a walk at one: --start-sp <slot + 8> --start-ip <value>\n";
+}
+
+Json wordJson(const StackWord &word) {
+  const ReportFrame &where = word.where;
+  return Json{{"address", addressString(word.slot)},
+              {"value", addressString(word.value)},
+              {"module", where.module ? Json(where.module->name) : Json(nullptr)},
+              {"function", where.function.empty() ? Json(nullptr) : Json(where.function)},
+              {"function_offset", where.functionOffset ? Json(offsetString(*where.functionOffset)) : Json(nullptr)},
+              {"file", where.file.empty() ? Json(nullptr) : Json(where.file)},
+              {"line", where.line ? Json(*where.line) : Json(nullptr)}};
+}
+
+} // namespace
+
+void printStackWords(std::ostream &out, const std::string &dumpPath, uint64_t from, const std::vector<StackWord> &words,
+                     bool everyWord, bool json) {
+  if (!json) return printText(out, dumpPath, from, words, everyWord);
+  Json candidates = Json::array(), all = Json::array();
+  for (const StackWord &word : words) {
+    if (word.returnAddressCandidate) candidates.push_back(wordJson(word));
+    if (!everyWord) continue;
+    Json entry = wordJson(word);
+    entry["return_address_candidate"] = word.returnAddressCandidate;
+    all.push_back(std::move(entry));
+  }
+  Json scan{{"from", addressString(from)}, {"candidates", std::move(candidates)}};
+  if (everyWord) scan["words"] = std::move(all);
+  Json document{{"schema", "stackwalk/1"}, {"dump", Json{{"path", dumpPath}}}, {"scan", std::move(scan)}};
   out << document.dump(1, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 

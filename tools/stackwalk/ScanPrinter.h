@@ -1,13 +1,14 @@
-// --scan-from's report: the return-address candidates on a stack, as text or JSON.
+// --scan-from's report: the words on a stack (or only the return-address
+// candidates among them), as text or JSON.
 #pragma once
 
-#include "stackwalk/walk/ScanCandidates.h"
+#include "stackwalk/walk/StackWords.h"
 
 #include <ostream>
 
 namespace stackwalk {
 
-void printScanCandidates(std::ostream &out, const std::string &dumpPath, uint64_t from,
-                         const std::vector<ScanCandidate> &candidates, bool json);
+void printStackWords(std::ostream &out, const std::string &dumpPath, uint64_t from, const std::vector<StackWord> &words,
+                     bool everyWord, bool json);
 
 } // namespace stackwalk

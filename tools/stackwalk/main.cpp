@@ -114,6 +114,13 @@ int main(int argc, char **argv) {
                                        "print the unwind data that governs ADDR, module+0xOFFSET or module!function "
                                        "(WinDbg's .fnent; DWARF: the FDE, its CIE and the rules in force)");
   optUnwindInfo->excludes(optScanFrom)->excludes(optStartSp);
+  app.add_option("--scan-words", options.scanWords, "stack words --scan-from reads at most")
+      ->default_val(options.scanWords)
+      ->check(CLI::Range(1u, 1u << 20))
+      ->needs(optScanFrom);
+  app.add_flag("--all-words", options.scanEveryWord,
+               "--scan-from lists every stack word with what it points into (WinDbg's dps), candidates marked")
+      ->needs(optScanFrom);
   optStartSp->needs(optStartIp);
   optStartIp->needs(optStartSp);
   optStartFp->needs(optStartSp);
