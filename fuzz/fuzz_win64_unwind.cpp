@@ -1,5 +1,7 @@
 // The Win64 unwind-code interpreter: the input supplies UNWIND_INFO, code
-// bytes and the stack, and the frame's registers.
+// bytes and the stack, and the frame's registers; then --unwind-info's
+// description, with the input also as the image's PE headers and .pdata.
+#include "stackwalk/unwinder/UnwindDescription.h"
 #include "stackwalk/unwinder/Win64Unwind.h"
 
 #include <cstring>
@@ -12,6 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memory.add(Base + 0x1000, bytes); // code
   memory.add(Base + 0x2000, bytes); // unwind info and chained entries
   memory.add(0x10000, bytes);       // stack
+  memory.add(Base, bytes);          // PE headers, the exception directory
   uint32_t words[4];
   std::memcpy(words, data, sizeof words);
   stackwalk::Frame frame;
@@ -25,5 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   stackwalk::RuntimeFunction function{0x1000, 0x1000 + (words[2] >> 8) % 0x200, 0x2000 + (words[3] >> 16) % 0x40};
   auto result = stackwalk::unwindWin64(memory, Base, function, frame);
   if (!result) llvm::consumeError(result.takeError());
+  auto description = stackwalk::describeWin64Unwind(memory, Base, frame.ip);
+  if (!description) llvm::consumeError(description.takeError());
   return 0;
 }
