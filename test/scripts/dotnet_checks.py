@@ -21,6 +21,7 @@ import dumps
 #   c: the forward call through the function pointer in CallThroughPointer;
 #   d: the throw under the catch funclet (SoftwareExceptionFrame below CatchSite's funclet);
 #   f: the unhandled throw;
+#   g: the fault's FaultingExceptionFrame, above the faulting method (it holds its context);
 #   started threads end with the DebuggerU2MCatchHandlerFrame of their start (not a, f: the
 #   main thread's managed stack ends at Main).
 RUNTIME_FRAMES = {
@@ -30,6 +31,7 @@ RUNTIME_FRAMES = {
     "d": [(0, "InlinedCallFrame"), (2, "SoftwareExceptionFrame"), (None, "DebuggerU2MCatchHandlerFrame")],
     "e": [(0, "InlinedCallFrame"), (None, "DebuggerU2MCatchHandlerFrame")],
     "f": [(0, "SoftwareExceptionFrame")],
+    "g": [(0, "FaultingExceptionFrame"), (None, "DebuggerU2MCatchHandlerFrame")],
 }
 
 
@@ -45,6 +47,7 @@ def scenario(record_thread):
 EXCEPTIONS = {
     "d": ("System.InvalidOperationException", "scenario d"),
     "f": ("System.InvalidOperationException", "stackwalk crash scenario f"),
+    "g": ("System.NullReferenceException", "Object reference not set to an instance of an object."),
 }
 
 
@@ -194,9 +197,15 @@ def check_dump(check, label, dump, mixed, managed_only):
         # runtime's dispatch and crash-dump frames, which every .NET crash shares.
         scenario = dump["scenario_threads"][str(dump["crash"]["thread"])]
         methods = [bare_name(m) for m in scenario["expected_managed_frames"]][:5]
-        want = " < ".join("StackwalkDotnet.dll!" + m for m in methods)
-        check(mixed["signature"] == want, f"{label}: the crash signature is the throwing methods: {want}"
-              + ("" if mixed["signature"] == want else f" (got {mixed['signature']})"))
+        want = " < ".join(assembly_of(m) + "!" + m for m in methods)
+        got = " < ".join((mixed["signature"] or "").split(" < ")[:len(methods)])
+        check(got == want, f"{label}: the crash signature starts with the throwing methods: {want}"
+              + ("" if got == want else f" (got {mixed['signature']})"))
+
+
+def assembly_of(method):
+    """The assembly of a recorded method: the program's, or CoreLib's (System.*)."""
+    return "System.Private.CoreLib.dll" if method.startswith("System.") else "StackwalkDotnet.dll"
 
 
 def check_runtime_info(check, label, stackwalk, args, cwd, dump):

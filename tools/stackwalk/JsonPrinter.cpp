@@ -192,9 +192,10 @@ Json exceptionJson(const std::vector<frames::ManagedException> &chain, size_t at
   if (at >= chain.size()) return nullptr;
   const frames::ManagedException &exception = chain[at];
   return Json{{"object", addressString(exception.object)},
-              {"type", exception.type},
+              {"type", orNull(exception.type)},
               {"message", orNull(exception.message)},
               {"hresult", hresultString(exception.hresult)},
+              {"note", stringOrNull(exception.note)},
               {"inner", exceptionJson(chain, at + 1)}};
 }
 

@@ -146,9 +146,10 @@ void TextPrinter::threadHeader(const ReportThread &thread) {
   if (!thread.managedNote.empty()) out_ << "  managed: " << printable(thread.managedNote) << "\n";
   for (size_t i = 0; i < thread.lastThrown.size(); ++i) {
     const frames::ManagedException &exception = thread.lastThrown[i];
-    out_ << (i ? "  inner exception: " : "  last thrown: ") << printable(exception.type);
+    out_ << (i ? "  inner exception: " : "  last thrown: ") << printable(exception.type.value_or("(type unknown)"));
     if (exception.message) out_ << ": \"" << printable(*exception.message) << "\"";
     out_ << "  (HResult " << hresultString(exception.hresult) << ", object " << addressString(exception.object) << ")\n";
+    if (!exception.note.empty()) out_ << "    not read: " << printable(exception.note) << "\n";
   }
 }
 

@@ -97,6 +97,14 @@ bool StackWalker::isCode(const Frame &caller) const {
   return false;
 }
 
+bool StackWalker::recordedAsInterrupted(const RegisterFile &caller) const {
+  std::optional<uint64_t> ip = caller.pc(), sp = caller.sp();
+  if (!ip || !sp) return false;
+  for (Unwinder *unwinder : unwinders_)
+    if (unwinder->recordsInterruptionAt(*ip, *sp, target_)) return true;
+  return false;
+}
+
 std::optional<std::pair<StopReason, std::string>> StackWalker::rejectCaller(const Frame &caller) const {
   const Frame &callee = *previous_;
   if (!caller.regs.pc() || !caller.regs.sp())
@@ -128,7 +136,8 @@ std::optional<Frame> StackWalker::unwindOnce() {
       if (!firstFailure) firstFailure = std::make_pair(StopReason::NoUnwindInfo, result.detail);
       continue;
     }
-    Frame caller = makeFrame(result.caller, result.trust.value_or(unwinder->trust()), result.callerIpIsExact);
+    bool exact = result.callerIpIsExact || recordedAsInterrupted(result.caller);
+    Frame caller = makeFrame(result.caller, result.trust.value_or(unwinder->trust()), exact);
     // Unwind info that yields a null return address describes the outermost
     // frame (thread entry points do this); nothing lies beyond it.
     if (caller.regs.pc() == 0u)

@@ -28,7 +28,11 @@ public:
     return result;
   }
   bool describesCodeAt(uint64_t address, const Target &) override { return knownCode.count(address) > 0; }
+  bool recordsInterruptionAt(uint64_t ip, uint64_t sp, const Target &) override {
+    return interrupted.count({ip, sp}) > 0;
+  }
   std::map<uint64_t, std::pair<uint64_t, uint64_t>> callers;
+  std::set<std::pair<uint64_t, uint64_t>> interrupted; // (ip, sp) of saved faulting contexts
   std::set<uint64_t> knownCode; // addresses described as code
   std::set<uint64_t> ends;
   int calls = 0;
@@ -172,4 +176,20 @@ TEST_CASE("buffer memory reads whole ranges only, and C strings stop at NUL or t
   uint8_t buffer[8];
   CHECK_FALSE(memory.read(0x102, buffer));
   CHECK(memory.readValue<uint16_t>(0x100) == uint16_t('h' | ('i' << 8)));
+}
+
+TEST_CASE("a caller at a fault another unwinder recorded has an exact ip (looked up at ip, not ip - 1)") {
+  Fixture f;
+  TableUnwinder cfi(FrameTrust::Cfi), runtime(FrameTrust::RuntimeFrame);
+  cfi.callers[0x1100] = {0x1200, 0x8200}; // a signal handler's CFI gives the faulting context
+  cfi.callers[0x1200] = {0x1300, 0x8300};
+  runtime.interrupted.insert({0x1200, 0x8200});
+  runtime.interrupted.insert({0x1300, 0x8308}); // the same ip, another frame: not this one
+  auto frames = f.walk({&cfi, &runtime});
+  REQUIRE(frames.size() == 3);
+  CHECK(frames[1].ipIsExact);
+  CHECK(frames[1].lookupAddress() == 0x1200);
+  CHECK(frames[1].trust == FrameTrust::Cfi);
+  CHECK_FALSE(frames[2].ipIsExact);
+  CHECK(frames[2].lookupAddress() == 0x12ff);
 }

@@ -31,24 +31,28 @@ llvm::Expected<std::string> managedString(const RuntimeData &data, uint64_t stri
   return units < size_t(*length) ? *text + "..." : *text;
 }
 
+// The object's MethodTable and HResult must read (they are the object
+// itself); its type's name and its message string are separate data, so
+// either may be missing and the rest is still reported, with a note.
 llvm::Expected<ManagedException> readException(const RuntimeData &data, MethodNames &names, uint64_t object) {
   ManagedException exception;
   exception.object = object;
+  auto unread = [&](const char *field, llvm::Error error) {
+    exception.note += (exception.note.empty() ? "" : "; ") + std::string(field) + ": " + llvm::toString(std::move(error));
+  };
   auto methodTable = objectMethodTable(data, object);
   if (!methodTable) return methodTable.takeError();
-  auto type = names.typeName(*methodTable);
-  if (!type) return type.takeError();
-  exception.type = std::move(*type);
-  auto message = data.pointer(object, "Exception", "_message");
-  if (!message) return message.takeError();
-  if (*message) {
-    auto text = managedString(data, *message);
-    if (!text) return text.takeError();
-    exception.message = std::move(*text);
-  }
   auto hresult = data.value<int32_t>(object, "Exception", "_HResult");
   if (!hresult) return hresult.takeError();
   exception.hresult = *hresult;
+  if (auto type = names.typeName(*methodTable)) exception.type = std::move(*type);
+  else unread("type", type.takeError());
+  auto message = data.pointer(object, "Exception", "_message");
+  if (!message) return message.takeError();
+  if (*message) {
+    if (auto text = managedString(data, *message)) exception.message = std::move(*text);
+    else unread("message", text.takeError());
+  }
   return exception;
 }
 

@@ -49,4 +49,17 @@ UnwindResult RuntimeFrameUnwinder::unwind(const Frame &frame, const Target &targ
   return UnwindResult::noInfo("no runtime Frame above the stack pointer carries a context");
 }
 
+bool RuntimeFrameUnwinder::recordsInterruptionAt(uint64_t ip, uint64_t sp, const Target &target) {
+  for (const RuntimeFrame &runtimeFrame : chain_) {
+    if (!restoresInterruptedContext(runtimeFrame.name)) continue;
+    auto context = contextFromFrame(runtime_.data(), runtimeFrame, RegisterFile(target.arch()), target.os());
+    if (!context) {
+      llvm::consumeError(context.takeError());
+      continue;
+    }
+    if (*context && (*context)->pc() == ip && (*context)->sp() == sp) return true;
+  }
+  return false;
+}
+
 } // namespace stackwalk::frames

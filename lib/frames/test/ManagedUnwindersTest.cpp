@@ -280,3 +280,19 @@ TEST_CASE("RuntimeFrameUnwinder: an empty chain has nothing to say", "[managed]"
   CHECK(r.status == Status::NoInfo);
   CHECK(r.detail == "no runtime Frame above the stack pointer carries a context");
 }
+
+TEST_CASE("RuntimeFrameUnwinder: a fault the chain saved makes a caller found there exact", "[managed]") {
+  // The FaultingExceptionFrame at 0x400 saved rip FaultIp, rsp 0x600; the
+  // ResumableFrame at 0xa00 saved ResumeIp, rsp 0xb00 (a resumed thread,
+  // also interrupted); the InlinedCallFrames record calls, not interruptions.
+  FakeDotnetProcess process;
+  writeChain(process);
+  std::vector<RuntimeFrame> chain = readChain(process);
+  RuntimeFrameUnwinder unwinder(process.runtime(), chain);
+  const Target &target = process.target();
+  CHECK(unwinder.recordsInterruptionAt(FaultIp, Stack + 0x600, target));
+  CHECK(unwinder.recordsInterruptionAt(ResumeIp, Stack + 0xb00, target));
+  CHECK_FALSE(unwinder.recordsInterruptionAt(FaultIp, Stack + 0x608, target)); // the same ip, another frame
+  CHECK_FALSE(unwinder.recordsInterruptionAt(FaultIp + 1, Stack + 0x600, target));
+  CHECK_FALSE(unwinder.recordsInterruptionAt(OuterReturn, Stack + 0xd00, target)); // a call's return address
+}

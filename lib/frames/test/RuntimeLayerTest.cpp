@@ -29,6 +29,7 @@ constexpr const char *Json = R"({
     "Thread": {"Id": 8, "OSId": 16, "Frame": 24, "LinkNext": [32, "pointer"], "LastThrownObject": [40, "GCHandle"]},
     "Object": {"m_pMethTab": 0},
     "Exception": {"_message": 16, "_innerException": 32, "_HResult": 108},
+    "String": {"m_StringLength": 8, "m_FirstChar": 12},
     "MethodDesc": {"ChunkIndex": 2, "Flags": 6, "Flags3AndTokenRemainder": 0},
     "MethodDescChunk": {"!": 24, "MethodTable": 0, "FlagsAndTokenRange": 18},
     "MethodTable": {"Module": 24}
@@ -49,6 +50,7 @@ std::unique_ptr<Target> makeTarget(std::unique_ptr<BufferMemory> memory) {
 }
 
 void put64(std::vector<uint8_t> &bytes, size_t at, uint64_t value) { std::memcpy(bytes.data() + at, &value, 8); }
+void put32(std::vector<uint8_t> &bytes, size_t at, uint32_t value) { std::memcpy(bytes.data() + at, &value, 4); }
 
 ContractDescriptor descriptor() {
   auto parsed = ContractDescriptor::parse(Json, {0x9000, 0xA000}, 8);
@@ -223,6 +225,8 @@ TEST_CASE("a thread's last thrown exception: none, or why it does not read back"
   put64(heap, 0x100 + 40, 0x5180); // 0x5100: handle 0x5180 -> object 0x5200
   put64(heap, 0x180, 0x5200);
   put64(heap, 0x200, 0x6007);      // the object's MethodTable 0x6000, with flag bits set
+  put64(heap, 0x200 + 16, 0x9100); // _message -> a string outside the dump
+  put32(heap, 0x200 + 108, 0x80004003u); // _HResult: E_POINTER (NullReferenceException)
   memory->add(0x5000, heap);
   auto target = makeTarget(std::move(memory));
   RuntimeData data(*target, d);
@@ -234,10 +238,19 @@ TEST_CASE("a thread's last thrown exception: none, or why it does not read back"
   ManagedExceptionChain lost = lastThrownException(data, names, 0x5080);
   CHECK(lost.exceptions.empty());
   CHECK(lost.problem == "the last thrown object's handle at 0x9000 is not in the dump");
-  // The flag bits are masked off before the MethodTable is read.
-  ManagedExceptionChain untyped = lastThrownException(data, names, 0x5100);
-  CHECK(untyped.exceptions.empty());
-  CHECK(untyped.problem == "MethodTable.Module at 0x6018 is not in the dump");
+  // The flag bits are masked off before the MethodTable is read. Its type
+  // cannot be named and its message string is not in the dump (as in a
+  // triage dump): the object and its HResult are still reported.
+  ManagedExceptionChain partial = lastThrownException(data, names, 0x5100);
+  REQUIRE(partial.exceptions.size() == 1);
+  const ManagedException &exception = partial.exceptions[0];
+  CHECK(exception.object == 0x5200u);
+  CHECK(exception.hresult == int32_t(0x80004003));
+  CHECK(!exception.type);
+  CHECK(!exception.message);
+  CHECK(exception.note == "type: MethodTable.Module at 0x6018 is not in the dump; message: String.m_StringLength at "
+                          "0x9108 is not in the dump");
+  CHECK(partial.problem.empty());
 }
 
 TEST_CASE("a code map without the descriptor's map global reports why") {

@@ -24,6 +24,9 @@
 #   park-full.core     (FULL=1 only) createdump --full
 #   crash-normal.core  mode (f): written by the runtime itself at the unhandled exception
 #                      (DOTNET_DbgEnableMiniDump=1, DOTNET_DbgMiniDumpType=1)
+#   nullref-heap.core, nullref-triage.core  mode (g), written by the runtime: a
+#                      NullReferenceException at a method's first instruction (type 2 with
+#                      heap; type 3, triage, with DOTNET_TieredCompilation=0). Not committed.
 #   park.record.json, crash.record.json   the program's own record of its threads' stacks
 #   NAME.clrmd.json    ClrMD's view of each dump (clrmd-oracle)
 #   NAME.maps          /proc/PID/maps of the process when it was dumped (park only)
@@ -50,7 +53,8 @@ die() { echo "make-dumps(dotnet): $*" >&2; exit 1; }
 [ -x "$CREATEDUMP" ] || die "no createdump in $RTDIR"
 mkdir -p "$OUT" "$WORK"
 OUT=$(cd "$OUT" && pwd)
-rm -f "$OUT"/*.core "$OUT"/*.record.json "$OUT"/*.clrmd.json "$OUT"/*.maps "$OUT"/dumps.json
+rm -f "$OUT"/*.core "$OUT"/*.record.json "$OUT"/*.clrmd.json "$OUT"/*.maps "$OUT"/*.exitcode "$OUT"/*.stderr \
+    "$OUT"/dumps.json
 
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 
@@ -128,6 +132,21 @@ echo $? >"$OUT/crash.exitcode"
 set -e
 cp "$RUN/crash.stderr" "$OUT/crash.stderr"
 [ -s "$OUT/crash-normal.core" ] || { cat "$RUN/crash.stderr" >&2; die "the crash wrote no dump"; }
+
+# --- (g) nullref: a fault at a method's first instruction, on a worker thread ----------------
+# The runtime writes these dumps too: with heap (type 2) at the default tiering, and a triage
+# dump (type 3: no strings, so the exception's message is not in it) with TieredCompilation=0.
+for spec in nullref-heap:2:1 nullref-triage:3:0; do
+    IFS=: read -r name type tiered <<<"$spec"
+    set +e
+    { ( DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=$type DOTNET_DbgMiniDumpName="$OUT/$name.core" \
+        DOTNET_TieredCompilation=$tiered \
+        $NORAND "$APP" nullref "$OUT/$name.record.json" >"$RUN/$name.stdout" 2>"$RUN/$name.stderr" ); } 2>/dev/null
+    echo $? >"$OUT/$name.exitcode"
+    set -e
+    cp "$RUN/$name.stderr" "$OUT/$name.stderr"
+    [ -s "$OUT/$name.core" ] || { cat "$RUN/$name.stderr" >&2; die "the nullref crash ($name) wrote no dump"; }
+done
 
 # --- ClrMD --------------------------------------------------------------------------------------
 if [ -n "$ORACLE" ]; then

@@ -28,6 +28,16 @@ CAPTURE = {
     "park-heap": ("createdump --withheap", "MiniDumpWithPrivateReadWriteMemory (with heap)"),
     "park-full": ("createdump --full", "MiniDumpWithFullMemory"),
     "crash-normal": ("runtime: DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=1 (normal), unhandled exception", "MiniDumpNormal"),
+    "nullref-heap": ("runtime: DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=2 (with heap), NullReferenceException "
+                     "at a method's first instruction", "MiniDumpWithPrivateReadWriteMemory (with heap)"),
+    "nullref-triage": ("runtime: DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=3 (triage), DOTNET_TieredCompilation=0, "
+                       "NullReferenceException at a method's first instruction", "MiniDumpFilterTriage"),
+}
+# What each crash threw (Program.cs): the exception type and message, and what became of the
+# process (the runtime aborts after the unhandled exception and createdump).
+CRASHES = {
+    "crash": ("System.InvalidOperationException", "stackwalk crash scenario f"),
+    "nullref": ("System.NullReferenceException", "Object reference not set to an instance of an object."),
 }
 
 
@@ -149,7 +159,9 @@ def parent_has(path):
 
 
 records = {"park": load(os.path.join(out, "park.record.json")),
-           "crash": load(os.path.join(out, "crash.record.json"))}
+           "crash": load(os.path.join(out, "crash.record.json")),
+           "nullref-heap": load(os.path.join(out, "nullref-heap.record.json")),
+           "nullref-triage": load(os.path.join(out, "nullref-triage.record.json"))}
 tasks = {}
 if os.path.exists(os.path.join(out, "park.tasks")):
     for line in open(os.path.join(out, "park.tasks")):
@@ -162,7 +174,7 @@ if os.path.exists(os.path.join(out, "park.syscalls")):
         syscalls[int(tid)] = {"syscall": int(nr), "wchan": wchan}
 
 dumps, modules, failed = [], {}, []
-for name in ["park-normal", "park-heap", "park-full", "crash-normal"]:
+for name in ["park-normal", "park-heap", "park-full", "crash-normal", "nullref-heap", "nullref-triage"]:
     core = os.path.join(out, name + ".core")
     if not os.path.exists(core):
         continue
@@ -172,7 +184,7 @@ for name in ["park-normal", "park-heap", "park-full", "crash-normal"]:
         d = m["dumps"].setdefault(name, {"mapped": 0, "in_core": 0})
         d["mapped"] += f["end"] - f["start"]
         d["in_core"] += covered(loads, f["start"], f["end"])
-    mode = "crash" if name.startswith("crash") else "park"
+    mode = "crash" if name.startswith("crash") else "park" if name.startswith("park") else name
     rec = records[mode]
     clrmd = load(os.path.join(out, name + ".clrmd.json"))
     tids = prstatus_tids(core)
@@ -187,7 +199,7 @@ for name in ["park-normal", "park-heap", "park-full", "crash-normal"]:
         "runtime_version": rec["runtime_version"] if rec else None,
         "threads": len(tids),
         "thread_ids": tids,
-        "record": "expected/%s.record.json" % mode,
+        "record": "expected/%s.record.json" % mode,  # where --commit puts it
         "oracle": "expected/%s.clrmd.json" % name if clrmd else None,
         "clrmd_runtime_version": clrmd["runtime_version"] if clrmd else None,
         "crash": None,
@@ -220,18 +232,22 @@ for name in ["park-normal", "park-heap", "park-full", "crash-normal"]:
             str(t["os_thread_id"]): {"managed_thread_id": t["managed_thread_id"], "frames": thread_summary(t)}
             for t in clrmd["threads"] if str(t["os_thread_id"]) not in scen}
         entry["native_only_threads"] = [t for t in tids if t not in clrmd_threads]
-    if mode == "crash" and rec:
+    if mode != "park" and rec:
         r = rec["threads"][0]
-        stderr = open(os.path.join(out, "crash.stderr")).read() if os.path.exists(os.path.join(out, "crash.stderr")) else ""
+        files = "crash" if mode == "crash" else name
+        stderr = open(os.path.join(out, files + ".stderr")).read() if os.path.exists(os.path.join(out, files + ".stderr")) else ""
         ct = clrmd_threads.get(r["os_thread_id"], {})
+        exception, message = CRASHES[rec["mode"]]
         entry["crash"] = {
             "thread": r["os_thread_id"],
             "managed_thread_id": r["managed_thread_id"],
-            "exception": "System.InvalidOperationException",
-            "message": "stackwalk crash scenario f",
-            "exit_status": int(open(os.path.join(out, "crash.exitcode")).read()),
+            "exception": exception,
+            "message": message,
+            "exit_status": int(open(os.path.join(out, files + ".exitcode")).read()),
             "signal": "SIGABRT (the runtime aborts after the unhandled exception and createdump)",
             "clrmd_current_exception": ct.get("current_exception"),
+            "clrmd_first_managed_frame": next(({"method": clrmd_name(f), "method_desc": f.get("method_desc")}
+                                               for f in ct.get("frames", []) if f["kind"] == "ManagedMethod"), None),
             "runtime_stderr": [l for l in stderr.splitlines() if l.startswith(("Unhandled", "   at "))],
         }
     dumps.append(entry)

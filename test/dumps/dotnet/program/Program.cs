@@ -9,6 +9,11 @@
 //                                      InvalidOperationException four NoInlining calls deep
 //                                      (with DOTNET_DbgEnableMiniDump=1 the runtime writes
 //                                      the dump itself)
+//   StackwalkDotnet nullref RECORD.json (g): on a worker thread, after warming it up, call a
+//                                      small optimized static method with null: it faults at
+//                                      its first instruction (an unhandled
+//                                      NullReferenceException; the record names the faulting
+//                                      method above its caller's recorded stack)
 //
 // Every method of interest is [MethodImpl(NoInlining)]; each scenario thread records its own
 // stack (new StackTrace(1, false), the recorder skipped) right before its blocking call.
@@ -93,10 +98,17 @@ namespace StackwalkTest.Scenarios
 
         // Record the caller's stack (this method skipped), innermost first.
         [MethodImpl(MethodImplOptions.NoInlining)]
-        public static void RecordAndSignal(string scenario, string description, string blockingCall, bool signal = true)
+        // `next`: a method the caller is about to call, recorded above it (the method that will
+        // fault, which cannot record itself).
+        public static void RecordAndSignal(string scenario, string description, string blockingCall, bool signal = true,
+                                           MethodBase next = null)
         {
             var st = new StackTrace(1, false);
             var frames = new List<FrameRecord>();
+            if (next != null)
+                frames.Add(new FrameRecord { Name = next.DeclaringType.FullName + "." + next.Name, Display = next.ToString(),
+                                             MethodDesc = "0x" + next.MethodHandle.Value.ToString("x"), NativeOffset = -1,
+                                             ILOffset = -1 });
             foreach (StackFrame f in st.GetFrames())
             {
                 MethodBase m = f.GetMethod();
@@ -400,14 +412,49 @@ namespace StackwalkTest.Scenarios
         }
     }
 
+    // (g) nullref: the most common .NET crash, a NullReferenceException in a small optimized
+    // static method that dereferences its argument first (`mov eax, [rdi+8]; ret`), so the
+    // fault is at the method's first byte, and a lookup of ip - 1 would name the code before it.
+    public sealed class Account
+    {
+        public int Balance;
+        public Account(int balance) { Balance = balance; }
+    }
+
+    public static class NullRefScenario
+    {
+        public static string RecordPath;
+
+        [MethodImpl(MethodImplOptions.NoInlining | MethodImplOptions.AggressiveOptimization)]
+        public static int BalanceOf(Account account) => account.Balance;
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int Charge(Account account, int amount)
+        {
+            Recorder.RecordAndSignal("g", "nullref: Worker -> Charge -> BalanceOf(null) faults at its first instruction (unhandled NullReferenceException)",
+                                     "null dereference", signal: false, next: typeof(NullRefScenario).GetMethod(nameof(BalanceOf)));
+            Recorder.Write(RecordPath, "nullref");
+            return BalanceOf(account) - amount;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void Worker()
+        {
+            int total = 0;
+            for (int i = 0; i < 1000; i++) total += BalanceOf(new Account(i));
+            Console.Out.WriteLine(total);
+            Charge(null, total);
+        }
+    }
+
     public static class Program
     {
         [MethodImpl(MethodImplOptions.NoInlining)]
         public static int Main(string[] args)
         {
-            if (args.Length != 2 || (args[0] != "park" && args[0] != "crash"))
+            if (args.Length != 2 || (args[0] != "park" && args[0] != "crash" && args[0] != "nullref"))
             {
-                Console.Error.WriteLine("usage: StackwalkDotnet park|crash RECORD.json");
+                Console.Error.WriteLine("usage: StackwalkDotnet park|crash|nullref RECORD.json");
                 return 2;
             }
             string record = args[1];
@@ -418,6 +465,15 @@ namespace StackwalkTest.Scenarios
                 h.Start();
                 Thread.Sleep(300);
                 return CrashScenario.Crash1(0);
+            }
+
+            if (args[0] == "nullref")
+            {
+                NullRefScenario.RecordPath = record;
+                var worker = new Thread(NullRefScenario.Worker) { Name = "nullref-worker" };
+                worker.Start();
+                worker.Join();
+                return 0;
             }
 
             PInvokeScenario.Setup();

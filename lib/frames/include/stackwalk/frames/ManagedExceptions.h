@@ -16,11 +16,14 @@
 
 namespace stackwalk::frames {
 
+// Every field that reads is kept: a triage dump holds no strings, so the
+// message may be missing where the type and HResult are not.
 struct ManagedException {
   uint64_t object = 0;
-  std::string type;                   // Namespace.Type
-  std::optional<std::string> message; // nullopt: _message is null
+  std::optional<std::string> type;    // Namespace.Type; nullopt: its MethodTable cannot be named
+  std::optional<std::string> message; // nullopt: _message is null, or (see note) unreadable
   int32_t hresult = 0;
+  std::string note;                   // the fields that could not be read, and why
 };
 
 // The exception, then its inner exceptions in order (at most

@@ -34,6 +34,8 @@ public:
       : runtime_(runtime), chain_(chain) {}
   FrameTrust trust() const override { return FrameTrust::RuntimeFrame; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
+  // A Frame of the chain that saved an interrupted context (a fault) with this ip and sp.
+  bool recordsInterruptionAt(uint64_t ip, uint64_t sp, const Target &target) override;
 
 private:
   DotnetRuntime &runtime_;
