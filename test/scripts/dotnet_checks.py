@@ -193,6 +193,15 @@ def check_dump(check, label, dump, mixed, managed_only):
         crashed = [t["tid"] for t in mixed["threads"] if t["crashed"]]
         check(crashed == [dump["crash"]["thread"]] and (mixed["crash"] or {}).get("thread_id") == crashed[0],
               f"{label}: the crashing thread is {dump['crash']['thread']} (stackwalk: {crashed})")
+        clrmd = dump["crash"].get("clrmd_first_managed_frame")
+        if clrmd:  # captured with ClrMD: its first managed frame of the crashing thread
+            for walk_kind, document in (("mixed", mixed), ("managed-only", managed_only)):
+                thread = next((t for t in document["threads"] if t["crashed"]), {"frames": []})
+                first = next((f for f in thread["frames"] if f["kind"] == "managed"), None)
+                got = first and (bare_name(first["method"]), int(first["method_desc"], 16))
+                want = (clrmd["method"], int(clrmd["method_desc"], 16))
+                check(got == want, f"{label} ({walk_kind}): the crashing thread's first managed frame is ClrMD's: "
+                      f"{want[0]} {hex(want[1])}" + ("" if got == want else f" (got {got})"))
         # An unhandled exception's signature starts at the method that threw it, past the
         # runtime's dispatch and crash-dump frames, which every .NET crash shares.
         scenario = dump["scenario_threads"][str(dump["crash"]["thread"])]

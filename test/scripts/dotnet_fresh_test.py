@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """When dotnet is installed: build test/dumps/dotnet/program, capture fresh dumps of it with
-the installed runtime (test/dumps/dotnet/make-dumps.sh into a temporary directory, without
-ClrMD) and walk them with stackwalk, the installed runtime's folder and the fresh app's
+the installed runtime (test/dumps/dotnet/make-dumps.sh into a temporary directory; with ClrMD
+when NuGet serves it: then the crashing thread's first managed frame is also ClrMD's) and walk them with stackwalk, the installed runtime's folder and the fresh app's
 folder as module paths, against the capture's own truth (dotnet_checks.py, shared with
 dotnet_test.py):
 
@@ -56,7 +56,7 @@ def installed_runtimes(dotnet):
 
 def capture(out, work, dotnet_root, version):
     """make-dumps.sh OUT with WORK for the build and the run; its output, or None on failure."""
-    env = dict(os.environ, WORK=work, NO_ORACLE="1", DOTNET_ROOT=dotnet_root, RUNTIME_VERSION=version,
+    env = dict(os.environ, WORK=work, DOTNET_ROOT=dotnet_root, RUNTIME_VERSION=version,
                # no build servers outliving the test
                MSBUILDDISABLENODEREUSE="1", DOTNET_CLI_USE_MSBUILD_SERVER="0", UseSharedCompilation="false")
     process = subprocess.Popen(["bash", MAKE_DUMPS, out], env=env, stdout=subprocess.PIPE,
