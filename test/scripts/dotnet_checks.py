@@ -49,6 +49,20 @@ EXCEPTIONS = {
     "f": ("System.InvalidOperationException", "stackwalk crash scenario f"),
     "g": ("System.NullReferenceException", "Object reference not set to an instance of an object."),
 }
+# Their HResults, as .NET defines them (COR_E_INVALIDOPERATION; E_POINTER for a null reference).
+HRESULTS = {"System.InvalidOperationException": "0x80131509", "System.NullReferenceException": "0x80004003"}
+
+
+def expected_exception(dump, scenario):
+    """(type, message) of a scenario thread's last thrown exception: ClrMD's, for a crashing
+    thread of a dump captured with ClrMD (in a triage dump the message string may be missing:
+    ClrMD then says null), else what the program threw."""
+    crash = dump.get("crash") or {}
+    clrmd = crash.get("clrmd_current_exception")
+    if clrmd and str(crash.get("thread")) in dump.get("scenario_threads", {}) and \
+            dump["scenario_threads"][str(crash["thread"])] is scenario:
+        return clrmd["type"], clrmd["message"]
+    return EXCEPTIONS.get(scenario["scenario"])
 
 
 def walk(stackwalk, args, cwd, *extra):
@@ -171,7 +185,9 @@ def check_dump(check, label, dump, mixed, managed_only):
             check_thread(check, label, thread, scenario, walk_kind)
             thrown = thread and thread["last_thrown_exception"]
             got = thrown and (thrown["type"], thrown["message"])
-            want = EXCEPTIONS.get(scenario["scenario"])
+            want = expected_exception(dump, scenario)
+            if want and want[1] is None and not thrown["note"]:
+                got = None  # a message that is not in the dump: a note must say why
             check(got == want, f"{label} ({walk_kind}): scenario {scenario['scenario']}: last thrown exception "
                   + (f"{want[0]} \"{want[1]}\"" if want else "none") + ("" if got == want else f" (got {got})"))
             if walk_kind == "mixed":
@@ -193,6 +209,14 @@ def check_dump(check, label, dump, mixed, managed_only):
         crashed = [t["tid"] for t in mixed["threads"] if t["crashed"]]
         check(crashed == [dump["crash"]["thread"]] and (mixed["crash"] or {}).get("thread_id") == crashed[0],
               f"{label}: the crashing thread is {dump['crash']['thread']} (stackwalk: {crashed})")
+        thread = next((t for t in mixed["threads"] if t["crashed"]), {})
+        thrown = thread.get("last_thrown_exception") or {}
+        exception = dump["crash"]["exception"]
+        clrmd_exception = dump["crash"].get("clrmd_current_exception")
+        check(thrown.get("type") == exception and thrown.get("hresult") == HRESULTS[exception]
+              and (not clrmd_exception or int(thrown["object"], 16) == int(clrmd_exception["address"], 16)),
+              f"{label}: the unhandled exception's type, HResult {HRESULTS[exception]}"
+              + (" and object (ClrMD's)" if clrmd_exception else "") + f" (got {thrown or None})")
         clrmd = dump["crash"].get("clrmd_first_managed_frame")
         if clrmd:  # captured with ClrMD: its first managed frame of the crashing thread
             for walk_kind, document in (("mixed", mixed), ("managed-only", managed_only)):

@@ -24,6 +24,7 @@
 #   park-full.core     (FULL=1 only) createdump --full
 #   crash-normal.core  mode (f): written by the runtime itself at the unhandled exception
 #                      (DOTNET_DbgEnableMiniDump=1, DOTNET_DbgMiniDumpType=1)
+#   crash-triage.core  mode (f) again, as a triage dump (type 3: no GC heap strings). Not committed.
 #   nullref-heap.core, nullref-triage.core  mode (g), written by the runtime: a
 #                      NullReferenceException at a method's first instruction (type 2 with
 #                      heap; type 3, triage, with DOTNET_TieredCompilation=0). Not committed.
@@ -132,6 +133,15 @@ echo $? >"$OUT/crash.exitcode"
 set -e
 cp "$RUN/crash.stderr" "$OUT/crash.stderr"
 [ -s "$OUT/crash-normal.core" ] || { cat "$RUN/crash.stderr" >&2; die "the crash wrote no dump"; }
+
+# --- (f) again as a triage dump (type 3): the exception's message string is not in it --------
+set +e
+{ ( DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=3 DOTNET_DbgMiniDumpName="$OUT/crash-triage.core" \
+    $NORAND "$APP" crash "$OUT/crash-triage.record.json" >"$RUN/crash-triage.stdout" 2>"$RUN/crash-triage.stderr" ); } 2>/dev/null
+echo $? >"$OUT/crash-triage.exitcode"
+set -e
+cp "$RUN/crash-triage.stderr" "$OUT/crash-triage.stderr"
+[ -s "$OUT/crash-triage.core" ] || { cat "$RUN/crash-triage.stderr" >&2; die "the triage crash wrote no dump"; }
 
 # --- (g) nullref: a fault at a method's first instruction, on a worker thread ----------------
 # The runtime writes these dumps too: with heap (type 2) at the default tiering, and a triage

@@ -28,6 +28,8 @@ CAPTURE = {
     "park-heap": ("createdump --withheap", "MiniDumpWithPrivateReadWriteMemory (with heap)"),
     "park-full": ("createdump --full", "MiniDumpWithFullMemory"),
     "crash-normal": ("runtime: DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=1 (normal), unhandled exception", "MiniDumpNormal"),
+    "crash-triage": ("runtime: DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=3 (triage), unhandled exception",
+                     "MiniDumpFilterTriage"),
     "nullref-heap": ("runtime: DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=2 (with heap), NullReferenceException "
                      "at a method's first instruction", "MiniDumpWithPrivateReadWriteMemory (with heap)"),
     "nullref-triage": ("runtime: DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=3 (triage), DOTNET_TieredCompilation=0, "
@@ -158,10 +160,13 @@ def parent_has(path):
         return a.read() == b.read()
 
 
-records = {"park": load(os.path.join(out, "park.record.json")),
-           "crash": load(os.path.join(out, "crash.record.json")),
-           "nullref-heap": load(os.path.join(out, "nullref-heap.record.json")),
-           "nullref-triage": load(os.path.join(out, "nullref-triage.record.json"))}
+# The program's record, and the files of the run, of each dump: the park dumps share one
+# process; crash-normal's files are crash.*; every other crash dump has its own run.
+def run_files(name):
+    return "park" if name.startswith("park") else "crash" if name == "crash-normal" else name
+
+
+records = {}
 tasks = {}
 if os.path.exists(os.path.join(out, "park.tasks")):
     for line in open(os.path.join(out, "park.tasks")):
@@ -174,7 +179,7 @@ if os.path.exists(os.path.join(out, "park.syscalls")):
         syscalls[int(tid)] = {"syscall": int(nr), "wchan": wchan}
 
 dumps, modules, failed = [], {}, []
-for name in ["park-normal", "park-heap", "park-full", "crash-normal", "nullref-heap", "nullref-triage"]:
+for name in ["park-normal", "park-heap", "park-full", "crash-normal", "crash-triage", "nullref-heap", "nullref-triage"]:
     core = os.path.join(out, name + ".core")
     if not os.path.exists(core):
         continue
@@ -184,8 +189,8 @@ for name in ["park-normal", "park-heap", "park-full", "crash-normal", "nullref-h
         d = m["dumps"].setdefault(name, {"mapped": 0, "in_core": 0})
         d["mapped"] += f["end"] - f["start"]
         d["in_core"] += covered(loads, f["start"], f["end"])
-    mode = "crash" if name.startswith("crash") else "park" if name.startswith("park") else name
-    rec = records[mode]
+    mode = run_files(name)
+    rec = records.setdefault(mode, load(os.path.join(out, mode + ".record.json")))
     clrmd = load(os.path.join(out, name + ".clrmd.json"))
     tids = prstatus_tids(core)
     entry = {
@@ -234,8 +239,7 @@ for name in ["park-normal", "park-heap", "park-full", "crash-normal", "nullref-h
         entry["native_only_threads"] = [t for t in tids if t not in clrmd_threads]
     if mode != "park" and rec:
         r = rec["threads"][0]
-        files = "crash" if mode == "crash" else name
-        stderr = open(os.path.join(out, files + ".stderr")).read() if os.path.exists(os.path.join(out, files + ".stderr")) else ""
+        stderr = open(os.path.join(out, mode + ".stderr")).read() if os.path.exists(os.path.join(out, mode + ".stderr")) else ""
         ct = clrmd_threads.get(r["os_thread_id"], {})
         exception, message = CRASHES[rec["mode"]]
         entry["crash"] = {
@@ -243,7 +247,7 @@ for name in ["park-normal", "park-heap", "park-full", "crash-normal", "nullref-h
             "managed_thread_id": r["managed_thread_id"],
             "exception": exception,
             "message": message,
-            "exit_status": int(open(os.path.join(out, files + ".exitcode")).read()),
+            "exit_status": int(open(os.path.join(out, mode + ".exitcode")).read()),
             "signal": "SIGABRT (the runtime aborts after the unhandled exception and createdump)",
             "clrmd_current_exception": ct.get("current_exception"),
             "clrmd_first_managed_frame": next(({"method": clrmd_name(f), "method_desc": f.get("method_desc")}
@@ -285,10 +289,10 @@ for path, committed, why in [
 manifest = {
     "comment": "Made by make-dumps.sh (manifest.py). Paths are relative to test/dumps/dotnet (committed as PATH.xz; unpack.py test/dumps OUT writes OUT/dotnet/PATH). module_files: every file the dumps' NT_FILE notes map, with the bytes of its mappings the dump holds (createdump saves only some pages of each module); 'committed' is where its xz copy is (../sysroot = the parent test/dumps/sysroot). scenario_threads: by OS thread id, the program's own record and ClrMD's frames ([Name] = a runtime Frame) and whether they agree.",
     "machine": platform.platform(),
-    "runtime_version": records["park"]["runtime_version"] if records["park"] else None,
+    "runtime_version": records["park"]["runtime_version"] if records.get("park") else None,
     "recorded_runtime_dir": rtdir,
     "recorded_app_dir": appdir,
-    "recorded_hostfxr": "/usr/share/dotnet/host/fxr/%s/libhostfxr.so" % (records["park"]["runtime_version"] if records["park"] else "?"),
+    "recorded_hostfxr": "/usr/share/dotnet/host/fxr/%s/libhostfxr.so" % (records["park"]["runtime_version"] if records.get("park") else "?"),
     "program": "program/ (StackwalkDotnet.csproj, net10.0, Release, apphost)",
     "oracle_tool": "clrmd-oracle/ (Microsoft.Diagnostics.Runtime 4.1.745802)",
     "sysroot_dirs": ["sysroot", "../sysroot"],
