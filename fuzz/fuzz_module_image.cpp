@@ -1,11 +1,25 @@
 // ELF and PE module files: layout, identity, debug links, PDB references,
-// symbols and call frame information.
+// symbols and call frame information; the same bytes as an image loaded in
+// memory (LoadedElf: dynamic section, hash tables, dynamic symbols).
+#include "stackwalk/core/LoadedElf.h"
 #include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/core/Symbolizer.h"
 
 #include "../lib/unwinder/src/CfiSection.h"
 
+static void lookUpAsLoaded(const uint8_t *data, size_t size) {
+  stackwalk::BufferMemory memory;
+  memory.add(0x7f0000000000, std::vector<uint8_t>(data, data + size));
+  auto elf = stackwalk::LoadedElf::read(memory, 0x7f0000000000);
+  if (!elf) return llvm::consumeError(elf.takeError());
+  for (const char *name : {"DotNetRuntimeContractDescriptor", "main", ""}) {
+    auto address = elf->symbolAddress(name);
+    if (!address) llvm::consumeError(address.takeError());
+  }
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  lookUpAsLoaded(data, size);
   auto image = stackwalk::ModuleImage::fromBytes(std::vector<uint8_t>(data, data + size), "fuzz");
   if (!image) {
     llvm::consumeError(image.takeError());

@@ -92,6 +92,26 @@ def check_against_clrmd(name, ours, oracle):
     print(f"     {name}: {managed_frames} managed frames and {runtime_frames} runtime Frames compared with ClrMD")
 
 
+def check_without_files(stackwalk, folder, dump):
+    """A full dump holds every page of every module: with no module file at all (an empty
+    sysroot, no module path), the contract descriptor comes from libcoreclr.so's loaded image
+    in the dump, and --managed-only is the same walk as with the files."""
+    frame = lambda f: (f["kind"], f["function"] or f["frame_name"], f["method_desc"], f["ip"], f["sp"])
+    walk = lambda args: [[frame(f) for f in t["frames"]] for t in
+                         dotnet_checks.walk(stackwalk, args, folder, "--managed-only")["threads"]]
+    with_files = walk(dumps.dotnet_args(dump))
+    import tempfile
+    with tempfile.TemporaryDirectory() as empty:
+        args = [dump["core"], "--sysroot", empty]
+        without = walk(args)
+        info = json.loads(dumps.run_in(stackwalk, args + ["--runtime-info", "--json"], folder).stdout)["runtime"]
+    managed = sum(f[0] == "managed" for t in without for f in t)
+    check(without == with_files and managed > 40,
+          f"park-full without module files: --managed-only equals the walk with them ({managed} managed frames)")
+    check(info["descriptor_source"].startswith("dump"),
+          f"park-full without module files: the descriptor from the dump ({info['descriptor_source']})")
+
+
 def main():
     stackwalk, unpacked = sys.argv[1], os.path.abspath(sys.argv[2])
     folder = os.path.join(unpacked, "dotnet")
@@ -108,6 +128,9 @@ def main():
         dotnet_checks.check_dump(check, name, dump, mixed, ours)
         dotnet_checks.check_runtime_info(check, name, stackwalk, args, folder, dump)
 
+    full = next((d for d in manifest if d["name"] == "park-full"), None)
+    if full:
+        check_without_files(stackwalk, folder, full)
     # A process without a runtime: no runtime, no warning about one.
     native = dumps.run_in(stackwalk, ["cores/threads-O0-fp.core", "--json", "--sysroot", "sysroot"], unpacked)
     document = json.loads(native.stdout)

@@ -1,5 +1,7 @@
 #include "stackwalk/frames/ContractDescriptor.h"
 
+#include "stackwalk/core/LoadedElf.h"
+
 #include "ModuleRelocations.h"
 
 #include "stackwalk/core/Fail.h"
@@ -226,26 +228,41 @@ bool isRuntimeModule(const Module &module) {
          name.equals_insensitive("libcoreclr.dylib");
 }
 
+namespace {
+
+// A runtime module without a file: its export from the loaded image in the
+// dump (a full core holds the ELF header, dynamic section and symbols).
+llvm::Expected<uint64_t> exportFromMemory(const Target &target, const Module &module) {
+  auto elf = LoadedElf::read(target, module.base);
+  if (!elf) return elf.takeError();
+  return elf->symbolAddress(ExportName);
+}
+
+} // namespace
+
 llvm::Expected<ContractDescriptor> ContractDescriptor::locate(const Target &target) {
-  std::vector<std::string> withoutFile;
+  std::vector<std::string> unreadable;
   for (const Module &module : target.modules) {
-    if (!module.image) {
-      if (isRuntimeModule(module)) withoutFile.push_back(module.name);
-      continue;
+    std::optional<uint64_t> address;
+    if (module.image) {
+      if (auto fileAddress = module.image->symbolAddress(ExportName)) address = *fileAddress + module.loadBias();
+    } else if (isRuntimeModule(module)) {
+      auto inMemory = exportFromMemory(target, module);
+      if (inMemory) address = *inMemory;
+      else unreadable.push_back(module.name + " has no file, and in the dump " + llvm::toString(inMemory.takeError()));
     }
-    auto fileAddress = module.image->symbolAddress(ExportName);
-    if (!fileAddress) continue;
-    uint64_t address = *fileAddress + module.loadBias();
-    auto descriptor = DescriptorLocator(target, module).read(address, 0);
+    if (!address) continue;
+    auto descriptor = DescriptorLocator(target, module).read(*address, 0);
     if (!descriptor) return fail(module.name + ": " + llvm::toString(descriptor.takeError()));
     descriptor->origin_.module = module.name;
-    descriptor->origin_.address = address;
+    descriptor->origin_.address = *address;
+    if (!module.image) descriptor->origin_.source = "dump (the module's loaded image: no file)";
     return descriptor;
   }
-  if (!withoutFile.empty())
-    return fail("the runtime module " + withoutFile.front() +
-                " has no file to read its DotNetRuntimeContractDescriptor export from (--module-path; runtimes "
-                "before .NET 9 have none)");
+  if (!unreadable.empty())
+    return fail("the runtime module " + unreadable.front() +
+                ", so its DotNetRuntimeContractDescriptor export is not found (--module-path; runtimes before .NET "
+                "9 have none)");
   return fail("no module exports DotNetRuntimeContractDescriptor: no .NET runtime (or one older than .NET 9)");
 }
 

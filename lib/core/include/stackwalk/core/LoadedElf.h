@@ -1,0 +1,48 @@
+// An ELF shared object as the loader mapped it, read from a process's memory:
+// its program headers, its dynamic section, and its dynamic symbols through
+// the loader's own hash tables (DT_GNU_HASH, else DT_HASH). For a module whose
+// file is absent from a dump that holds its pages (a full core), where the
+// .NET runtime's DotNetRuntimeContractDescriptor export is still found.
+// LLVM's ELFFile reads files in file layout; a loaded image is in memory
+// layout, with no section headers, so this view is ours. ELF64 little-endian.
+#pragma once
+
+#include "stackwalk/core/Memory.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+
+namespace stackwalk {
+
+class LoadedElf {
+public:
+  // The image whose ELF header is at `base` (the module's lowest mapping).
+  static llvm::Expected<LoadedElf> read(const MemorySource &memory, uint64_t base);
+
+  // Runtime address minus file virtual address.
+  uint64_t bias() const { return bias_; }
+  // The runtime address of a dynamic symbol defined by the image.
+  llvm::Expected<uint64_t> symbolAddress(llvm::StringRef name) const;
+
+private:
+  LoadedElf(const MemorySource &memory, uint64_t base) : memory_(&memory), base_(base) {}
+  llvm::Error readDynamic(uint64_t address, uint64_t size);
+  // A dynamic entry's address as a runtime address: glibc's loader rewrites
+  // DT_SYMTAB and its kind in place (adds the bias), other loaders do not.
+  std::optional<uint64_t> dynamicAddress(int64_t tag) const;
+  std::optional<uint64_t> gnuHashLookup(uint64_t table, uint64_t symtab, uint64_t strtab, llvm::StringRef name) const;
+  std::optional<uint64_t> sysvHashLookup(uint64_t table, uint64_t symtab, uint64_t strtab, llvm::StringRef name) const;
+  // The symbol at `index` when it is `name` and defined: its runtime address.
+  std::optional<uint64_t> matchSymbol(uint64_t symtab, uint64_t strtab, uint64_t index, llvm::StringRef name) const;
+
+  const MemorySource *memory_;
+  uint64_t base_;
+  uint64_t bias_ = 0;
+  uint64_t extent_ = 0; // the loaded image's size, from its PT_LOAD segments
+  std::map<int64_t, uint64_t> dynamic_; // the first entry of each tag
+};
+
+} // namespace stackwalk

@@ -1,0 +1,109 @@
+// LoadedElf on synthetic images laid out as a loader maps them: a dynamic
+// section whose table addresses are relative (as in the file) or already
+// relocated (as glibc leaves them), GNU and System V hash tables.
+#include "stackwalk/core/LoadedElf.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+using namespace stackwalk;
+using namespace llvm::ELF;
+
+namespace {
+
+constexpr uint64_t Base = 0x7f0000000000;
+// File virtual addresses of the image's parts.
+constexpr uint64_t Dynamic = 0x200, SymTab = 0x400, StrTab = 0x500, GnuHash = 0x600, SysvHash = 0x700;
+
+uint32_t gnuHash(const char *name) {
+  uint32_t h = 5381;
+  for (; *name; ++name) h = h * 33 + uint8_t(*name);
+  return h;
+}
+
+struct Image {
+  std::vector<uint8_t> bytes = std::vector<uint8_t>(0x1000, 0);
+  template <typename T> void put(uint64_t at, T value) { std::memcpy(bytes.data() + at, &value, sizeof value); }
+
+  // Symbols: 0 null, 1 "other", 2 "wanted" (defined, at 0x123), 3 "missing" (undefined).
+  Image(bool relocated, bool gnu) {
+    Elf64_Ehdr header{};
+    std::memcpy(header.e_ident, ElfMagic, 4);
+    header.e_ident[EI_CLASS] = ELFCLASS64;
+    header.e_ident[EI_DATA] = ELFDATA2LSB;
+    header.e_phoff = 0x40;
+    header.e_phentsize = sizeof(Elf64_Phdr);
+    header.e_phnum = 2;
+    put(0, header);
+    put(0x40, Elf64_Phdr{PT_LOAD, PF_R | PF_X, 0, 0, 0, 0x1000, 0x1000, 0x1000});
+    put(0x40 + sizeof(Elf64_Phdr), Elf64_Phdr{PT_DYNAMIC, PF_R, Dynamic, Dynamic, Dynamic, 0x100, 0x100, 8});
+    uint64_t adjust = relocated ? Base : 0;
+    std::vector<std::pair<int64_t, uint64_t>> entries = {{DT_SYMTAB, SymTab + adjust}, {DT_STRTAB, StrTab + adjust},
+                                                         {gnu ? DT_GNU_HASH : DT_HASH, (gnu ? GnuHash : SysvHash) + adjust},
+                                                         {DT_NULL, 0}};
+    for (size_t i = 0; i < entries.size(); ++i) put(Dynamic + i * 16, entries[i]);
+    const char strings[] = "\0other\0wanted\0missing";
+    std::memcpy(bytes.data() + StrTab, strings, sizeof strings);
+    put(SymTab + 24 * 1, Elf64_Sym{1, 0, 0, 1, 0x100, 8});
+    put(SymTab + 24 * 2, Elf64_Sym{7, 0, 0, 1, 0x123, 8});
+    put(SymTab + 24 * 3, Elf64_Sym{14, 0, 0, SHN_UNDEF, 0, 0});
+    // GNU: one bucket holding symbols 1-3 (symoffset 1), one bloom word.
+    put(GnuHash, std::array<uint32_t, 4>{1, 1, 1, 6});
+    put(GnuHash + 16, ~uint64_t(0));
+    put(GnuHash + 24, uint32_t(1));
+    put(GnuHash + 28, std::array<uint32_t, 3>{gnuHash("other") & ~1u, gnuHash("wanted") & ~1u, gnuHash("missing") | 1});
+    // System V: one bucket whose chain is 3 -> 2 -> 1.
+    put(SysvHash, std::array<uint32_t, 2>{1, 4});
+    put(SysvHash + 8, uint32_t(3));
+    put(SysvHash + 12, std::array<uint32_t, 4>{0, 0, 1, 2});
+  }
+  llvm::Expected<uint64_t> lookup(const char *name) {
+    BufferMemory memory;
+    memory.add(Base, bytes);
+    auto elf = LoadedElf::read(memory, Base);
+    if (!elf) return elf.takeError();
+    CHECK(elf->bias() == Base);
+    return elf->symbolAddress(name);
+  }
+};
+
+std::string error(llvm::Expected<uint64_t> result) {
+  return result ? "" : llvm::toString(result.takeError());
+}
+
+} // namespace
+
+TEST_CASE("a dynamic symbol of a loaded image, through either hash table and either kind of dynamic entry") {
+  for (bool gnu : {true, false})
+    for (bool relocated : {true, false}) {
+      CAPTURE(gnu, relocated);
+      Image image(relocated, gnu);
+      auto wanted = image.lookup("wanted");
+      REQUIRE(bool(wanted));
+      CHECK(*wanted == Base + 0x123);
+      auto other = image.lookup("other");
+      REQUIRE(bool(other));
+      CHECK(*other == Base + 0x100);
+      CHECK(error(image.lookup("missing")) == "its dynamic symbols in the dump do not define missing"); // undefined
+      CHECK(error(image.lookup("absent")) == "its dynamic symbols in the dump do not define absent");
+    }
+}
+
+TEST_CASE("a loaded image that cannot be read says why") {
+  Image image(true, true);
+  image.bytes[0] = 0;
+  CHECK(error(image.lookup("wanted")).find("not a 64-bit little-endian ELF header") != std::string::npos);
+  BufferMemory empty;
+  auto none = LoadedElf::read(empty, Base);
+  REQUIRE(!none);
+  CHECK(llvm::toString(none.takeError()) == "its ELF header at 0x7f0000000000 is not in the dump");
+  Image noDynamic(true, true);
+  noDynamic.put(0x40 + sizeof(Elf64_Phdr), Elf64_Phdr{PT_NOTE, PF_R, 0, 0, 0, 0, 0, 4});
+  CHECK(error(noDynamic.lookup("wanted")) == "it has no dynamic section (PT_DYNAMIC)");
+  Image loop(true, false); // a System V chain that points at itself ends
+  loop.put(SysvHash + 12 + 4 * 3, uint32_t(3));
+  CHECK(error(loop.lookup("wanted")) == "its dynamic symbols in the dump do not define wanted");
+}
