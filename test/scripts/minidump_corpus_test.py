@@ -130,6 +130,74 @@ def windows_dumps(stackwalk):
           "test.dmp: the access violation at 0x45, as rust-minidump and Breakpad report it")
 
 
+def streams(data):
+    """{stream type: (offset, size)} of a minidump."""
+    count, directory = struct.unpack_from("<II", data, 8)
+    return {t: (rva, size) for t, size, rva in (struct.unpack_from("<III", data, directory + 12 * i)
+                                                 for i in range(count))}
+
+
+def module_codeview(data, name):
+    """The offset of a module's CodeView record (RSDS, GUID, age, name) in a minidump."""
+    offset, _ = streams(data)[4]  # ModuleListStream
+    for i in range(struct.unpack_from("<I", data, offset)[0]):
+        entry = offset + 4 + 108 * i
+        name_rva, = struct.unpack_from("<I", data, entry + 20)
+        length, = struct.unpack_from("<I", data, name_rva)
+        if data[name_rva + 4: name_rva + 4 + length].decode("utf-16-le").endswith("/" + name):
+            return struct.unpack_from("<I", data, entry + 80)[0]
+    raise KeyError(name)
+
+
+def breakpad_linux(stackwalk):
+    """Breakpad's Linux dumps: module identity from the CodeView GUID Breakpad derives from each
+    file, crash reasons."""
+    r = report(stackwalk, "breakpad/linux_stacksmash.dmp")
+    gcc = next(m for m in r["modules"] if m["name"] == "libgcc_s.so.1")
+    check(gcc["file"] is None and "__truncdfhf2" not in (r["signature"] or ""),
+          f"linux_stacksmash.dmp: no 2013 libgcc_s.so.1 here, so no name from another build ({gcc['note']})")
+    unchecked = [f"{os.path.basename(d)}: {m['name']}" for d in sorted(os.listdir(os.path.join(CORPUS, "breakpad")))
+                 if d.startswith("linux_") and d.endswith(".dmp")
+                 for m in report(stackwalk, "breakpad/" + d)["modules"]
+                 if m["file"] and (m["note"] or "").startswith("identity not checked")]
+    check(not unchecked, "Breakpad's Linux dumps: no module file used without its identity checked"
+          + (f" ({', '.join(unchecked)})" if unchecked else ""))
+    host = "/lib/x86_64-linux-gnu/libgcc_s.so.1"
+    readelf = shutil.which("llvm-readelf-19") or shutil.which("llvm-readelf")
+    if os.path.exists(host) and readelf:
+        # The dump made to record this machine's libgcc_s: its build-id (llvm-readelf's) as
+        # the GUID Breakpad would write. Then the file is used, its identity checked.
+        build_id = re.search(r"Build ID: ([0-9a-f]+)", subprocess.run([readelf, "--notes", host], capture_output=True,
+                                                                      text=True).stdout).group(1)
+        data = bytearray(open(os.path.join(CORPUS, "breakpad/linux_stacksmash.dmp"), "rb").read())
+        record = module_codeview(data, "libgcc_s.so.1")
+        data[record + 4: record + 20] = bytes.fromhex(build_id)[:16].ljust(16, b"\0")
+        with tempfile.TemporaryDirectory() as tmp:
+            patched = os.path.join(tmp, "stacksmash-here.dmp")
+            with open(patched, "wb") as f:
+                f.write(data)
+            gcc = next(m for m in report(stackwalk, patched)["modules"] if m["name"] == "libgcc_s.so.1")
+        check(gcc["file"] == host and gcc["note"] is None,
+              f"a CodeView GUID equal to a file's build-id: the file is used, identity checked ({gcc['note']})")
+    r = report(stackwalk, "breakpad/minidump_32bit_crash_addr.dmp")
+    check(r["crash"]["address"] == "0x0000000000000045", "minidump_32bit_crash_addr.dmp: the 32-bit address 0x45, "
+          f"not sign-extended ({r['crash']['address']})")
+    r = report(stackwalk, "breakpad/linux_raise_sigabrt.dmp")
+    check(r["crash"]["sender_pid"] == r["dump"]["pid"] and r["crash"]["address"] is None,
+          "linux_raise_sigabrt.dmp: raise() sent the signal, from the process's own pid; no fault address")
+    data = bytearray(open(os.path.join(CORPUS, "breakpad/linux_raise_sigabrt.dmp"), "rb").read())
+    exception, _ = streams(data)[6]  # ExceptionStream: ThreadId, alignment, then ExceptionCode
+    for code, what in ((0xFFFFFFFF, "a dump requested without a crash"), (0, "signal 0"),
+                       (19, "the SIGSTOP of a debugger that attached")):
+        struct.pack_into("<I", data, exception + 8, code)
+        with tempfile.TemporaryDirectory() as tmp:
+            patched = os.path.join(tmp, "no-crash.dmp")
+            with open(patched, "wb") as f:
+                f.write(data)
+            r = report(stackwalk, patched)
+        check(r["crash"] is None and r["signature"] is None, f"{what} is no crash: crash and signature null")
+
+
 def malformed(stackwalk):
     for dump in ("rust-minidump/invalid-range.dmp", "rust-minidump/invalid-record-count.dmp"):
         result = run(stackwalk, dump)
@@ -146,6 +214,7 @@ def main(stackwalk, options):
     lldb_linux(stackwalk)
     rust_linux_mini(stackwalk)
     windows_dumps(stackwalk)
+    breakpad_linux(stackwalk)
     malformed(stackwalk)
     return check.summary()
 

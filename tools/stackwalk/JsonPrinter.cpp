@@ -55,6 +55,8 @@ Json crashJson(const Target &target) {
   out["code_name"] = stringOrNull(crash.codeName);
   out["name"] = crash.name;
   out["address"] = crash.address ? Json(addressString(*crash.address)) : Json(nullptr);
+  out["sender_pid"] = orNull(crash.senderPid);
+  out["sender_uid"] = orNull(crash.senderUid);
   return out;
 }
 

@@ -82,6 +82,7 @@ void printHeader(std::ostream &out, const Report &report, const TextStyle &paint
     if (!crash.codeName.empty()) out << " (" << crash.codeName << ")";
     else if (crash.code) out << " (code " << *crash.code << ")";
     if (crash.address) out << " at " << addressString(*crash.address);
+    if (crash.senderPid) out << " sent by pid " << *crash.senderPid;
     out << " in thread " << crash.threadId << "\n";
   } else {
     out << "crash:   none recorded\n";

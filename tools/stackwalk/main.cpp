@@ -90,6 +90,8 @@ int main(int argc, char **argv) {
   app.add_option("-e,--executable", options.walk.search.executable,
                  "the main executable's file (its identity is still checked)");
   app.add_option("--sysroot", options.walk.search.sysroot, "prefix for the module paths the dump recorded");
+  app.add_flag("--trust-unchecked-files", options.walk.trustUncheckedFiles,
+               "let files whose identity the dump does not record name frames in crash signatures too");
   app.add_option("--perf-map", options.walk.perfMap,
                  "a perf map naming JIT code (default: /tmp/perf-PID.map when it exists)");
   app.add_option("--max-frames", options.walk.limits.maxFrames, "frames per thread at most")

@@ -335,6 +335,20 @@ std::optional<uint64_t> ModuleImage::exportAddress(const COFFObjectFile &coff, S
 
 bool ModuleImage::isElf() const { return isa<ELFObjectFileBase>(object_.get()); }
 
+std::optional<std::array<uint8_t, 16>> ModuleImage::breakpadFileId() const {
+  if (!isElf()) return std::nullopt;
+  std::array<uint8_t, 16> id{};
+  if (!buildId_.empty()) {
+    std::copy_n(buildId_.begin(), std::min(buildId_.size(), id.size()), id.begin());
+    return id;
+  }
+  std::optional<Section> text = section(".text");
+  if (!text || text->data.empty()) return std::nullopt;
+  llvm::StringRef page = text->data.take_front(4096);
+  for (size_t i = 0; i < page.size(); ++i) id[i % 16] ^= uint8_t(page[i]);
+  return id;
+}
+
 bool ModuleImage::readAtFileAddress(uint64_t vaddr, std::span<uint8_t> out) const {
   StringRef bytes = buffer_->getBuffer();
   for (const LoadSegment &seg : segments_) {

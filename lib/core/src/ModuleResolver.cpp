@@ -75,9 +75,21 @@ std::vector<std::string> ModuleResolver::imageCandidates(const Module &module) c
   return out;
 }
 
+// An ELF file for a module whose minidump records a CodeView GUID: Breakpad
+// and Crashpad derive it from the file (ModuleImage::breakpadFileId).
+bool ModuleResolver::checksCodeViewGuid(const Module &module, const ModuleImage &image) {
+  return module.codeViewGuid.size() == 16 && module.buildId.empty() && image.isElf();
+}
+
 std::optional<std::string> ModuleResolver::identityMismatch(const Module &module, const ModuleImage &image) {
   if (!module.buildId.empty() && image.buildId() != module.buildId)
     return "build-id " + hexString(image.buildId());
+  if (checksCodeViewGuid(module, image)) {
+    std::optional<std::array<uint8_t, 16>> id = image.breakpadFileId();
+    if (!id) return std::string("no build-id or .text to derive its identifier from");
+    if (!std::equal(id->begin(), id->end(), module.codeViewGuid.begin()))
+      return "identifier " + hexString(std::vector<uint8_t>(id->begin(), id->end()));
+  }
   const auto &pe = image.peIdentity();
   if (pe && module.peTimeDateStamp && module.peSizeOfImage &&
       (pe->timeDateStamp != *module.peTimeDateStamp || pe->sizeOfImage != *module.peSizeOfImage)) {
@@ -98,7 +110,8 @@ llvm::Expected<std::shared_ptr<ModuleImage>> ModuleResolver::open(const std::str
   return shared;
 }
 
-std::shared_ptr<ModuleImage> ModuleResolver::findImage(const Module &module, std::string &note) const {
+std::shared_ptr<ModuleImage> ModuleResolver::findImage(Module &module) const {
+  std::string &note = module.imageNote;
   std::string mismatches;
   for (const std::string &path : imageCandidates(module)) {
     if (!isFile(path)) continue;
@@ -111,8 +124,10 @@ std::shared_ptr<ModuleImage> ModuleResolver::findImage(const Module &module, std
       mismatches += " " + path + " (" + *mismatch + ")";
       continue;
     }
-    bool checked = !module.buildId.empty() || (module.peTimeDateStamp && (*image)->peIdentity());
+    bool checked = !module.buildId.empty() || (module.peTimeDateStamp && (*image)->peIdentity()) ||
+                   checksCodeViewGuid(module, **image);
     note = checked ? "" : "identity not checked: the dump records none";
+    module.identityUnchecked = !checked;
     return *image;
   }
   note = mismatches.empty() ? "no file found" : "no matching file; rejected:" + mismatches;
@@ -216,7 +231,7 @@ void ModuleResolver::resolve(Target &target) const {
   std::vector<std::string> missing, rejected;
   for (Module &module : target.modules) {
     if (!module.image) {
-      module.image = findImage(module, module.imageNote);
+      module.image = findImage(module);
       if (!module.image && target.os() == OS::Windows) module.image = imageFromMemory(target, module);
       if (!module.image) {
         (module.imageNote == "no file found" ? missing : rejected).push_back(module.name);

@@ -57,4 +57,22 @@ std::optional<std::string_view> signalCodeName(int signal, int code) {
   return std::nullopt;
 }
 
+bool isFaultSignal(int signal) { return signal == 4 || signal == 7 || signal == 8 || signal == 11; }
+
+SignalSource signalSource(int signal, int code, uint64_t addressField) {
+  SignalSource source;
+  bool fault = isFaultSignal(signal);
+  if (code <= 0) {
+    // No process has pid 0: a writer that made the siginfo up (.NET's
+    // createdump) leaves it zero, and then the sender is unknown.
+    if (uint32_t(addressField) != 0) {
+      source.senderPid = uint32_t(addressField);
+      source.senderUid = uint32_t(addressField >> 32);
+    }
+  } else if (fault) {
+    source.faultAddress = addressField;
+  }
+  return source;
+}
+
 } // namespace stackwalk

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -27,6 +29,31 @@ TEST_CASE("an ELF image: segments, build-id, symbol tables") {
   CHECK_FALSE((*image)->segments().empty());
   CHECK((*image)->symbolTablesUsable());
   CHECK(bool((*image)->section(".eh_frame")));
+}
+
+TEST_CASE("Breakpad's identifier of an ELF file: its build-id's first 16 bytes, else .text's first page folded") {
+  std::vector<uint8_t> bytes = ownExecutable();
+  auto image = ModuleImage::fromBytes(bytes, "self");
+  REQUIRE(bool(image));
+  const std::vector<uint8_t> &buildId = (*image)->buildId();
+  REQUIRE(buildId.size() >= 16);
+  auto id = (*image)->breakpadFileId();
+  REQUIRE(id);
+  CHECK(std::equal(id->begin(), id->end(), buildId.begin()));
+
+  // The same file with its build-id note renamed (type 3 -> 0x7f): .text decides.
+  auto note = std::search(bytes.begin(), bytes.end(), buildId.begin(), buildId.end());
+  REQUIRE(note != bytes.end());
+  uint32_t renamed = 0x7f;
+  std::memcpy(&*(note - 8), &renamed, 4); // the note's type, before its "GNU\0" name
+  auto stripped = ModuleImage::fromBytes(bytes, "no-build-id");
+  REQUIRE(bool(stripped));
+  CHECK((*stripped)->buildId().empty());
+  auto text = (*stripped)->section(".text");
+  REQUIRE(text);
+  std::array<uint8_t, 16> folded{};
+  for (size_t i = 0; i < std::min<size_t>(text->data.size(), 4096); ++i) folded[i % 16] ^= uint8_t(text->data[i]);
+  CHECK((*stripped)->breakpadFileId() == folded);
 }
 
 TEST_CASE("a malformed symbol table is kept from LLVM, which would abort (found by fuzz_module_image)") {

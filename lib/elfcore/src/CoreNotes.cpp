@@ -57,10 +57,7 @@ std::optional<SigInfo> parseSigInfo(std::span<const uint8_t> desc) {
   SigInfo info;
   info.signal = load<int32_t>(desc, 0);
   info.code = load<int32_t>(desc, 8);
-  // si_addr is meaningful for the fault signals when the kernel sent them
-  // (si_code > 0); a signal sent by kill() or raise() carries a pid there.
-  bool fault = info.signal == 4 || info.signal == 7 || info.signal == 8 || info.signal == 11;
-  if (fault && info.code > 0) info.faultAddress = load<uint64_t>(desc, 16);
+  info.source = signalSource(info.signal, info.code, load<uint64_t>(desc, 16));
   return info;
 }
 

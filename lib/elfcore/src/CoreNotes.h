@@ -2,6 +2,8 @@
 // structures in the machine's native layout; LLVM has no parsers for them.
 #pragma once
 
+#include "stackwalk/core/Signals.h"
+
 #include "stackwalk/core/Registers.h"
 
 #include <cstdint>
@@ -41,7 +43,7 @@ struct PrPsInfo {
 struct SigInfo {
   int signal = 0;
   int code = 0;
-  std::optional<uint64_t> faultAddress; // for kernel-sent SIGSEGV/SIGBUS/SIGILL/SIGFPE
+  SignalSource source; // the fault address, or the sender
 };
 
 struct FileMapping {

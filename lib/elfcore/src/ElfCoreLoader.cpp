@@ -218,7 +218,9 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
     if (notes_.signal) {
       crash.code = notes_.signal->code;
       crash.codeName = signalCodeName(signal, notes_.signal->code).value_or("");
-      crash.address = notes_.signal->faultAddress;
+      crash.address = notes_.signal->source.faultAddress;
+      crash.senderPid = notes_.signal->source.senderPid;
+      crash.senderUid = notes_.signal->source.senderUid;
     }
     target->crash = crash;
   }

@@ -33,7 +33,7 @@ TEST_CASE("NT_PRPSINFO gives pid, name and arguments") {
   CHECK(info->arguments == "./myprog --flag");
 }
 
-TEST_CASE("NT_SIGINFO keeps a fault address only for a kernel-sent fault") {
+TEST_CASE("NT_SIGINFO: a fault address only for a kernel-sent fault, the sender of a sent signal") {
   Bytes desc;
   desc.resize(128);
   desc.set<int32_t>(0, 11);
@@ -41,12 +41,19 @@ TEST_CASE("NT_SIGINFO keeps a fault address only for a kernel-sent fault") {
   desc.set<uint64_t>(16, 0x10);
   auto fault = parseSigInfo(desc);
   REQUIRE(fault);
-  CHECK(fault->faultAddress == 0x10u);
-  desc.set<int32_t>(8, -6); // SI_TKILL: sent by tgkill, si_addr holds a pid
-  CHECK_FALSE(parseSigInfo(desc)->faultAddress);
+  CHECK(fault->source.faultAddress == 0x10u);
+  CHECK_FALSE(fault->source.senderPid);
+  desc.set<int32_t>(8, -6); // SI_TKILL: sent by tgkill; si_pid, si_uid where si_addr would be
+  desc.set<uint32_t>(16, 4242);
+  desc.set<uint32_t>(20, 1000);
+  auto sent = parseSigInfo(desc);
+  CHECK_FALSE(sent->source.faultAddress);
+  CHECK(sent->source.senderPid == 4242u);
+  CHECK(sent->source.senderUid == 1000u);
   desc.set<int32_t>(0, 6);
-  desc.set<int32_t>(8, 1);
-  CHECK_FALSE(parseSigInfo(desc)->faultAddress);
+  desc.set<int32_t>(8, 1); // a kernel-raised SIGABRT carries neither
+  CHECK_FALSE(parseSigInfo(desc)->source.faultAddress);
+  CHECK_FALSE(parseSigInfo(desc)->source.senderPid);
 }
 
 TEST_CASE("NT_FILE lists mappings with their paths; a bad count yields nothing") {

@@ -34,6 +34,7 @@ void readCodeView(const Reader &reader, const llvm::minidump::Module &raw, Modul
   char buffer[64];
   if (*signature == RSDS && record.size() >= 24) {
     module.debugId = pdbDebugId(std::span<const uint8_t, 16>(record.data() + 4, 16), *reader.read<uint32_t>(record, 20));
+    module.codeViewGuid.assign(record.begin() + 4, record.begin() + 20);
     module.debugFile = cString(record.subspan(24));
   } else if (*signature == NB10 && record.size() >= 16) {
     std::snprintf(buffer, sizeof buffer, "%08X%X", *reader.read<uint32_t>(record, 8), *reader.read<uint32_t>(record, 12));

@@ -79,6 +79,15 @@ std::string exceptionName(uint32_t code, OS os) {
 
 namespace {
 
+// A Linux minidump's exception stream that records no crash: a dump
+// requested by the process (Breakpad's MD_EXCEPTION_CODE_LIN_DUMP_REQUESTED,
+// 0xFFFFFFFF), signal 0, or the SIGSTOP of the debugger that attached to
+// write it (lldb's process save-core). As for a gcore, there is no crash.
+bool recordsNoCrash(uint32_t code) {
+  constexpr uint32_t DumpRequested = 0xFFFFFFFF, SigStop = 19;
+  return code == DumpRequested || code == 0 || code == SigStop;
+}
+
 // EXCEPTION_ACCESS_VIOLATION's first parameter (EXCEPTION_RECORD, Windows SDK).
 std::string accessKind(uint64_t parameter) {
   switch (parameter) {
@@ -101,6 +110,7 @@ std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
     return std::nullopt;
   }
   const llvm::minidump::Exception &record = exception->ExceptionRecord;
+  if (os == OS::Linux && recordsNoCrash(record.ExceptionCode)) return std::nullopt;
   CrashInfo crash;
   crash.threadId = exception->ThreadId;
   crash.name = exceptionName(record.ExceptionCode, os);
@@ -109,6 +119,17 @@ std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
     crash.signal = int(record.ExceptionCode);
     crash.code = int(record.ExceptionFlags);
     crash.codeName = signalCodeName(*crash.signal, *crash.code).value_or("");
+    if (*crash.code == 0 && isFaultSignal(*crash.signal)) {
+      // Breakpad's writers before 2014 recorded no si_code (0) for faults:
+      // the address is the fault's, and how it was raised is unknown.
+      crash.codeName.clear();
+    } else {
+      // Breakpad copies si_addr, which for a sent signal holds the sender.
+      SignalSource source = signalSource(*crash.signal, *crash.code, record.ExceptionAddress);
+      crash.address = source.faultAddress;
+      crash.senderPid = source.senderPid;
+      crash.senderUid = source.senderUid;
+    }
   } else {
     crash.exceptionCode = record.ExceptionCode;
     // An access violation's parameters: how the address was touched, and the address.
@@ -117,6 +138,9 @@ std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
       crash.codeName = accessKind(record.ExceptionInformation[0]);
     }
   }
+  // A 32-bit process's addresses: writers leave the upper half of the 64-bit
+  // fields sign-extended (0xffffffff00000045 for 0x45).
+  if (pointerSize(arch) == 4 && crash.address) crash.address = *crash.address & 0xffffffffu;
   std::span<const uint8_t> context = reader.slice(exception->ThreadContext, "the exception's context");
   if (!context.empty()) {
     if (auto regs = fromWindowsContext(arch, context)) exceptionContext = *regs;

@@ -157,14 +157,15 @@ std::optional<ReportThread> ProcessWalk::nextThread() {
   if (nextThread_ >= report_.threads.size()) return std::nullopt;
   ReportThread thread = walkThread(*report_.threads[nextThread_++], options_);
   if (thread.crashed && walksAsSignatureDoes(options_))
-    report_.signature = threadSignature(thread, options_.signatureFrames);
+    report_.signature = threadSignature(thread, options_.signatureFrames, options_.trustUncheckedFiles);
   return thread;
 }
 
 const Report &ProcessWalk::finish() {
   if (report_.signature || !target_->crash) return report_;
   if (const ThreadInfo *crashed = threadById(*target_, target_->crash->threadId))
-    report_.signature = threadSignature(walkThread(*crashed, signatureOptions(options_)), options_.signatureFrames);
+    report_.signature = threadSignature(walkThread(*crashed, signatureOptions(options_)), options_.signatureFrames,
+                                        options_.trustUncheckedFiles);
   return report_;
 }
 

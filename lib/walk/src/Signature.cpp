@@ -38,23 +38,25 @@ bool raisesManagedException(const ReportFrame &frame) {
          (frame.frameName == "SoftwareExceptionFrame" || frame.frameName == "FaultingExceptionFrame");
 }
 
-std::string frameName(const ReportFrame &frame) {
+std::string frameName(const ReportFrame &frame, bool trustUncheckedFiles) {
   if (frame.kind == FrameKind::Runtime) return "[" + frame.frameName + "]";
   // Managed code lies outside every module; its assembly names it.
   const std::string &module = frame.module ? frame.module->name : frame.moduleName;
   if (module.empty()) return "?";
-  if (!frame.function.empty()) return module + "!" + signatureName(frame.function);
+  bool trusted = trustUncheckedFiles || !frame.module || !frame.module->identityUnchecked;
+  if (!frame.function.empty() && trusted) return module + "!" + signatureName(frame.function);
   // Unnamed: where in its module, which stays put whatever the load address.
   return frame.module ? module + "+" + hex(frame.ip - frame.module->base) : module + "!?";
 }
 
 using FrameIterator = std::vector<ReportFrame>::const_iterator;
 
-std::string joined(FrameIterator first, FrameIterator last, size_t frameCount, bool withRuntimeFrames) {
+std::string joined(FrameIterator first, FrameIterator last, size_t frameCount, bool withRuntimeFrames,
+                   bool trustUncheckedFiles) {
   std::string out;
   for (auto it = first; it != last && frameCount; ++it) {
     if (it->kind == FrameKind::Runtime && !withRuntimeFrames) continue;
-    out += (out.empty() ? "" : " < ") + frameName(*it);
+    out += (out.empty() ? "" : " < ") + frameName(*it, trustUncheckedFiles);
     --frameCount;
   }
   return out;
@@ -72,7 +74,7 @@ FrameIterator managedRaise(FrameIterator first, FrameIterator last) {
 
 } // namespace
 
-std::string threadSignature(const ReportThread &thread, size_t frameCount) {
+std::string threadSignature(const ReportThread &thread, size_t frameCount, bool trustUncheckedFiles) {
   // Start after the deepest skipped frame near the top: what lies above it is
   // the crash machinery (including its unnamed helpers, like libstdc++'s
   // terminate handler without symbols).
@@ -83,11 +85,13 @@ std::string threadSignature(const ReportThread &thread, size_t frameCount) {
   // A stack of nothing but skipped frames still has a signature: its own.
   if (first == thread.frames.end()) first = thread.frames.begin();
   if (auto raise = managedRaise(thread.frames.begin(), thread.frames.end()); raise != thread.frames.end()) first = raise;
-  return joined(first, thread.frames.end(), frameCount, /*withRuntimeFrames=*/false);
+  return joined(first, thread.frames.end(), frameCount, /*withRuntimeFrames=*/false, trustUncheckedFiles);
 }
 
 std::string topFrames(const ReportThread &thread, size_t frameCount) {
-  return joined(thread.frames.begin(), thread.frames.end(), frameCount, /*withRuntimeFrames=*/true);
+  // A display of what the walk shows, names from unchecked files included.
+  return joined(thread.frames.begin(), thread.frames.end(), frameCount, /*withRuntimeFrames=*/true,
+                /*trustUncheckedFiles=*/true);
 }
 
 } // namespace stackwalk

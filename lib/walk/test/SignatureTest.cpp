@@ -104,3 +104,12 @@ TEST_CASE("C++ names: the whole name without parameters; lambdas, functors and t
   b.native(b.libc, "std::terminate()").native(b.libc, "handler(int)");
   CHECK(threadSignature(b.thread, 1) == "libc.so.6!handler");
 }
+
+TEST_CASE("a file whose identity the dump does not record names no frame in a signature unless trusted") {
+  ThreadBuilder b;
+  b.libc.identityUnchecked = true; // used, but perhaps another build than the crashed process's
+  b.native(b.libc, "memcpy", 0x2345).native(b.coreclr, "Run", 0x10);
+  CHECK(threadSignature(b.thread, 5) == "libc.so.6+0x2345 < libcoreclr.so!Run");
+  CHECK(threadSignature(b.thread, 5, /*trustUncheckedFiles=*/true) == "libc.so.6!memcpy < libcoreclr.so!Run");
+  CHECK(topFrames(b.thread, 5) == "libc.so.6!memcpy < libcoreclr.so!Run"); // a display of the walk keeps them
+}

@@ -18,6 +18,10 @@ struct Module {
   uint64_t size = 0;        // extent of the mappings
   std::vector<uint8_t> buildId; // ELF GNU build-id as found in dump memory
   std::string debugId;          // PE: PDB GUID and age, as symbol stores name them
+  // The GUID of the dump's CodeView (RSDS) record, raw: a PE module's PDB's,
+  // or an ELF module's identifier in a Breakpad or Crashpad minidump
+  // (ModuleImage::breakpadFileId). Empty when the dump records none.
+  std::vector<uint8_t> codeViewGuid;
   std::string debugFile;        // PE: the PDB's name from the CodeView record
   std::optional<uint32_t> peTimeDateStamp, peSizeOfImage; // PE identity
   std::string version;          // file version, "1.2.3.4", where recorded
@@ -30,6 +34,9 @@ struct Module {
   // The file that was found for it and matched its identity, or null.
   std::shared_ptr<ModuleImage> image;
   std::string imageNote; // why there is no image, or what is doubtful about it
+  // The file was used although the dump records no identity to check it
+  // against: its names do not go into crash signatures unless asked.
+  bool identityUnchecked = false;
 
   bool contains(uint64_t address) const {
     return address >= base && address - base < size;

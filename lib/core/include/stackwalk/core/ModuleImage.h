@@ -11,6 +11,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -57,6 +58,12 @@ public:
 
   // The ELF GNU build-id, empty when there is none.
   const std::vector<uint8_t> &buildId() const { return buildId_; }
+  // Breakpad's and Crashpad's identifier of an ELF file, the GUID of the
+  // CodeView record they write for it: the build-id's first 16 bytes (zero
+  // padded), or without a build-id the first page of .text folded by XOR
+  // into 16 bytes (Breakpad's FileID). nullopt for other images, or an ELF
+  // file with neither.
+  std::optional<std::array<uint8_t, 16>> breakpadFileId() const;
   // A PE image's TimeDateStamp and SizeOfImage, its identity in minidumps
   // and symbol stores.
   struct PeIdentity {

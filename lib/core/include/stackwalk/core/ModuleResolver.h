@@ -33,7 +33,8 @@ public:
   void resolve(Target &target) const;
 
 private:
-  std::shared_ptr<ModuleImage> findImage(const Module &module, std::string &note) const;
+  // Sets the module's imageNote and identityUnchecked.
+  std::shared_ptr<ModuleImage> findImage(Module &module) const;
   static std::shared_ptr<ModuleImage> imageFromMemory(const Target &target, Module &module);
   std::unique_ptr<ModuleImage> findDebugImage(const ModuleImage &image) const;
   // The PDB of a PE module: flat, or in symbol-store layout name.pdb/<id>/name.pdb.
@@ -42,6 +43,7 @@ private:
   std::optional<std::string> findIgnoringCase(const std::string &dir, const std::string &name) const;
   // Why a file is not the module the dump describes, or nullopt when it is.
   static std::optional<std::string> identityMismatch(const Module &module, const ModuleImage &image);
+  static bool checksCodeViewGuid(const Module &module, const ModuleImage &image);
 
   // The image at a path, from the cache when it was opened before.
   llvm::Expected<std::shared_ptr<ModuleImage>> open(const std::string &path) const;

@@ -29,6 +29,7 @@ struct CrashInfo {
   std::optional<uint64_t> exceptionCode; // Windows
   std::string name;                      // "SIGSEGV", "EXCEPTION_ACCESS_VIOLATION"
   std::optional<uint64_t> address;       // faulting address
+  std::optional<uint32_t> senderPid, senderUid; // Linux: who sent a signal a process raised (si_code <= 0)
 };
 
 struct ProcessInfo {

@@ -32,6 +32,7 @@ struct WalkOptions {
   ModuleSearchOptions search;       // where module files are looked for
   std::string perfMap;              // a perf map; else /tmp/perf-PID.map when it exists
   size_t signatureFrames = 5;       // frames in the crash's signature
+  bool trustUncheckedFiles = false; // names from files whose identity the dump does not record, in signatures
 };
 
 class ProcessWalk {

@@ -17,8 +17,11 @@ namespace stackwalk {
 // Functions are named as signatureName gives them (FunctionName.h); a frame
 // without a name is `module+0xOFFSET` (its place in the module, which no load
 // address changes), a managed one `Assembly.dll!?`, one outside every module
-// `?`; the .NET runtime's Frames are left out.
-std::string threadSignature(const ReportThread &thread, size_t frameCount);
+// `?`; the .NET runtime's Frames are left out. A file used although the dump
+// records no identity to check it against (Module::identityUnchecked) may be
+// another build than the crashed one: its frames are `module+0xOFFSET`
+// unless `trustUncheckedFiles`.
+std::string threadSignature(const ReportThread &thread, size_t frameCount, bool trustUncheckedFiles = false);
 
 // The thread's first frames, none skipped, in the same notation, runtime
 // Frames as `[InlinedCallFrame]` (--summary).
