@@ -120,8 +120,12 @@ def windows_dumps(stackwalk):
             check(False, "invalid-parameter.dmp: without module files, frames are the context or marked scan")
     r = report(stackwalk, "breakpad/tiny-exe-fastfail.dmp")
     crashed = next(t for t in r["threads"] if t["crashed"])
-    check(r["crash"]["exception_code"] == "0x00000000c0000409" and crashed["frames"][0]["trust"] == "context",
-          "tiny-exe-fastfail.dmp: the fast-fail exception and the crashing thread's context")
+    check(r["crash"]["exception_code"] == "0x00000000c0000409" and crashed["frames"][0]["trust"] == "context"
+          and r["crash"]["code_name"] == "FAST_FAIL_FATAL_APP_EXIT",
+          "tiny-exe-fastfail.dmp: the fast-fail exception, its sub-code FAST_FAIL_FATAL_APP_EXIT (as Breakpad's "
+          "minidump_processor_unittest asserts) and the crashing thread's context")
+    r = report(stackwalk, "rust-minidump/invalid-parameter.dmp")
+    check(r["crash"]["name"] == "STATUS_INVALID_PARAMETER", "invalid-parameter.dmp: STATUS_INVALID_PARAMETER")
     r = report(stackwalk, "rust-minidump/test.dmp")
     check(r["dump"]["arch"] == "x86" and all(len(t["frames"]) == 1 and t["stop_reason"] == "no_unwinder"
                                               for t in r["threads"]),

@@ -69,6 +69,13 @@ std::string exceptionName(uint32_t code, OS os) {
       {0xC00000FD, "EXCEPTION_STACK_OVERFLOW"},        {0xC0000374, "STATUS_HEAP_CORRUPTION"},
       {0xC0000409, "STATUS_STACK_BUFFER_OVERRUN"},     {0xE06D7363, "Microsoft C++ exception"},
       {0x20474343, "GCC C++ exception"},               {0x40010005, "DBG_CONTROL_C"},
+      {0xC000000D, "STATUS_INVALID_PARAMETER"},        {0xC0000017, "STATUS_NO_MEMORY"},
+      {0xC0000135, "STATUS_DLL_NOT_FOUND"},            {0xC0000139, "STATUS_ENTRYPOINT_NOT_FOUND"},
+      {0xC000013A, "STATUS_CONTROL_C_EXIT"},           {0xC0000142, "STATUS_DLL_INIT_FAILED"},
+      {0xC0000417, "STATUS_INVALID_CRUNTIME_PARAMETER"}, {0xC0000420, "STATUS_ASSERTION_FAILURE"},
+      {0xC0000602, "STATUS_FAIL_FAST_EXCEPTION"},      {0x80000001, "STATUS_GUARD_PAGE_VIOLATION"},
+      // Crashpad's CrashpadClient::DumpWithoutCrash records this code.
+      {0x43506E78, "Crashpad simulated crash"},
   };
   // Breakpad records a Linux signal's number as the exception code.
   if (os == OS::Linux) return signalName(int(code));
@@ -86,6 +93,17 @@ namespace {
 bool recordsNoCrash(uint32_t code) {
   constexpr uint32_t DumpRequested = 0xFFFFFFFF, SigStop = 19;
   return code == DumpRequested || code == 0 || code == SigStop;
+}
+
+// __fastfail's code, STATUS_STACK_BUFFER_OVERRUN's first parameter (winnt.h).
+std::string fastFailName(uint64_t code) {
+  static const char *const Names[] = {"FAST_FAIL_LEGACY_GS_VIOLATION", "FAST_FAIL_VTGUARD_CHECK_FAILURE",
+                                      "FAST_FAIL_STACK_COOKIE_CHECK_FAILURE", "FAST_FAIL_CORRUPT_LIST_ENTRY",
+                                      "FAST_FAIL_INCORRECT_STACK", "FAST_FAIL_INVALID_ARG",
+                                      "FAST_FAIL_GS_COOKIE_INIT", "FAST_FAIL_FATAL_APP_EXIT",
+                                      "FAST_FAIL_RANGE_CHECK_FAILURE", "FAST_FAIL_UNSAFE_REGISTRY_ACCESS"};
+  if (code < std::size(Names)) return Names[code];
+  return "FAST_FAIL code " + std::to_string(code);
 }
 
 // EXCEPTION_ACCESS_VIOLATION's first parameter (EXCEPTION_RECORD, Windows SDK).
@@ -137,6 +155,8 @@ std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
       crash.address = record.ExceptionInformation[1];
       crash.codeName = accessKind(record.ExceptionInformation[0]);
     }
+    if (record.ExceptionCode == 0xC0000409 && record.NumberParameters >= 1)
+      crash.codeName = fastFailName(record.ExceptionInformation[0]);
   }
   // A 32-bit process's addresses: writers leave the upper half of the 64-bit
   // fields sign-extended (0xffffffff00000045 for 0x45).
