@@ -202,6 +202,26 @@ def breakpad_linux(stackwalk):
         check(r["crash"] is None and r["signature"] is None, f"{what} is no crash: crash and signature null")
 
 
+def macos(stackwalk):
+    """rust-minidump's macOS dump (Breakpad's ContextFlags without sub-flags), against its
+    snapshot (test_minidump_stackwalk__macos_inlines_human.snap)."""
+    r = report(stackwalk, "rust-minidump/pipeline-inlines-macos-segv.dmp", "--registers")
+    crash = r["crash"]
+    check(r["dump"]["os"] == "macos" and r["dump"]["os_version"] == "11.6.7 20G630",
+          f"macos-segv: Mac OS X 11.6.7 20G630 ({r['dump']['os']} {r['dump']['os_version']})")
+    check((crash["name"], crash["code_name"], crash["address"]) ==
+          ("EXC_BAD_ACCESS", "KERN_INVALID_ADDRESS", "0xffffffff80000042"),
+          f"macos-segv: EXC_BAD_ACCESS / KERN_INVALID_ADDRESS at 0xffffffff80000042 ({crash})")
+    frame = next(t for t in r["threads"] if t["crashed"])["frames"][0]
+    check(frame["ip"] == "0x0000000102a68cd4" and frame["registers"]["rbp"] == "0x00007ffeed1aa9b0"
+          and frame["registers"]["r15"] == "0x0000000200000000",
+          "macos-segv: the crashing thread's context (ContextFlags 0x00100000 alone) gives rip, rbp, r15 as the "
+          "snapshot has them")
+    r = report(stackwalk, "breakpad/minidump_crashpad_annotation.dmp")
+    check(r["dump"]["os"] == "ios" and r["crash"]["name"] == "Crashpad simulated crash",
+          "minidump_crashpad_annotation.dmp: iOS, Crashpad's simulated crash")
+
+
 def malformed(stackwalk):
     for dump in ("rust-minidump/invalid-range.dmp", "rust-minidump/invalid-record-count.dmp"):
         result = run(stackwalk, dump)
@@ -219,6 +239,7 @@ def main(stackwalk, options):
     rust_linux_mini(stackwalk)
     windows_dumps(stackwalk)
     breakpad_linux(stackwalk)
+    macos(stackwalk)
     malformed(stackwalk)
     return check.summary()
 

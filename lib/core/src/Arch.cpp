@@ -16,6 +16,8 @@ std::string_view osName(OS os) {
   switch (os) {
   case OS::Linux: return "linux";
   case OS::Windows: return "windows";
+  case OS::MacOS: return "macos";
+  case OS::IOS: return "ios";
   case OS::Unknown: break;
   }
   return "unknown";

@@ -110,9 +110,18 @@ std::vector<uint8_t> toWindowsContext(const RegisterFile &regs) {
 llvm::Expected<RegisterFile> fromWindowsContext(Arch arch, std::span<const uint8_t> bytes) {
   const ContextLayout *layout = layoutFor(arch);
   if (!layout) return fail("no CONTEXT layout for this architecture");
-  if (bytes.size() < layout->size)
-    return fail("CONTEXT of " + llvm::Twine(bytes.size()) + " bytes is shorter than " + llvm::Twine(layout->size));
+  // Other writers' contexts may end early (lldb's x86-64 CONTEXT has 720
+  // bytes, Breakpad's old arm64 one 796): what holds the integer and control
+  // registers is enough; the rest (floating point, vector) is unknown.
+  uint32_t needed = 0;
+  for (const ContextSlot &slot : layout->slots) needed = std::max(needed, slot.offset + slot.size);
+  if (bytes.size() < needed)
+    return fail("CONTEXT of " + llvm::Twine(bytes.size()) + " bytes is shorter than its registers (" +
+                llvm::Twine(needed) + " bytes)");
   uint32_t flags = uint32_t(readLE(&bytes[layout->flagsOffset], 4));
+  // Breakpad's macOS writer sets only the architecture's bit (0x00100000)
+  // and writes every register: no group named means none left out.
+  if ((flags & layout->archFlag) && !(flags & (Control | Integer | Segments))) flags |= Control | Integer | Segments;
   RegisterFile regs(arch);
   for (const ContextSlot &slot : layout->slots)
     if (flags & slot.group) regs.set(slot.reg, readLE(&bytes[slot.offset], slot.size));

@@ -93,14 +93,38 @@ TEST_CASE("a CONTEXT round-trips, and only claimed groups are read") {
   CHECK_FALSE(control->isKnown(0));
 }
 
-TEST_CASE("a short CONTEXT is an error, a longer (XSTATE) one is accepted") {
-  std::vector<uint8_t> shortContext(0x100);
-  auto result = fromWindowsContext(Arch::X86_64, shortContext);
-  CHECK_FALSE(bool(result));
-  llvm::consumeError(result.takeError());
+TEST_CASE("a CONTEXT that ends before its registers is an error; one that ends after them (lldb's) or a longer one (XSTATE) is read") {
+  std::vector<uint8_t> tooShort(0xff); // rip is 0xf8..0x100
+  auto result = fromWindowsContext(Arch::X86_64, tooShort);
+  REQUIRE_FALSE(bool(result));
+  CHECK(llvm::toString(result.takeError()) == "CONTEXT of 255 bytes is shorter than its registers (256 bytes)");
+  RegisterFile regs(Arch::X86_64);
+  regs.setPc(0x401000);
+  regs.setSp(0x7ffc0000);
+  regs.set(3, 0xb);
+  std::vector<uint8_t> full = toWindowsContext(regs);
+  std::vector<uint8_t> lldb(full.begin(), full.begin() + 720); // no floating-point or vector state
+  auto integer = fromWindowsContext(Arch::X86_64, lldb);
+  REQUIRE(bool(integer));
+  CHECK(integer->pc() == 0x401000u);
+  CHECK(integer->get(3) == 0xbu);
   std::vector<uint8_t> xstate(0x4d0 + 0x300);
   auto longer = fromWindowsContext(Arch::X86_64, xstate);
   CHECK(bool(longer));
+}
+
+TEST_CASE("ContextFlags naming only the architecture (Breakpad's macOS writer) means every register is there") {
+  std::vector<uint8_t> bytes(0x4d0, 0);
+  uint32_t flags = 0x00100000;
+  std::memcpy(&bytes[0x30], &flags, 4);
+  uint64_t rip = 0x102a68cd4, rbp = 0x7ffeed1aa9b0;
+  std::memcpy(&bytes[0xf8], &rip, 8);
+  std::memcpy(&bytes[0xa0], &rbp, 8);
+  auto regs = fromWindowsContext(Arch::X86_64, bytes);
+  REQUIRE(bool(regs));
+  CHECK(regs->pc() == rip);
+  CHECK(regs->get(6) == rbp);
+  CHECK(regs->isKnown(0));
 }
 
 TEST_CASE("an arm64 CONTEXT places pc, sp, fp and lr") {

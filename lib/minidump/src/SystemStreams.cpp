@@ -35,6 +35,8 @@ SystemDescription readSystemInfo(const Reader &reader) {
     out.os = OS::Windows;
     break;
   case uint32_t(OSPlatform::Linux): case uint32_t(OSPlatform::Android): out.os = OS::Linux; break;
+  case uint32_t(OSPlatform::MacOSX): out.os = OS::MacOS; break;
+  case uint32_t(OSPlatform::IOS): out.os = OS::IOS; break;
   default: break;
   }
   out.osVersion = std::to_string(info->MajorVersion) + "." + std::to_string(info->MinorVersion) + "." +
@@ -53,6 +55,30 @@ std::optional<uint64_t> readProcessId(const Reader &reader) {
   if (!flags || !pid || !(*flags & 1)) return std::nullopt;
   return *pid;
 }
+
+namespace {
+
+// <mach/exception_types.h>
+std::string machExceptionName(uint32_t type) {
+  static const char *const Names[] = {nullptr,         "EXC_BAD_ACCESS", "EXC_BAD_INSTRUCTION", "EXC_ARITHMETIC",
+                                      "EXC_EMULATION", "EXC_SOFTWARE",   "EXC_BREAKPOINT",      "EXC_SYSCALL",
+                                      "EXC_MACH_SYSCALL", "EXC_RPC_ALERT", "EXC_CRASH",         "EXC_RESOURCE",
+                                      "EXC_GUARD",     "EXC_CORPSE_NOTIFY"};
+  if (type < std::size(Names) && Names[type]) return Names[type];
+  return "Mach exception " + std::to_string(type);
+}
+
+// An EXC_BAD_ACCESS's code: a kern_return_t (<mach/kern_return.h>).
+std::string badAccessCodeName(uint32_t code) {
+  switch (code) {
+  case 1: return "KERN_INVALID_ADDRESS";
+  case 2: return "KERN_PROTECTION_FAILURE";
+  case 13: return "EXC_I386_GPFLT"; // x86: a general protection fault (a non-canonical address)
+  default: return "";
+  }
+}
+
+} // namespace
 
 std::string exceptionName(uint32_t code, OS os) {
   static const std::pair<uint32_t, const char *> Names[] = {
@@ -77,8 +103,10 @@ std::string exceptionName(uint32_t code, OS os) {
       // Crashpad's CrashpadClient::DumpWithoutCrash records this code.
       {0x43506E78, "Crashpad simulated crash"},
   };
-  // Breakpad records a Linux signal's number as the exception code.
+  // Breakpad records a Linux signal's number as the exception code, and a
+  // Mach exception's type on macOS and iOS.
   if (os == OS::Linux) return signalName(int(code));
+  if ((os == OS::MacOS || os == OS::IOS) && code != 0x43506E78) return machExceptionName(code);
   for (auto [value, name] : Names)
     if (value == code) return name;
   return "exception 0x" + llvm::utohexstr(code, true);
@@ -157,6 +185,10 @@ std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
     }
     if (record.ExceptionCode == 0xC0000409 && record.NumberParameters >= 1)
       crash.codeName = fastFailName(record.ExceptionInformation[0]);
+    if ((os == OS::MacOS || os == OS::IOS) && record.ExceptionCode == 1) {
+      crash.code = int(record.ExceptionFlags);
+      crash.codeName = badAccessCodeName(record.ExceptionFlags);
+    }
   }
   // A 32-bit process's addresses: writers leave the upper half of the 64-bit
   // fields sign-extended (0xffffffff00000045 for 0x45).

@@ -7,7 +7,7 @@
 namespace stackwalk {
 
 enum class Arch { X86_64, Arm64, X86, Unknown };
-enum class OS { Linux, Windows, Unknown };
+enum class OS { Linux, Windows, MacOS, IOS, Unknown };
 
 std::string_view archName(Arch arch);
 std::string_view osName(OS os);
