@@ -276,7 +276,7 @@ def compare_args(report, frames, kinds, dump, tmp, label, bt_text=None):
     with open(ours, "w") as f:
         json.dump(report, f)
     aside = set_aside(frames, dump, bt_text, report)
-    oracle = dumps.without_tail_calls(frames, kinds)
+    oracle = dumps.with_tail_calls_marked(frames, kinds)
     wrong = dumps.threads_gdb_gets_wrong(dump)
     oracle["threads"] = [t for t in oracle["threads"] if t["tid"] not in wrong]
     path = os.path.join(tmp, f"{dump['name']}.{label}.oracle.json")

@@ -28,7 +28,7 @@ def frames_of(report, tid=None):
 
 
 def physical(frames):
-    return [f for f in frames if not f["inlined"]]
+    return [f for f in frames if not f["inlined"] and not f.get("tail_call")]
 
 
 def names(frames):

@@ -57,15 +57,17 @@ def run_stackwalk(stackwalk, unpacked, args, check=True):
     return result
 
 
-def without_tail_calls(oracle, kinds):
+def with_tail_calls_marked(oracle, kinds):
     """gdb synthesizes frames for functions that tail-called the next one (from
-    DW_TAG_call_site). They have no return address on the stack, so they are
-    not physical frames: set them aside, as compare.py sets aside inline frames."""
+    DW_TAG_call_site): mark them "tailcall" as gdb-frames.py does, from gdb's frame
+    kinds, so that compare.py --tailcalls looks for each in stackwalk's report."""
     by_tid = {t["tid"]: t for t in kinds["threads"]}
     for thread in oracle["threads"]:
         marks = by_tid[thread["tid"]]["frames"]
         assert len(marks) == len(thread["frames"]), "frame-kinds and gdb-frames disagree"
-        thread["frames"] = [f for f, k in zip(thread["frames"], marks) if k["kind"] != "tailcall"]
+        for frame, mark in zip(thread["frames"], marks):
+            if mark["kind"] == "tailcall":
+                frame["tailcall"] = True
     return oracle
 
 

@@ -31,7 +31,7 @@ def report(stackwalk, dump, *args):
 
 
 def physical(thread):
-    return [f for f in thread["frames"] if not f["inlined"]]
+    return [f for f in thread["frames"] if not f["inlined"] and not f["tail_call"]]
 
 
 def base_name(name):

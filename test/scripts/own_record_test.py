@@ -55,7 +55,7 @@ def main(stackwalk, unpacked, options):
         if not isinstance(expected, dict):
             continue
         report = json.loads(run(stackwalk, dumps.stackwalk_args(dump) + ["-a", "--json"], unpacked).stdout)
-        threads = {t["tid"]: [f for f in t["frames"] if not f["inlined"]] for t in report["threads"]}
+        threads = {t["tid"]: [f for f in t["frames"] if not f["inlined"] and not f["tail_call"]] for t in report["threads"]}
         for tid, addresses in expected.items():
             want = [int(a, 16) for a in addresses]
             frames = threads[int(tid)]

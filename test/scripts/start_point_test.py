@@ -21,7 +21,7 @@ run = dumps.run_in
 
 
 def physical(frames):
-    return [f for f in frames if not f["inlined"]]
+    return [f for f in frames if not f["inlined"] and not f["tail_call"]]
 
 
 def smashed_stack(stackwalk, unpacked):
@@ -59,8 +59,9 @@ def main(stackwalk, unpacked, options):
         report = json.loads(run(stackwalk, args + ["-a", "--json", "--registers"], unpacked).stdout)
         with open(os.path.join(dumps.SOURCE, dump["oracle"])) as f, \
              open(os.path.join(dumps.SOURCE, dump["oracle_frame_kinds"])) as k:
-            oracle = dumps.without_tail_calls(json.load(f), json.load(k))
-        want = {t["tid"]: [int(f["pc"], 16) for f in t["frames"] if not f["inlined"]] for t in oracle["threads"]}
+            oracle = dumps.with_tail_calls_marked(json.load(f), json.load(k))
+        want = {t["tid"]: [int(f["pc"], 16) for f in t["frames"] if not f["inlined"] and not f.get("tailcall")]
+                for t in oracle["threads"]}
         gdb_wrong = dumps.threads_gdb_gets_wrong(dump)  # checked by smashed_stack and own_record_test.py
         for thread in report["threads"]:
             if thread["tid"] in gdb_wrong:

@@ -88,7 +88,8 @@ def check_windows(stackwalk, unpacked):
     for dump in sorted(os.listdir(os.path.join(cwd, "dumps"))):
         report = json.loads(run(stackwalk, [f"dumps/{dump}", "-a", "--json"] + args, cwd).stdout)
         files = {m["name"]: m["file"] for m in report["modules"] if m["file"]}
-        for frame in (f for t in report["threads"] for f in t["frames"] if f["module"] in files and not f["inlined"]):
+        for frame in (f for t in report["threads"] for f in t["frames"] if f["module"] in files and not f["inlined"]
+                      and not f["tail_call"]):
             address = lookup_address(frame)
             covering = [f for f in readobj_functions_cached(os.path.join(cwd, files[frame["module"]]))
                         if f[0] <= address < f[1]]

@@ -120,6 +120,7 @@ Json frameJson(const ReportFrame &frame, const PrintOptions &options) {
   Json out{{"index", frame.index},
            {"kind", Kinds[int(frame.kind)]},
            {"inlined", frame.inlined},
+           {"tail_call", frame.tailCall},
            {"trust", std::string(trustName(frame.trust))},
            {"ip", addressString(frame.ip)},
            {"sp", addressString(frame.sp)},

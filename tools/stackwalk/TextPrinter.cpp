@@ -162,6 +162,7 @@ void TextPrinter::frame(const ReportFrame &frame) {
   out_ << index;
   if (options_.verbose) out_ << paint_(Paint::Address, addressString(frame.sp)) << " ";
   out_ << paint_(Paint::Address, addressString(frame.ip)) << " " << (frame.inlined ? "(inlined) " : "")
+       << (frame.tailCall ? "(tail call) " : "")
        << location(frame, paint_) << (frame.signalTrampoline ? " <signal handler called>" : "");
   if (options_.verbose && frame.methodDesc) out_ << "  MD=" << addressString(*frame.methodDesc);
   out_ << "  " << paint_(Paint::Dim, "(" + std::string(trustName(frame.trust)) + ")") << "\n";

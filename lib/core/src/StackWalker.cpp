@@ -21,6 +21,7 @@ std::string_view trustName(FrameTrust trust) {
   case FrameTrust::RuntimeFrame: return "runtime_frame";
   case FrameTrust::Dynamic: return "dynamic";
   case FrameTrust::Manual: return "manual";
+  case FrameTrust::CallSite: return "call_site";
   }
   return "unknown";
 }

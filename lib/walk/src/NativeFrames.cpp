@@ -48,4 +48,26 @@ void appendNativeEntries(std::vector<ReportFrame> &entries, const Frame &frame, 
     for (size_t i = 0; i < sources->size(); ++i) entries[first + i].arguments = std::move((*arguments)[i]);
 }
 
+void appendTailCallEntries(std::vector<ReportFrame> &entries, const std::vector<TailCallFrame> &tailCalls,
+                           const Frame &callee, uint64_t callerSp, Symbolizer &symbolizer) {
+  for (const TailCallFrame &tailCall : tailCalls) {
+    ReportFrame &entry = entries.emplace_back();
+    entry.index = unsigned(entries.size() - 1);
+    entry.tailCall = true;
+    entry.trust = FrameTrust::CallSite;
+    entry.ip = tailCall.returnAddress;
+    entry.sp = callerSp;
+    entry.module = callee.module;
+    entry.file = tailCall.file;
+    entry.line = tailCall.line;
+    if (!callee.module) continue;
+    // Named by the function that made the jump, as gdb names it: the
+    // innermost at the jump (an inlined body's jump is its function's).
+    const std::vector<SourceFrame> &sources = symbolizer.symbolize(*callee.module, tailCall.returnAddress - 1);
+    if (sources.empty()) continue;
+    entry.function = sources.front().function;
+    entry.functionOffset = offsetInFunction(sources.front(), *callee.module, tailCall.returnAddress);
+  }
+}
+
 } // namespace stackwalk

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "stackwalk/core/Symbolizer.h"
+#include "stackwalk/debuginfo/TailCalls.h"
 #include "stackwalk/walk/RegisteredCode.h"
 #include "stackwalk/walk/Report.h"
 
@@ -18,6 +19,12 @@ namespace stackwalk {
 // two chains agree.
 void appendNativeEntries(std::vector<ReportFrame> &entries, const Frame &frame, Symbolizer &symbolizer,
                          const RegisteredCode &registered, std::vector<std::vector<FunctionArgument>> *arguments);
+
+// Frames for the functions that tail-called `callee` (TailCalls.h), in its
+// module, innermost first: they go after its entries, before its caller's
+// (whose stack pointer they share).
+void appendTailCallEntries(std::vector<ReportFrame> &entries, const std::vector<TailCallFrame> &tailCalls,
+                           const Frame &callee, uint64_t callerSp, Symbolizer &symbolizer);
 
 // How far `ip` lies into the function a symbolizer entry names; nullopt when
 // the entry has no start or starts above ip.

@@ -130,6 +130,9 @@ void ProcessWalk::addEntries(ReportThread &thread, std::span<const Frame> physic
     }
     appendNativeEntries(thread.frames, physical[i], session_.symbolizer, registered_,
                         arguments.empty() ? nullptr : &arguments[i]);
+    if (i + 1 < physical.size())
+      appendTailCallEntries(thread.frames, tailCallsBetween(*target_, session_.symbolizer, physical, i), physical[i],
+                            physical[i + 1].sp, session_.symbolizer);
   }
 }
 

@@ -15,7 +15,7 @@
 
 namespace stackwalk {
 
-enum class FrameTrust { Context, UnwindInfo, Cfi, FramePointer, Scan, RuntimeFrame, Dynamic, Manual };
+enum class FrameTrust { Context, UnwindInfo, Cfi, FramePointer, Scan, RuntimeFrame, Dynamic, Manual, CallSite };
 std::string_view trustName(FrameTrust trust);
 
 struct Frame {

@@ -25,6 +25,9 @@ struct ReportFrame {
   unsigned index = 0;
   FrameKind kind = FrameKind::Native;
   bool inlined = false;
+  // A function that tail-called the frame below it (TailCalls.h): no return
+  // address of its own; ip is its jump, sp the caller's.
+  bool tailCall = false;
   FrameTrust trust = FrameTrust::Context;
   uint64_t ip = 0, sp = 0;
   const Module *module = nullptr;

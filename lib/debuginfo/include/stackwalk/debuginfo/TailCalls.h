@@ -1,0 +1,39 @@
+// Tail-call frames, as gdb (TAILCALL_FRAME) and lldb (artificial frames) show
+// them: a function that jumped to its callee left no frame of its own, but
+// the DWARF call-site records (DW_TAG_call_site with DW_AT_call_tail_call)
+// say which functions may have jumped where. When the caller's call site
+// leads to the callee only through tail calls, the functions on every such
+// path are known frames.
+#pragma once
+
+#include "stackwalk/core/StackWalker.h"
+#include "stackwalk/core/Symbolizer.h"
+#include "stackwalk/core/Target.h"
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace stackwalk {
+
+struct TailCallFrame {
+  // The address after the jump (runtime), where a call would have returned:
+  // the frame's ip, as gdb shows it, looked up at ip - 1 like a return address.
+  uint64_t returnAddress = 0;
+  std::string file; // the jump's source position
+  std::optional<unsigned> line;
+};
+
+// The tail-call frames between physical frame `index` (the callee) and the
+// next one (its caller), innermost first. Found as gdb finds them: the
+// caller's call site at its return address names the function it called;
+// every chain of tail calls from there to the callee (within a few levels,
+// in the callee's module) is followed; the functions all chains share at the
+// caller's end and at the callee's are the frames (none, when no chain
+// reaches the callee or the call site names the callee itself). Nothing for
+// an interrupted caller, an indirect call, or code without DWARF.
+std::vector<TailCallFrame> tailCallsBetween(const Target &target, Symbolizer &symbolizer,
+                                            std::span<const Frame> frames, size_t index);
+
+} // namespace stackwalk

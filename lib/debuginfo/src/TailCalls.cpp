@@ -1,0 +1,128 @@
+#include "stackwalk/debuginfo/TailCalls.h"
+
+#include "CallSiteRecords.h"
+#include "FrameScope.h"
+
+#include "llvm/DebugInfo/DWARF/DWARFContext.h"
+#include "llvm/DebugInfo/DWARF/DWARFUnit.h"
+
+using namespace llvm;
+
+namespace stackwalk {
+namespace {
+
+constexpr unsigned MaxChainLength = 8; // tail calls followed from the caller's call site
+constexpr size_t MaxChains = 64;       // chains followed before giving up as too ambiguous
+
+// One function of a chain and the tail call it made.
+struct Link {
+  DWARFDie function, site;
+};
+using Chain = std::vector<Link>;
+
+// Every chain of tail calls from `from` that ends in a call to the callee.
+class ChainSearch {
+public:
+  ChainSearch(const FrameScope &callee) : callee_(callee) {}
+
+  // False when there are too many chains to tell which was taken.
+  bool run(const DWARFDie &from) {
+    Chain chain;
+    follow(from, chain);
+    return chains_.size() <= MaxChains;
+  }
+  const std::vector<Chain> &chains() const { return chains_; }
+
+private:
+  void follow(const DWARFDie &function, Chain &chain) {
+    if (chain.size() >= MaxChainLength || chains_.size() > MaxChains) return;
+    for (const Link &link : chain)
+      if (sameFunction(link.function, function)) return; // a cycle
+    forEachCallSite(function, [&](const DWARFDie &site) {
+      if (!site.find({dwarf::DW_AT_call_tail_call, dwarf::DW_AT_GNU_tail_call})) return false;
+      DWARFDie target = definitionOf(calledFunction(site), true, callee_);
+      if (!target) return false;
+      chain.push_back({function, site});
+      if (isFunction(target, callee_, true)) chains_.push_back(chain);
+      else follow(target, chain);
+      chain.pop_back();
+      return chains_.size() > MaxChains;
+    });
+  }
+
+  const FrameScope &callee_;
+  std::vector<Chain> chains_;
+};
+
+// The links every chain has at its start (the caller's end) and at its end
+// (the callee's), without overlap: gdb's intersection of the possible chains.
+Chain sharedLinks(const std::vector<Chain> &chains) {
+  if (chains.empty()) return {};
+  const Chain &first = chains.front();
+  size_t shortest = first.size();
+  for (const Chain &chain : chains) shortest = std::min(shortest, chain.size());
+  auto same = [](const Link &a, const Link &b) { return sameFunction(a.function, b.function); };
+  size_t prefix = 0;
+  while (prefix < shortest &&
+         std::all_of(chains.begin(), chains.end(), [&](const Chain &c) { return same(c[prefix], first[prefix]); }))
+    ++prefix;
+  size_t suffix = 0;
+  while (prefix + suffix < shortest && std::all_of(chains.begin(), chains.end(), [&](const Chain &c) {
+           return same(c[c.size() - 1 - suffix], first[first.size() - 1 - suffix]);
+         }))
+    ++suffix;
+  Chain shared(first.begin(), first.begin() + prefix);
+  shared.insert(shared.end(), first.end() - suffix, first.end());
+  return shared;
+}
+
+// A link as a frame: where its tail call returns to (were it a call; gdb
+// shows that as the frame's pc) and the jump's line.
+std::optional<TailCallFrame> frameOf(const Link &link, const FrameScope &callee) {
+  // DW_AT_call_return_pc (GNU: DW_AT_low_pc) is the address after the jump;
+  // DWARF 5's DW_AT_call_pc the jump itself.
+  std::optional<uint64_t> after;
+  if (auto value = link.site.find({dwarf::DW_AT_call_return_pc, dwarf::DW_AT_low_pc})) after = value->getAsAddress();
+  if (!after)
+    if (auto value = link.site.find(dwarf::DW_AT_call_pc))
+      if (auto jump = value->getAsAddress()) after = *jump + 1;
+  if (!after || *after == 0) return std::nullopt;
+  TailCallFrame frame;
+  frame.returnAddress = *after + callee.loadBias;
+  if (DWARFUnit *unit = link.site.getDwarfUnit()) {
+    // The path as the Symbolizer gives every frame's (the compilation directory joined).
+    DILineInfoSpecifier spec(DILineInfoSpecifier::FileLineInfoKind::AbsoluteFilePath,
+                             DILineInfoSpecifier::FunctionNameKind::None);
+    DILineInfo line =
+        unit->getContext().getLineInfoForAddress({*after - 1, object::SectionedAddress::UndefSection}, spec);
+    if (line.FileName != DILineInfo::BadString) frame.file = line.FileName;
+    if (line.Line) frame.line = line.Line;
+  }
+  return frame;
+}
+
+} // namespace
+
+std::vector<TailCallFrame> tailCallsBetween(const Target &target, Symbolizer &symbolizer,
+                                            std::span<const Frame> frames, size_t index) {
+  if (index + 1 >= frames.size() || frames[index + 1].ipIsExact) return {};
+  std::optional<FrameScope> callee = makeFrameScope(symbolizer, target, frames, index);
+  std::optional<FrameScope> caller = makeFrameScope(symbolizer, target, frames, index + 1);
+  if (!callee || !caller) return {};
+  DWARFDie site = findCallSite(caller->subprogram(), frames[index + 1].ip - caller->loadBias);
+  DWARFDie named = site ? calledFunction(site) : DWARFDie();
+  if (!named) return {}; // no record, or an indirect call
+  bool sameModule = frames[index].module == frames[index + 1].module;
+  if (isFunction(named, *callee, sameModule)) return {}; // it called the callee itself
+  DWARFDie first = definitionOf(named, sameModule, *callee);
+  if (!first) return {};
+  ChainSearch search(*callee);
+  if (!search.run(first)) return {};
+  std::vector<TailCallFrame> out;
+  Chain shared = sharedLinks(search.chains());
+  for (auto link = shared.rbegin(); link != shared.rend(); ++link)
+    if (auto frame = frameOf(*link, *callee)) out.push_back(std::move(*frame));
+  return out;
+}
+
+} // namespace stackwalk
