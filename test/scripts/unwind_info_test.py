@@ -28,6 +28,19 @@ READOBJ = shutil.which("llvm-readobj-19") or shutil.which("llvm-readobj")
 DWARFDUMP = shutil.which("llvm-dwarfdump-19") or shutil.which("llvm-dwarfdump")
 
 
+class Tally:
+    """Frames compared, and those that differ (each printed with what differs)."""
+
+    def __init__(self):
+        self.compared = self.differ = 0
+
+    def add(self, ok, detail):
+        self.compared += 1
+        self.differ += not ok
+        if not ok:
+            print("  differs: " + detail)
+
+
 def lookup_address(frame):
     """The address a frame's unwind data is looked up at: a caller's return address may be
     the first byte after its function, so the call before it."""
@@ -84,7 +97,7 @@ def unwind_info(stackwalk, args, cwd, where):
 def check_windows(stackwalk, unpacked):
     cwd = os.path.join(unpacked, "windows")
     args = ["--module-path", "bin", "--module-path", "system32"]
-    compared = differ = 0
+    tally = Tally()
     for dump in sorted(os.listdir(os.path.join(cwd, "dumps"))):
         report = json.loads(run(stackwalk, [f"dumps/{dump}", "-a", "--json"] + args, cwd).stdout)
         files = {m["name"]: m["file"] for m in report["modules"] if m["file"]}
@@ -99,13 +112,10 @@ def check_windows(stackwalk, unpacked):
             else:
                 ok = code == 0 and stackwalk_win64([l.strip() if not l.startswith("    [") else l[2:]
                                                     for l in lines]) == covering[0]
-            compared += 1
-            differ += not ok
-            if not ok:
-                print(f"  differs: {dump} {frame['module']} {hex(address)}\n    ours: {lines[:6]}\n    llvm: {covering[:1]}")
-    check(compared > 50 and differ == 0,
-          f"Windows x64: {compared} frames' RUNTIME_FUNCTION, UNWIND_INFO and codes equal llvm-readobj --unwind's "
-          f"({differ} differ)")
+            tally.add(ok, f"{dump} {frame['module']} {hex(address)}\n    ours: {lines[:6]}\n    llvm: {covering[:1]}")
+    check(tally.compared > 50 and tally.differ == 0,
+          f"Windows x64: {tally.compared} frames' RUNTIME_FUNCTION, UNWIND_INFO and codes equal llvm-readobj "
+          f"--unwind's ({tally.differ} differ)")
 
 
 _readobj_cache = {}
@@ -133,7 +143,7 @@ def dwarfdump_fdes(path, section):
 
 def check_dwarf(stackwalk, unpacked):
     args = ["--sysroot", "sysroot", "--module-path", "bin"]
-    compared = differ = 0
+    tally = Tally()
     cache = {}
     for core in ("crash-abort", "crash-segv", "sig-abort", "threads-O2-nofp"):
         dump = f"cores/{core}.core"
@@ -159,13 +169,10 @@ def check_dwarf(stackwalk, unpacked):
             in_force = [r for r in rows if int(r.split(":")[0], 16) <= file_address][-1:]
             ok = (want is not None and fde[fde.index("cie="):] == want[0] and instructions == want[1]
                   and rows == want[2] and lines[-1].lower().endswith(in_force[0] if in_force else "?"))
-            compared += 1
-            differ += not ok
-            if not ok:
-                print(f"  differs: {dump} {hex(address)} {fde}\n    llvm: {want and want[0]}")
-    check(compared > 30 and differ == 0,
-          f"DWARF: {compared} frames' FDE (range, CIE, instructions, rows) equal llvm-dwarfdump's; the row in force "
-          f"is the last at or before the address ({differ} differ)")
+            tally.add(ok, f"{dump} {hex(address)} {fde}\n    llvm: {want and want[0]}")
+    check(tally.compared > 30 and tally.differ == 0,
+          f"DWARF: {tally.compared} frames' FDE (range, CIE, instructions, rows) equal llvm-dwarfdump's; the row in "
+          f"force is the last at or before the address ({tally.differ} differ)")
 
 
 def check_spellings(stackwalk, unpacked):

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <unistd.h>
 
@@ -32,12 +33,14 @@ std::vector<uint8_t> systemInfo(uint16_t arch, uint32_t platform) {
   return s;
 }
 
+// An AMD64 CONTEXT with CONTROL and INTEGER, cut to `size` bytes.
 std::vector<uint8_t> amd64Context(uint64_t rip, uint64_t rsp, size_t size = 0x4d0) {
-  std::vector<uint8_t> c(size, 0);
+  std::vector<uint8_t> c(std::max<size_t>(size, 0x100), 0);
   uint32_t flags = 0x100003;
   std::memcpy(&c[0x30], &flags, 4);
   std::memcpy(&c[0xf8], &rip, 8);
   std::memcpy(&c[0x98], &rsp, 8);
+  c.resize(size);
   return c;
 }
 
@@ -194,8 +197,10 @@ TEST_CASE("a stream past the end of the file is cut, with a warning") {
   CHECK(target->warnings[0] == "stream 0x5 lies outside the file");
 }
 
-TEST_CASE("a context of the wrong size leaves that thread's registers unknown") {
-  auto target = load(windowsDump(0x100).build());
+TEST_CASE("a context that ends before its registers leaves that thread's registers unknown; lldb's 720 bytes do not") {
+  auto lldb = load(windowsDump(720).build());
+  CHECK(lldb->threads[0].context.pc() == 0x140001010u);
+  auto target = load(windowsDump(0xf0).build());
   CHECK_FALSE(target->threads[0].context.pc());
   CHECK(target->threads[1].context.pc());
   bool warned = false;
