@@ -13,6 +13,7 @@ namespace {
 
 constexpr unsigned MaxChainLength = 8; // tail calls followed from the caller's call site
 constexpr size_t MaxChains = 64;       // chains followed before giving up as too ambiguous
+constexpr unsigned MaxFunctions = 128; // functions searched for tail calls: hostile DWARF could branch without end
 
 // One function of a chain and the tail call it made.
 struct Link {
@@ -25,17 +26,18 @@ class ChainSearch {
 public:
   ChainSearch(const FrameScope &callee) : callee_(callee) {}
 
-  // False when there are too many chains to tell which was taken.
+  // False when there are too many chains to tell which was taken, or too
+  // many functions to search to know them all.
   bool run(const DWARFDie &from) {
     Chain chain;
     follow(from, chain);
-    return chains_.size() <= MaxChains;
+    return chains_.size() <= MaxChains && searched_ <= MaxFunctions;
   }
   const std::vector<Chain> &chains() const { return chains_; }
 
 private:
   void follow(const DWARFDie &function, Chain &chain) {
-    if (chain.size() >= MaxChainLength || chains_.size() > MaxChains) return;
+    if (chain.size() >= MaxChainLength || chains_.size() > MaxChains || ++searched_ > MaxFunctions) return;
     for (const Link &link : chain)
       if (sameFunction(link.function, function)) return; // a cycle
     forEachCallSite(function, [&](const DWARFDie &site) {
@@ -46,12 +48,13 @@ private:
       if (isFunction(target, callee_, true)) chains_.push_back(chain);
       else follow(target, chain);
       chain.pop_back();
-      return chains_.size() > MaxChains;
+      return chains_.size() > MaxChains || searched_ > MaxFunctions;
     });
   }
 
   const FrameScope &callee_;
   std::vector<Chain> chains_;
+  unsigned searched_ = 0;
 };
 
 // The links every chain has at its start (the caller's end) and at its end
