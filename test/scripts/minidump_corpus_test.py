@@ -183,6 +183,21 @@ def breakpad_linux(stackwalk):
             gcc = next(m for m in report(stackwalk, patched)["modules"] if m["name"] == "libgcc_s.so.1")
         check(gcc["file"] == host and gcc["note"] is None,
               f"a CodeView GUID equal to a file's build-id: the file is used, identity checked ({gcc['note']})")
+        # No CodeView record at all: the file is used unchecked, named in frames but not in
+        # the signature, unless --trust-unchecked-files.
+        data[record: record + 4] = b"\0\0\0\0"
+        with tempfile.TemporaryDirectory() as tmp:
+            patched = os.path.join(tmp, "stacksmash-no-id.dmp")
+            with open(patched, "wb") as f:
+                f.write(data)
+            plain, trusting = report(stackwalk, patched), report(stackwalk, patched, "--trust-unchecked-files")
+        gcc = next(m for m in plain["modules"] if m["name"] == "libgcc_s.so.1")
+        frame0 = next(t for t in plain["threads"] if t["crashed"])["frames"][0]
+        check(gcc["file"] == host and gcc["note"].startswith("identity not checked") and frame0["function"]
+              and plain["signature"].startswith("libgcc_s.so.1+0x")
+              and trusting["signature"].startswith("libgcc_s.so.1!" + frame0["function"]),
+              "a dump with no identity for a file: used and noted, its names kept out of the signature unless "
+              f"--trust-unchecked-files ({plain['signature']} / {trusting['signature']})")
     r = report(stackwalk, "breakpad/minidump_32bit_crash_addr.dmp")
     check(r["crash"]["address"] == "0x0000000000000045", "minidump_32bit_crash_addr.dmp: the 32-bit address 0x45, "
           f"not sign-extended ({r['crash']['address']})")
