@@ -141,6 +141,17 @@ def streams(data):
                                                  for i in range(count))}
 
 
+def module_names(data):
+    """The ModuleList's file names, in the dump's order."""
+    offset, _ = streams(data)[4]
+    names = []
+    for i in range(struct.unpack_from("<I", data, offset)[0]):
+        name_rva, = struct.unpack_from("<I", data, offset + 4 + 108 * i + 20)
+        length, = struct.unpack_from("<I", data, name_rva)
+        names.append(re.split(r"[/\\]", data[name_rva + 4: name_rva + 4 + length].decode("utf-16-le"))[-1])
+    return names
+
+
 def module_codeview(data, name):
     """The offset of a module's CodeView record (RSDS, GUID, age, name) in a minidump."""
     offset, _ = streams(data)[4]  # ModuleListStream
@@ -237,6 +248,24 @@ def macos(stackwalk):
           "minidump_crashpad_annotation.dmp: iOS, Crashpad's simulated crash")
 
 
+def annotations(stackwalk):
+    """What writers attach, against rust-minidump's test_minidump.rs: Crashpad's module
+    annotations (simple-crashpad.dmp) and Breakpad's assertion stream (invalid-parameter.dmp)."""
+    r = report(stackwalk, "rust-minidump/simple-crashpad.dmp")
+    sixteenth = module_names(open(os.path.join(CORPUS, "rust-minidump/simple-crashpad.dmp"), "rb").read())[16]
+    annotated = {m["name"]: m["list_annotations"] for m in r["modules"] if m.get("list_annotations")}
+    crashpad = r["dump"]["annotations"]
+    check(len(annotated) == 2 and annotated.get(sixteenth) == ["abort() called"] and crashpad.get("hello") == "world"
+          and crashpad.get("crashpad.report_id", "").startswith("72def942"),
+          f"simple-crashpad.dmp: module 16 ({sixteenth})'s list annotation 'abort() called', 2 annotated modules, "
+          f"the simple annotation hello=world ({annotated})")
+    assertion = report(stackwalk, "rust-minidump/invalid-parameter.dmp")["crash"].get("assertion")
+    check(assertion == {"expression": "format != nullptr", "function": "common_vfprintf",
+                        "file": "minkernel\\crts\\ucrt\\src\\appcrt\\stdio\\output.cpp", "line": 32,
+                        "kind": "invalid_parameter"},
+          f"invalid-parameter.dmp: the assertion stream as rust-minidump reads it ({assertion})")
+
+
 def malformed(stackwalk):
     for dump in ("rust-minidump/invalid-range.dmp", "rust-minidump/invalid-record-count.dmp"):
         result = run(stackwalk, dump)
@@ -255,6 +284,7 @@ def main(stackwalk, options):
     windows_dumps(stackwalk)
     breakpad_linux(stackwalk)
     macos(stackwalk)
+    annotations(stackwalk)
     malformed(stackwalk)
     return check.summary()
 

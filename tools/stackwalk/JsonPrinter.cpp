@@ -57,6 +57,9 @@ Json crashJson(const Target &target) {
   out["address"] = crash.address ? Json(addressString(*crash.address)) : Json(nullptr);
   out["sender_pid"] = orNull(crash.senderPid);
   out["sender_uid"] = orNull(crash.senderUid);
+  if (const std::optional<AssertionInfo> &assertion = target.assertion)
+    out["assertion"] = Json{{"expression", assertion->expression}, {"function", assertion->function},
+                            {"file", assertion->file}, {"line", assertion->line}, {"kind", assertion->kind}};
   return out;
 }
 
@@ -77,6 +80,13 @@ Json modulesJson(const std::vector<Module> &modules) {
                        {"version", stringOrNull(module.version)},
                        {"symbols", image ? std::string(image->symbolSource()) : "none"},
                        {"note", stringOrNull(module.imageNote)}});
+    // Crashpad's per-module annotations, present only where the dump has them.
+    if (!module.listAnnotations.empty()) out.back()["list_annotations"] = module.listAnnotations;
+    if (!module.annotations.empty()) {
+      Json named = Json::object();
+      for (const auto &[key, value] : module.annotations) named[key] = value;
+      out.back()["annotations"] = std::move(named);
+    }
   }
   return out;
 }

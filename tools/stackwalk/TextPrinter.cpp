@@ -92,6 +92,12 @@ void printHeader(std::ostream &out, const Report &report, const TextStyle &paint
         << " (" << runtime->kind << ", " << runtime->module << ", contract descriptor at "
         << addressString(runtime->descriptorAddress) << " from the " << runtime->descriptorSource << ")\n";
   }
+  if (const std::optional<AssertionInfo> &assertion = target.assertion)
+    out << "assertion: " << printable(assertion->expression) << " in " << printable(assertion->function) << " ("
+        << printable(assertion->file) << ":" << assertion->line << "), " << assertion->kind << "\n";
+  for (const Module &module : target.modules)
+    for (const std::string &annotation : module.listAnnotations)
+      out << "annotation: " << printable(module.name) << ": " << printable(annotation) << "\n";
   for (const std::string &warning : report.warnings) out << paint(Paint::Warning, "warning:") << " " << printable(warning) << "\n";
 }
 

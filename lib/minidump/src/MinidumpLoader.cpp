@@ -73,7 +73,15 @@ llvm::Expected<std::unique_ptr<Target>> loadMinidump(std::unique_ptr<llvm::Memor
   target->process.pid = minidump::readProcessId(*reader);
   if (!target->modules.empty()) target->process.name = target->modules.front().name;
   if (system.os == OS::Linux) addLinuxDetails(*target, minidump::readLinuxStreams(*reader));
-  target->annotations = minidump::readCrashpadInfo(*reader);
+  minidump::CrashpadInfo crashpad = minidump::readCrashpadInfo(*reader);
+  target->annotations = std::move(crashpad.annotations);
+  for (minidump::CrashpadInfo::ModuleAnnotations &annotated : crashpad.modules)
+    if (annotated.moduleIndex < target->modules.size()) {
+      Module &module = target->modules[annotated.moduleIndex];
+      module.listAnnotations = std::move(annotated.list);
+      module.annotations = std::move(annotated.named);
+    }
+  target->assertion = minidump::readAssertion(*reader);
   target->sortModules();
   target->warnings = std::move(warnings);
   return target;

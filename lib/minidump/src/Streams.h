@@ -51,7 +51,22 @@ struct LinuxStreams {
 LinuxStreams readLinuxStreams(const Reader &reader);
 
 // Crashpad's info stream: report and client ids and simple annotations.
-std::vector<std::pair<std::string, std::string>> readCrashpadInfo(const Reader &reader);
+// Crashpad's info stream (0x43500001): the report and client ids and simple
+// annotations of the process, and each module's annotations (AnnotationStreams.cpp).
+struct CrashpadInfo {
+  std::vector<std::pair<std::string, std::string>> annotations;
+  struct ModuleAnnotations {
+    uint32_t moduleIndex = 0; // in the ModuleList stream
+    std::vector<std::string> list;
+    std::vector<std::pair<std::string, std::string>> named; // simple annotations and string annotation objects
+  };
+  std::vector<ModuleAnnotations> modules;
+};
+CrashpadInfo readCrashpadInfo(const Reader &reader);
+
+// Breakpad's assertion stream (0x47670002): what an invalid-parameter or
+// pure-virtual-call handler recorded.
+std::optional<AssertionInfo> readAssertion(const Reader &reader);
 
 std::string exceptionName(uint32_t code, OS os);
 

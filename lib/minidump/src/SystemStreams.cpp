@@ -201,27 +201,4 @@ std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
   return crash;
 }
 
-std::vector<std::pair<std::string, std::string>> readCrashpadInfo(const Reader &reader) {
-  // MinidumpCrashpadInfo: u32 version; UUID report_id; UUID client_id;
-  // LocationDescriptor simple_annotations; LocationDescriptor module_list.
-  std::vector<std::pair<std::string, std::string>> out;
-  auto stream = reader.stream(StreamType(0x43500001));
-  if (!stream || stream->size() < 36) return out;
-  out.emplace_back("crashpad.report_id", hexString(stream->subspan(4, 16)));
-  out.emplace_back("crashpad.client_id", hexString(stream->subspan(20, 16)));
-  auto annotations = reader.read<LocationDescriptor>(*stream, 36);
-  if (!annotations) return out;
-  // MinidumpSimpleStringDictionary: u32 count; {u32 key RVA, u32 value RVA}[].
-  struct Entry {
-    uint32_t key, value;
-  };
-  std::span<const uint8_t> dictionary = reader.slice(*annotations, "Crashpad's annotations");
-  for (const Entry &entry : reader.list<Entry>(dictionary, "Crashpad's annotations")) {
-    auto key = reader.utf8String(entry.key);
-    auto value = reader.utf8String(entry.value);
-    if (key && value) out.emplace_back(*key, *value);
-  }
-  return out;
-}
-
 } // namespace stackwalk::minidump

@@ -25,6 +25,10 @@ struct Module {
   std::string debugFile;        // PE: the PDB's name from the CodeView record
   std::optional<uint32_t> peTimeDateStamp, peSizeOfImage; // PE identity
   std::string version;          // file version, "1.2.3.4", where recorded
+  // What the module told the crash reporter (Crashpad): messages in order
+  // (abort()'s "abort() called"), and named values.
+  std::vector<std::string> listAnnotations;
+  std::vector<std::pair<std::string, std::string>> annotations;
   bool isMainExecutable = false;
   bool dynamic = false;         // code generated at run time and registered (JIT)
   // The file is mapped as it lies on disk (address - base = file offset),

@@ -32,6 +32,14 @@ struct CrashInfo {
   std::optional<uint32_t> senderPid, senderUid; // Linux: who sent a signal a process raised (si_code <= 0)
 };
 
+// A failed assertion's record (Breakpad's assertion stream): an invalid
+// parameter to a C runtime function, or a pure virtual call.
+struct AssertionInfo {
+  std::string expression, function, file;
+  uint32_t line = 0;
+  std::string kind; // "invalid_parameter", "pure_virtual_call", "unknown"
+};
+
 struct ProcessInfo {
   std::optional<uint64_t> pid;
   std::string name;
@@ -60,6 +68,7 @@ public:
   std::string osVersion;                          // e.g. "10.0.17134" or a kernel release
   std::vector<Module> unloadedModules;            // modules the process had unloaded
   std::vector<std::pair<std::string, std::string>> annotations; // e.g. Crashpad's
+  std::optional<AssertionInfo> assertion;
 
   // Modules sorted by base; call sortModules() after changing the list.
   std::vector<Module> modules;
