@@ -28,7 +28,7 @@ struct Image {
   size_t info(size_t at, uint8_t flags, uint8_t prolog, std::vector<uint16_t> codes, uint8_t frame = 0) {
     bytes[at] = uint8_t(1 | flags << 3), bytes[at + 1] = prolog, bytes[at + 2] = uint8_t(codes.size());
     bytes[at + 3] = frame;
-    std::memcpy(&bytes[at + 4], codes.data(), codes.size() * 2);
+    if (!codes.empty()) std::memcpy(&bytes[at + 4], codes.data(), codes.size() * 2); // no null source for none
     return at + 4 + ((codes.size() + 1) & ~size_t(1)) * 2;
   }
   std::vector<std::string> describe(uint32_t rva) {
