@@ -27,6 +27,43 @@ def valid_lines(text, paths, validator):
             and not any(any(validator.iter_errors(d)) for d in documents))
 
 
+def check_isolation(stackwalk, unpacked, files):
+    """Dumps whose walk crashes, hangs or exhausts memory cost only their own report."""
+    good = ["cores/crash-segv.core", "cores/sig-abort.core", "cores/threads-O0-fp.core"]
+    faults = {"crash": "crashed", "hang": "timeout", "oom": "out_of_memory"}
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = {}
+        for fault in faults:
+            bad[fault] = os.path.join(tmp, f"fault-{fault}.core")
+            shutil.copy(os.path.join(unpacked, good[0]), bad[fault])
+        batch = [good[0], bad["crash"], good[1], bad["hang"], bad["oom"], good[2]]
+        env = dict(os.environ, STACKWALK_TEST_FAULT=",".join(f"{f}:fault-{f}" for f in faults))
+        r = subprocess.run([stackwalk, *batch, "--ndjson", "-a", "--jobs", "2", "--timeout", "3",
+                            "--max-memory", "512", *files], cwd=unpacked, env=env, capture_output=True, text=True)
+        lines = r.stdout.splitlines()
+        check(len(lines) == len(batch) and r.returncode == 1,
+              f"a batch with a crash, a hang and an exhaustion: one line per dump, exit 1 ({len(lines)}, {r.returncode})")
+        separate = {core: run(stackwalk, [core, "--ndjson", "-a"] + files, unpacked).stdout for core in good}
+        for path, line in zip(batch, lines):
+            if path in separate:
+                check(line + "\n" == separate[path], f"{path}: byte-identical to its separate run")
+                continue
+            kind = faults[os.path.basename(path)[len("fault-"):-len(".core")]]
+            error = json.loads(line).get("error", {})
+            check(error.get("kind") == kind and path in error.get("message", ""),
+                  f"{path}: an error object of kind {kind} ({error})")
+            check(kind != "crashed" or error.get("signal") == 11, "a crashed walk names its signal")
+        for path, why in ((bad["crash"], "crashed with signal 11"), (bad["hang"], "longer than 3 s"),
+                          (bad["oom"], "more than 512 MiB")):
+            check(f"stackwalk: {path}: " in r.stderr and why in r.stderr, f"stderr says why: {why}")
+
+        # A single dump opts in with --timeout.
+        r = subprocess.run([stackwalk, bad["hang"], "--json", "--timeout", "1", *files], cwd=unpacked, env=env,
+                           capture_output=True, text=True)
+        check(r.returncode == 3 and json.loads(r.stdout)["error"]["kind"] == "timeout",
+              f"one dump with --timeout: exit 3 and the error object ({r.returncode})")
+
+
 def check_recipes(stackwalk, unpacked, files):
     """README's scale-out recipes over 60 dumps, 4 of them unreadable: one valid line per
     dump, and the documented exit codes (1: some dumps could not be read)."""
@@ -132,6 +169,7 @@ def main(stackwalk, unpacked, options):
 
     check_recipes(stackwalk, unpacked, files)
     check_progress(stackwalk, unpacked, files)
+    check_isolation(stackwalk, unpacked, files)
 
     r = run(stackwalk, ["cores/crash-segv.core", "--summary"] + files, unpacked)
     lines = r.stdout.splitlines()

@@ -124,7 +124,7 @@ def main(stackwalk, unpacked, options):
         for flag in ("--json", "--ndjson"):
             r = run(stackwalk, [text_file, flag], unpacked)
             error = json.loads(r.stdout) if r.stdout.strip() else {}
-            check(r.returncode == 3 and error.get("dump", {}).get("path") == text_file and "error" in error,
+            check(r.returncode == 3 and error.get("dump", {}).get("path") == text_file and error.get("error", {}).get("kind") == "unreadable",
                   f"{flag}, one unreadable dump: exit 3 and the error object")
         r = run(stackwalk, [], unpacked)
         check(r.returncode == 2 and r.stderr.startswith("stackwalk: no dump given"), "no dump argument: exit 2")
@@ -211,7 +211,8 @@ def main(stackwalk, unpacked, options):
           + ", ".join(map(str, tids)) + ")", f"--thread of an absent thread: exit 2 naming the threads ({r.stderr.strip()})")
     r = run(stackwalk, [core, "--thread", str(tids[0]), "cores/sig-abort.core", "--ndjson"] + files, unpacked)
     lines = [json.loads(l) for l in r.stdout.splitlines()]
-    check(r.returncode == 1 and "threads" in lines[0] and "not in the dump" in lines[1].get("error", ""),
+    check(r.returncode == 1 and "threads" in lines[0] and "not in the dump" in lines[1].get("error", {}).get("message", "")
+          and lines[1]["error"]["kind"] == "request",
           "--thread in a batch: a dump without that thread gets its error line")
 
     def debug_file(args):

@@ -239,8 +239,10 @@ std::unique_ptr<ReportPrinter> makeJsonPrinter(std::ostream &out, const PrintOpt
   return std::make_unique<JsonPrinter>(out, options);
 }
 
-void printJsonError(std::ostream &out, const std::string &dumpPath, const std::string &message, bool compact) {
-  Json error{{"schema", "stackwalk/1"}, {"dump", Json{{"path", dumpPath}}}, {"error", message}};
+void printJsonError(std::ostream &out, const std::string &dumpPath, const DumpFailure &failure, bool compact) {
+  Json what{{"kind", failure.kindName()}, {"message", failure.message}};
+  if (failure.signal) what["signal"] = failure.signal;
+  Json error{{"schema", "stackwalk/1"}, {"dump", Json{{"path", dumpPath}}}, {"error", what}};
   out << nested(error, 0, compact) << "\n";
 }
 

@@ -1,6 +1,8 @@
 // The two faces of a report: text for people, JSON (schema stackwalk/1) for scripts.
 #pragma once
 
+#include "DumpFailure.h"
+
 #include "stackwalk/walk/Report.h"
 
 #include <memory>
@@ -34,7 +36,7 @@ std::unique_ptr<ReportPrinter> makeJsonPrinter(std::ostream &out, const PrintOpt
 // One line per thread: tid, name, and its top frames.
 std::unique_ptr<ReportPrinter> makeSummaryPrinter(std::ostream &out, const PrintOptions &options);
 
-// The JSON that stands for a dump that could not be read, in a batch.
-void printJsonError(std::ostream &out, const std::string &dumpPath, const std::string &message, bool compact);
+// The JSON that stands for a dump without a report: {"kind", "message", "signal"}.
+void printJsonError(std::ostream &out, const std::string &dumpPath, const DumpFailure &failure, bool compact);
 
 } // namespace stackwalk

@@ -3,15 +3,14 @@
 #include "RuntimeInfo.h"
 #include "ScanPrinter.h"
 #include "UnwindInfoPrinter.h"
+#include "WorkerPool.h"
 
 #include "stackwalk/core/Fail.h"
 
-#include <atomic>
-#include <condition_variable>
-#include <mutex>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
-#include <sstream>
-#include <thread>
 #include <unistd.h>
 
 namespace stackwalk {
@@ -26,23 +25,11 @@ std::unique_ptr<ReportPrinter> makePrinter(const RunOptions &options, std::ostre
   return makeTextPrinter(out, options.print);
 }
 
-// Why a dump has no report, and the exit code that says so.
-struct Failure {
-  explicit Failure(llvm::Error error) {
-    llvm::handleAllErrors(std::move(error), [&](const llvm::ErrorInfoBase &e) {
-      message = e.message();
-      if (isRequestError(e)) exitCode = ExitUsage;
-    });
-  }
-  std::string message;
-  int exitCode = ExitUnreadable;
-};
-
 // Loads and walks a dump, printing its report; nullopt, or why there is none.
-std::optional<Failure> walkDump(const std::string &path, const RunOptions &options, std::ostream &out,
+std::optional<DumpFailure> walkDump(const std::string &path, const RunOptions &options, std::ostream &out,
                                 WalkSession &session) {
   auto walk = ProcessWalk::open(path, options.walk, session);
-  if (!walk) return Failure(walk.takeError());
+  if (!walk) return DumpFailure::fromError(walk.takeError());
   const Target &target = (*walk)->target();
   if (options.scanFrom) {
     std::vector<StackWord> words =
@@ -52,7 +39,7 @@ std::optional<Failure> walkDump(const std::string &path, const RunOptions &optio
   }
   if (!options.unwindInfo.empty()) {
     auto described = unwindInfoAt(target, session, options.unwindInfo);
-    if (!described) return Failure(described.takeError());
+    if (!described) return DumpFailure::fromError(described.takeError());
     printUnwindInfo(out, path, *described);
     return std::nullopt;
   }
@@ -67,67 +54,74 @@ std::optional<Failure> walkDump(const std::string &path, const RunOptions &optio
   return std::nullopt;
 }
 
+// A test's way to make a worker die as real input once did: STACKWALK_TEST_FAULT
+// is a comma-separated list of crash|hang|oom:SUBSTRING, each applied to dumps
+// whose path contains SUBSTRING; a batch must survive them. Nothing else reads
+// this variable.
+void injectTestFault(const std::string &path) {
+  const char *spec = std::getenv("STACKWALK_TEST_FAULT");
+  llvm::SmallVector<llvm::StringRef> faults;
+  llvm::StringRef(spec ? spec : "").split(faults, ',', -1, false);
+  for (llvm::StringRef fault : faults) {
+    auto [kind, marker] = fault.split(':');
+    if (marker.empty() || !llvm::StringRef(path).contains(marker)) continue;
+    if (kind == "crash") raise(SIGSEGV);
+    if (kind == "hang") pause();
+    if (kind == "oom")
+      for (;;) std::memset(new char[64 << 20], 1, 64 << 20); // leaked on purpose: until memory runs out
+  }
+}
+
+// A failure the supervisor made names the dump (the walk's own name it already).
+DumpFailure namingDump(const DumpFailure &failure, const std::string &path) {
+  DumpFailure named = failure;
+  if (failure.kind == DumpFailure::Kind::Crashed || failure.kind == DumpFailure::Kind::Timeout ||
+      failure.kind == DumpFailure::Kind::OutOfMemory)
+    named.message = path + ": " + failure.message;
+  return named;
+}
+
 } // namespace
 
 int reportDump(const std::string &path, const RunOptions &options, std::ostream &out, std::ostream &err) {
+  if (options.isolation) return reportBatch({path}, options, out, err);
   WalkSession session(options.maxDebugBytes);
   if (auto failure = walkDump(path, options, out, session)) {
     err << "stackwalk: " << failure->message << "\n";
     // A script reading JSON gets the error object a batch would print.
-    if (options.format == RunOptions::Format::Json) printJsonError(out, path, failure->message, options.print.compact);
-    return failure->exitCode;
+    if (options.format == RunOptions::Format::Json) printJsonError(out, path, *failure, options.print.compact);
+    return failure->exitCode();
   }
   return ExitOk;
 }
 
 int reportBatch(const std::vector<std::string> &paths, const RunOptions &options, std::ostream &out, std::ostream &err) {
-  struct Result {
-    std::string output;
-    std::optional<Failure> failure;
-    bool ready = false;
+  WorkerLimits limits = options.isolation.value_or(WorkerLimits{});
+  limits.workers = std::max(1u, options.jobs);
+  std::unique_ptr<WalkSession> session; // made in each worker, kept across its dumps
+  WalkInWorker walk = [&](size_t index, std::ostream &report) {
+    if (!session) session = std::make_unique<WalkSession>(options.maxDebugBytes);
+    injectTestFault(paths[index]);
+    return walkDump(paths[index], options, report, *session);
   };
-  std::vector<Result> results(paths.size());
-  std::mutex mutex;
-  std::condition_variable readyChanged;
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    // Each worker keeps its own caches: LLVM's DWARF and PDB readers are not
-    // thread-safe, and dumps of one program share most module files.
-    WalkSession session(options.maxDebugBytes);
-    for (size_t i; (i = next++) < paths.size();) {
-      std::ostringstream text;
-      std::optional<Failure> failure = walkDump(paths[i], options, text, session);
-      std::lock_guard lock(mutex);
-      results[i].output = text.str();
-      results[i].failure = std::move(failure);
-      results[i].ready = true;
-      readyChanged.notify_all();
-    }
-  };
-  std::vector<std::thread> workers;
-  for (unsigned j = 0; j < std::max(1u, options.jobs); ++j) workers.emplace_back(worker);
+  out << std::flush; // nothing buffered is copied into the workers
 
-  // Print in the order given, as soon as each report is ready, and drop it.
   Progress progress(paths.size(), err, isatty(STDERR_FILENO));
-  bool anyFailed = false;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    Result result;
-    {
-      std::unique_lock lock(mutex);
-      readyChanged.wait(lock, [&] { return results[i].ready; });
-      result = std::move(results[i]);
+  int exitCode = ExitOk;
+  DeliverOutcome deliver = [&](size_t i, ReportSpool &report, const std::optional<DumpFailure> &failure) {
+    if (failure) {
+      DumpFailure named = namingDump(*failure, paths[i]);
+      exitCode = paths.size() > 1 ? ExitSomeFailed : named.exitCode();
+      if (options.format == RunOptions::Format::Json) printJsonError(out, paths[i], named, options.print.compact);
+      progress.message("stackwalk: " + named.message);
     }
-    if (result.failure) {
-      anyFailed = true;
-      if (options.format == RunOptions::Format::Json) printJsonError(out, paths[i], result.failure->message, true);
-      else progress.message("stackwalk: " + result.failure->message);
-    }
-    progress.done(paths[i], result.failure.has_value());
-    out << result.output << std::flush;
-    if (options.format == RunOptions::Format::Text && i + 1 < paths.size() && !result.failure) out << "\n";
-  }
-  for (std::thread &t : workers) t.join();
-  return anyFailed ? ExitSomeFailed : ExitOk;
+    progress.done(paths[i], failure.has_value());
+    report.writeTo(out);
+    out << std::flush;
+    if (options.format == RunOptions::Format::Text && i + 1 < paths.size() && !failure) out << "\n";
+  };
+  runInWorkers(paths.size(), limits, walk, deliver);
+  return exitCode;
 }
 
 } // namespace stackwalk

@@ -1,10 +1,9 @@
-// Running stackwalk on one dump or a batch of them.
-//
-// Exit codes: 0 a report was produced (warnings allowed); 1 in a batch, some
-// dumps could not be read; 2 usage error (main); 3 the dump could not be read.
+// Running stackwalk on one dump or a batch of them (exit codes: ExitCodes.h).
 #pragma once
 
+#include "ExitCodes.h"
 #include "Printers.h"
+#include "WorkerPool.h"
 
 #include "stackwalk/walk/ProcessWalk.h"
 
@@ -14,8 +13,6 @@
 #include <vector>
 
 namespace stackwalk {
-
-constexpr int ExitOk = 0, ExitSomeFailed = 1, ExitUsage = 2, ExitUnreadable = 3;
 
 struct RunOptions {
   enum class Format { Text, Json, Summary };
@@ -29,14 +26,18 @@ struct RunOptions {
   bool runtimeInfo = false;         // --runtime-info: describe the .NET runtime instead
   std::string unwindInfo;           // --unwind-info WHERE: describe the unwind data there instead
   uint64_t maxDebugBytes = uint64_t(2) << 30; // DWARF per module file, uncompressed
+  // Walk in worker processes under these limits (always for a batch; for one
+  // dump when --timeout or --max-memory is given). `workers` comes from `jobs`.
+  std::optional<WorkerLimits> isolation;
 };
 
 // One dump's report on `out`; why it could not be read on `err`.
 int reportDump(const std::string &path, const RunOptions &options, std::ostream &out, std::ostream &err);
 
-// Each dump's report in the order given, `jobs` dumps walked at a time. In
-// JSON, one document per line (NDJSON), and an error object for a dump that
-// could not be read. A progress bar goes to a terminal on stderr.
+// Each dump's report in the order given, `jobs` dumps walked at a time, each
+// in a worker process (WorkerPool.h). In JSON, one document per line (NDJSON),
+// and an error object for a dump that could not be read or whose walk failed.
+// A progress bar goes to a terminal on stderr.
 int reportBatch(const std::vector<std::string> &paths, const RunOptions &options, std::ostream &out, std::ostream &err);
 
 } // namespace stackwalk
