@@ -1,10 +1,12 @@
-// Small formatting helpers shared by the printers.
+// Small formatting helpers shared by the printers; printable() escapes dump text.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <span>
 #include <string>
+
+#include "stackwalk/core/PrintableText.h"
 
 namespace stackwalk {
 
@@ -27,23 +29,6 @@ inline std::string hresultString(int32_t v) {
   char buffer[16];
   std::snprintf(buffer, sizeof buffer, "0x%08x", static_cast<uint32_t>(v));
   return buffer;
-}
-
-// Text from a dump (names, paths, arguments) with control characters shown as
-// \xNN, so a hostile dump cannot drive the terminal.
-inline std::string printable(const std::string &text) {
-  std::string out;
-  out.reserve(text.size());
-  for (unsigned char c : text) {
-    if (c >= 0x20 && c != 0x7f) {
-      out.push_back(char(c));
-      continue;
-    }
-    char escape[8];
-    std::snprintf(escape, sizeof escape, "\\x%02x", c);
-    out += escape;
-  }
-  return out;
 }
 
 } // namespace stackwalk

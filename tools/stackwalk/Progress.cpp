@@ -1,5 +1,7 @@
 #include "Progress.h"
 
+#include "stackwalk/core/PrintableText.h"
+
 #include <cstdio>
 
 namespace stackwalk {
@@ -47,7 +49,7 @@ void Progress::draw() {
                 failed_, rate, duration(elapsed).c_str(),
                 rate > 0 ? duration(double(total_ - done_) / rate).c_str() : "?");
   err_ << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << numbers
-       << last_.substr(last_.size() > 30 ? last_.size() - 30 : 0) << "\x1b[K" << std::flush;
+       << printable(last_.substr(last_.size() > 30 ? last_.size() - 30 : 0)) << "\x1b[K" << std::flush;
 }
 
 } // namespace stackwalk

@@ -6,6 +6,7 @@
 #include "WorkerPool.h"
 
 #include "stackwalk/core/Fail.h"
+#include "stackwalk/core/PrintableText.h"
 
 #include <csignal>
 #include <cstdlib>
@@ -87,7 +88,7 @@ int reportDump(const std::string &path, const RunOptions &options, std::ostream 
   if (options.isolation) return reportBatch({path}, options, out, err);
   WalkSession session(options.maxDebugBytes);
   if (auto failure = walkDump(path, options, out, session)) {
-    err << "stackwalk: " << failure->message << "\n";
+    err << "stackwalk: " << printable(failure->message) << "\n";
     // A script reading JSON gets the error object a batch would print.
     if (options.format == RunOptions::Format::Json) printJsonError(out, path, *failure, options.print.compact);
     return failure->exitCode();
@@ -113,7 +114,7 @@ int reportBatch(const std::vector<std::string> &paths, const RunOptions &options
       DumpFailure named = namingDump(*failure, paths[i]);
       exitCode = paths.size() > 1 ? ExitSomeFailed : named.exitCode();
       if (options.format == RunOptions::Format::Json) printJsonError(out, paths[i], named, options.print.compact);
-      progress.message("stackwalk: " + named.message);
+      progress.message("stackwalk: " + printable(named.message));
     }
     progress.done(paths[i], failure.has_value());
     report.writeTo(out);

@@ -48,8 +48,8 @@ void printRuntimeInfo(std::ostream &out, const std::string &dumpPath, const Targ
     return;
   }
   const auto &r = info["runtime"];
-  out << "runtime: .NET " << r["version"].get<std::string>() << " (coreclr)\n"
-      << "descriptor: " << r["module"].get<std::string>() << " at " << r["descriptor"].get<std::string>()
+  out << "runtime: .NET " << printable(r["version"].get<std::string>()) << " (coreclr)\n"
+      << "descriptor: " << printable(r["module"].get<std::string>()) << " at " << r["descriptor"].get<std::string>()
       << ", read from the " << r["descriptor_source"].get<std::string>() << "; " << r["types"].get<size_t>()
       << " types, pointer size " << r["pointer_size"].get<unsigned>() << "\n"
       << "contracts:";

@@ -88,8 +88,9 @@ void printHeader(std::ostream &out, const Report &report, const TextStyle &paint
     out << "crash:   none recorded\n";
   }
   if (const std::optional<RuntimeSummary> &runtime = report.runtime) {
-    out << "runtime: " << runtime->displayName << " " << (runtime->version.empty() ? "(version unknown)" : runtime->version)
-        << " (" << runtime->kind << ", " << runtime->module << ", contract descriptor at "
+    out << "runtime: " << runtime->displayName << " "
+        << (runtime->version.empty() ? "(version unknown)" : printable(runtime->version)) << " (" << runtime->kind
+        << ", " << printable(runtime->module) << ", contract descriptor at "
         << addressString(runtime->descriptorAddress) << " from the " << runtime->descriptorSource << ")\n";
   }
   if (const std::optional<AssertionInfo> &assertion = target.assertion)

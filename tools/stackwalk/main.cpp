@@ -4,6 +4,7 @@
 #include "TextStyle.h"
 
 #include "stackwalk/core/Fail.h"
+#include "stackwalk/core/PrintableText.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Config/llvm-config.h"
@@ -40,7 +41,7 @@ int usageError(const CLI::App &app, const CLI::ParseError &e) {
   llvm::StringRef text(message);
   if (dynamic_cast<const CLI::ExtrasError *>(&e) && text.contains("--"))
     message += suggestion(app, text.substr(text.find("--")).split(' ').first.str());
-  std::cerr << "stackwalk: " << message << " (stackwalk --help lists the options)\n";
+  std::cerr << "stackwalk: " << stackwalk::printable(message) << " (stackwalk --help lists the options)\n";
   return stackwalk::ExitUsage;
 }
 
@@ -64,7 +65,7 @@ int checkInputs(const stackwalk::RunOptions &options, const std::string &fromFil
   }
   if (!problems) return stackwalk::ExitOk;
   llvm::handleAllErrors(std::move(problems), [](const llvm::ErrorInfoBase &error) {
-    std::cerr << "stackwalk: " << error.message() << "\n";
+    std::cerr << "stackwalk: " << stackwalk::printable(error.message()) << "\n";
   });
   return stackwalk::ExitUsage;
 }
