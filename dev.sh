@@ -12,7 +12,7 @@ BUILD=${BUILD:-build}
 # Wine and MinGW-w64 for the Windows tests (winedbg's oracle, .NET under Wine).
 BUILD_PACKAGES="cmake ninja-build g++ python3 xz-utils llvm-19-dev libcli11-dev nlohmann-json3-dev catch2
   libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev"
-TEST_PACKAGES="llvm-19 gdb elfutils python3-jsonschema clang-19 libclang-rt-19-dev wine wine64 gcc-mingw-w64-x86-64"
+TEST_PACKAGES="llvm-19 gdb elfutils python3-jsonschema clang-19 libclang-rt-19-dev wine wine64 gcc-mingw-w64-x86-64 strace"
 PACKAGES="$BUILD_PACKAGES $TEST_PACKAGES"
 
 install_missing() {

@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
   app.add_flag("--trust-unchecked-files", options.walk.trustUncheckedFiles,
                "let files whose identity the dump does not record name frames in crash signatures too");
   app.add_option("--perf-map", options.walk.perfMap,
-                 "a perf map naming JIT code (default: /tmp/perf-PID.map when it exists)");
+                 "a perf map naming JIT code outside every module (never chosen by the dump's pid)");
   app.add_option("--max-frames", options.walk.limits.maxFrames, "frames per thread at most")
       ->default_val(options.walk.limits.maxFrames)
       ->check(CLI::Range(1u, 1000000u));
@@ -112,6 +112,13 @@ int main(int argc, char **argv) {
   app.add_option("--signature-frames", options.print.signatureFrames, "frames in a signature or summary line")
       ->default_val(options.print.signatureFrames)
       ->check(CLI::Range(1u, 100u));
+  bool noHostFiles = false, untrusted = false;
+  app.add_flag("--no-host-files", noHostFiles,
+               "look up the paths a dump records only under --sysroot (and files in --module-path), never on "
+               "this machine, and no debug file under /usr/lib/debug");
+  app.add_flag("--untrusted", untrusted,
+               "dumps from anyone: --no-host-files, and even a single dump walked in a worker process under "
+               "the batch limits (--timeout, --max-memory)");
   unsigned timeoutSeconds = 0;
   uint64_t maxMemoryMiB = 0;
   auto *optTimeout = app.add_option("--timeout", timeoutSeconds,
@@ -181,7 +188,8 @@ int main(int argc, char **argv) {
   options.print.colour = options.format == RunOptions::Format::Text && stackwalk::colourWanted(colour);
   std::ios::sync_with_stdio(false);
   if (dumpPaths.empty()) return stackwalk::ExitOk; // --from an empty list: nothing to do
-  if (dumpPaths.size() > 1 || *optTimeout || *optMaxMemory)
+  options.walk.search.hostFiles = !(noHostFiles || untrusted);
+  if (dumpPaths.size() > 1 || *optTimeout || *optMaxMemory || untrusted)
     options.isolation = stackwalk::WorkerLimits{
         .timeout = std::chrono::seconds(*optTimeout ? timeoutSeconds : DefaultBatchTimeoutSeconds),
         .maxMemoryMiB = *optMaxMemory ? maxMemoryMiB : DefaultBatchMaxMemoryMiB};

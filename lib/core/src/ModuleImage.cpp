@@ -1,4 +1,5 @@
 #include "stackwalk/core/ModuleImage.h"
+#include "stackwalk/core/RegularFile.h"
 #include "stackwalk/core/ElfNotes.h"
 #include "stackwalk/core/Fail.h"
 
@@ -43,7 +44,7 @@ std::string pdbDebugId(std::span<const uint8_t, 16> guid, uint32_t age) {
 }
 
 Expected<std::unique_ptr<ModuleImage>> ModuleImage::open(const std::string &path) {
-  auto buffer = MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  auto buffer = readRegularFile(path);
   if (!buffer) return errorCodeToError(buffer.getError());
   std::unique_ptr<ModuleImage> image(new ModuleImage());
   image->path_ = path;

@@ -1,4 +1,5 @@
 #include "stackwalk/core/ModuleResolver.h"
+#include "stackwalk/core/RegularFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/DebugInfo/PDB/Native/InfoStream.h"
@@ -14,10 +15,6 @@
 namespace stackwalk {
 namespace {
 
-bool isFile(const std::string &path) {
-  return !path.empty() && llvm::sys::fs::is_regular_file(path);
-}
-
 std::string joinPath(llvm::StringRef a, llvm::StringRef b) {
   llvm::SmallString<256> out(a);
   llvm::sys::path::append(out, b);
@@ -31,7 +28,7 @@ std::string buildIdPath(llvm::StringRef root, const std::vector<uint8_t> &buildI
 }
 
 bool crcMatches(const std::string &path, uint32_t expected) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+  auto buffer = readRegularFile(path);
   if (!buffer) return false;
   llvm::StringRef data = (*buffer)->getBuffer();
   return llvm::crc32(llvm::arrayRefFromStringRef(data)) == expected;
@@ -57,9 +54,11 @@ std::optional<std::string> ModuleResolver::findIgnoringCase(const std::string &d
 std::vector<std::string> ModuleResolver::imageCandidates(const Module &module) const {
   std::vector<std::string> out;
   if (module.isMainExecutable && !options_.executable.empty()) out.push_back(options_.executable);
-  if (!module.recordedPath.empty() && module.recordedPath[0] == '/')
-    out.push_back(options_.sysroot.empty() ? module.recordedPath
-                                           : joinPath(options_.sysroot, module.recordedPath));
+  if (!module.recordedPath.empty() && module.recordedPath[0] == '/') {
+    std::string recorded = normalizedRecordedPath(module.recordedPath);
+    if (!options_.sysroot.empty()) out.push_back(joinPath(options_.sysroot, recorded));
+    else if (options_.hostFiles) out.push_back(recorded);
+  }
   for (const std::string &dir : options_.modulePaths) {
     if (auto flat = findIgnoringCase(dir, module.name)) out.push_back(*flat);
     if (!module.buildId.empty()) out.push_back(buildIdPath(dir, module.buildId, ""));
@@ -114,7 +113,7 @@ std::shared_ptr<ModuleImage> ModuleResolver::findImage(Module &module) const {
   std::string &note = module.imageNote;
   std::string mismatches;
   for (const std::string &path : imageCandidates(module)) {
-    if (!isFile(path)) continue;
+    if (!isRegularFile(path)) continue;
     auto image = open(path);
     if (!image) {
       mismatches += " " + path + " (" + llvm::toString(image.takeError()) + ")";
@@ -140,9 +139,9 @@ std::unique_ptr<ModuleImage> ModuleResolver::findDebugImage(const ModuleImage &i
   std::vector<std::string> roots = options_.modulePaths;
   if (!options_.sysroot.empty())
     for (const std::string &root : options_.debugRoots) roots.push_back(joinPath(options_.sysroot, root));
-  roots.insert(roots.end(), options_.debugRoots.begin(), options_.debugRoots.end());
+  if (options_.hostFiles) roots.insert(roots.end(), options_.debugRoots.begin(), options_.debugRoots.end());
   auto accept = [&](const std::string &path, std::optional<uint32_t> crc) -> std::unique_ptr<ModuleImage> {
-    if (!isFile(path) || path == image.path()) return nullptr;
+    if (!isRegularFile(path) || path == image.path()) return nullptr;
     auto debug = ModuleImage::open(path);
     if (!debug) {
       llvm::consumeError(debug.takeError());
@@ -160,11 +159,15 @@ std::unique_ptr<ModuleImage> ModuleResolver::findDebugImage(const ModuleImage &i
 
   auto link = image.debugLink();
   if (!link) return nullptr;
+  // The link names a file, never a path: an image read from a dump's memory
+  // could spell "../../etc/shadow".
+  llvm::StringRef name = llvm::sys::path::filename(link->first);
+  if (name.empty() || name == "." || name == "..") return nullptr;
   llvm::StringRef dir = llvm::sys::path::parent_path(image.path());
-  std::vector<std::string> linkCandidates{joinPath(dir, link->first), joinPath(joinPath(dir, ".debug"), link->first)};
+  std::vector<std::string> linkCandidates{joinPath(dir, name), joinPath(joinPath(dir, ".debug"), name)};
   for (const std::string &root : roots) {
-    linkCandidates.push_back(joinPath(joinPath(root, dir), link->first));
-    linkCandidates.push_back(joinPath(root, link->first));
+    linkCandidates.push_back(joinPath(joinPath(root, normalizedRecordedPath(dir.str())), name));
+    linkCandidates.push_back(joinPath(root, name));
   }
   for (const std::string &path : linkCandidates)
     if (auto debug = accept(path, link->second)) return debug;
@@ -209,7 +212,7 @@ std::optional<std::string> ModuleResolver::findPdb(const Module &module, const M
         if (auto file = findIgnoringCase(*keyed, name)) candidates.push_back(*file);
     }
     for (const std::string &path : candidates)
-      if (isFile(path) && pdbFileDebugId(path) == id) return path;
+      if (isRegularFile(path) && pdbFileDebugId(path) == id) return path;
   }
   return std::nullopt;
 }

@@ -2,18 +2,13 @@
 
 #include "stackwalk/unwinder/GdbJitInterface.h"
 
-#include "llvm/Support/FileSystem.h"
-
 namespace stackwalk {
 namespace {
 
-// The perf map given, or the one perf's convention names for the process.
-std::optional<PerfMap> loadPerfMap(const Target &target, const std::string &given, std::vector<std::string> &warnings) {
-  std::string path = given;
-  if (path.empty() && target.process.pid) {
-    path = "/tmp/perf-" + std::to_string(*target.process.pid) + ".map";
-    if (!llvm::sys::fs::exists(path)) return std::nullopt;
-  }
+// The perf map given, never one chosen by the dump's pid: /tmp/perf-PID.map
+// on this machine belongs to whatever process has that pid here (a FIFO there
+// would block; a host process's map would name a foreign dump's frames).
+std::optional<PerfMap> loadPerfMap(const std::string &path, std::vector<std::string> &warnings) {
   if (path.empty()) return std::nullopt;
   std::optional<PerfMap> map = PerfMap::load(path);
   if (!map) warnings.push_back("perf map " + path + " cannot be read");
@@ -30,7 +25,7 @@ RegisteredCode RegisteredCode::find(Target &target, const std::string &perfMapPa
   addGdbJitModules(target, warnings);
   for (Module &module : target.modules)
     if (module.dynamic) module.image = images.intern(std::move(module.image));
-  code.perfMap_ = loadPerfMap(target, perfMapPath, warnings);
+  code.perfMap_ = loadPerfMap(perfMapPath, warnings);
   code.dynamic_ = std::make_unique<LibunwindDynamicUnwinder>(readLibunwindDynamicInfo(target, warnings));
   return code;
 }

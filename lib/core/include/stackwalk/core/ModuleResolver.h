@@ -1,5 +1,7 @@
 // Finds the file of each module and its separate debug file, and checks that
 // they are the ones the process had loaded (ELF build-id) before using them.
+// Paths a dump records are normalized before use (RegularFile.h), and only
+// regular files are opened.
 #pragma once
 
 #include "stackwalk/core/ImageCache.h"
@@ -17,6 +19,10 @@ struct ModuleSearchOptions {
   std::string sysroot;                  // prefix for recorded absolute paths
   std::vector<std::string> modulePaths; // flat dirs and .build-id trees
   std::vector<std::string> debugRoots{"/usr/lib/debug"};
+  // False for untrusted dumps (--no-host-files): a recorded path is looked up
+  // only under the sysroot, and debug files never under the host's debugRoots,
+  // so a dump cannot make stackwalk open or describe the host's files.
+  bool hostFiles = true;
 };
 
 

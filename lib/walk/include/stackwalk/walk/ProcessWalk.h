@@ -30,7 +30,7 @@ struct WalkOptions {
   bool managedOnly = false;         // only managed frames and runtime Frames (StackWalk.md's walk)
   bool arguments = false;           // function arguments from debug info (--args)
   ModuleSearchOptions search;       // where module files are looked for
-  std::string perfMap;              // a perf map; else /tmp/perf-PID.map when it exists
+  std::string perfMap;              // a perf map (--perf-map); none by default
   size_t signatureFrames = 5;       // frames in the crash's signature
   bool trustUncheckedFiles = false; // names from files whose identity the dump does not record, in signatures
 };

@@ -21,8 +21,8 @@ class RegisteredCode {
 public:
   // Adds the GDB JIT objects to the target's modules (their images become
   // the session's `images`), reads libunwind's registrations from its
-  // memory, and loads the perf map `perfMapPath` (by default
-  // /tmp/perf-PID.map when it exists). What cannot be read becomes a warning.
+  // memory, and loads the perf map `perfMapPath` (none when empty). What
+  // cannot be read becomes a warning.
   static RegisteredCode find(Target &target, const std::string &perfMapPath, ImageCache &images,
                              std::vector<std::string> &warnings);
 

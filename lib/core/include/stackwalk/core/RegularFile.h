@@ -1,0 +1,27 @@
+// Files opened because a dump named them (module, debug and PDB files): only
+// regular files with content. A FIFO must not block the walk, a device must
+// not be read, and /proc's files (size 0: /proc/self/mem, /proc/self/environ)
+// are no module of any dump.
+#pragma once
+
+#include "llvm/Support/ErrorOr.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+#include <string>
+
+namespace stackwalk {
+
+// Whether `path` is a regular file with content (symbolic links followed).
+bool isRegularFile(const std::string &path);
+
+// The file's bytes (mapped when large), opened without blocking and checked
+// with fstat after opening, so what was checked is what is read.
+llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> readRegularFile(const std::string &path);
+
+// A path a dump recorded, as a lookup key: one leading slash, no "." or "..",
+// no repeated separators ("/../../etc/x" is "/etc/x", "////proc" is "/proc"),
+// so it cannot climb out of a sysroot it is joined to.
+std::string normalizedRecordedPath(const std::string &path);
+
+} // namespace stackwalk

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Crafted dumps (make-hostile.py) walked as an ingestion service would: each within
+10 s and a 1 GiB address space (not under ASan, whose shadow needs more), with text
+that cannot drive a terminal, host files never opened with --no-host-files, paths
+that cannot leave --sysroot, and no perf map chosen by the dump's pid.
+
+Usage: hostile_test.py STACKWALK UNPACKED_DUMPS_DIR
+"""
+import json
+import os
+import re
+import resource
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+import dumps  # noqa: E402
+
+check = dumps.Checks()
+HERE = os.path.dirname(os.path.abspath(__file__))
+TIMEOUT_S = 10
+ADDRESS_SPACE = 1 << 30
+
+# What must never reach a terminal: C0 but newline, DEL, C1 raw or in UTF-8, bidi and
+# invisible format characters (as PrintableText.cpp lists them).
+FORBIDDEN = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
+
+DOTNET_FILES = ["--sysroot", "../sysroot", "--module-path", "runtime", "--module-path", "app",
+                "--module-path", "sysroot/usr/lib/x86_64-linux-gnu"]
+
+
+def is_asan(stackwalk):
+    with open(stackwalk, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+def capped(stackwalk, args, cwd, env=None):
+    """stackwalk ARGS under the caps; (exit code or None when it timed out, stdout bytes, stderr bytes)."""
+    def limits():
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if not is_asan(stackwalk):
+            resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+    try:
+        r = subprocess.run([stackwalk, *args], cwd=cwd, capture_output=True, timeout=TIMEOUT_S,
+                           preexec_fn=limits, env=env)
+        return r.returncode, r.stdout, r.stderr
+    except subprocess.TimeoutExpired:
+        return None, b"", b""
+
+
+def terminal_safe(data):
+    """Whether text output could be shown on a terminal as it is (bytes not UTF-8 fail too)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return not FORBIDDEN.search(text)
+
+
+def check_every_dump_bounded(stackwalk, crafted, unpacked):
+    for name in sorted(os.listdir(crafted)):
+        cwd, extra = (os.path.join(unpacked, "dotnet"), DOTNET_FILES) if "dotnet" in name else (unpacked, [])
+        for form in (["-a"], ["-a", "--json"]):
+            rc, out, err = capped(stackwalk, [os.path.join(crafted, name), *form, *extra], cwd)
+            check(rc == 0 and b"Sanitizer" not in err,
+                  f"{name} {' '.join(form)}: walked within {TIMEOUT_S} s and 1 GiB (exit {rc})")
+
+
+def check_text_escaped(stackwalk, crafted, unpacked):
+    """ESC, C1 and bidi characters from thread names, module paths, the process name and
+    arguments, and an exception message: every text form prints them escaped."""
+    expected = {
+        "escapes.core": [r"\x1b]0;PWNED-TITLE\x07\x1b[2J.so+0x14a0", r"c1-raw-\x9b31m.so",
+                         r"c1-utf8-\u{009b}31m.so", r"bidi-\u{202e}os.exe", r"isolate-\u{2066}x\u{2069}.so",
+                         r"del-\x7f.so"],
+        "escapes.dmp": [r'"t256-\x1b]0;PWNED-THREAD\x07\x1b[31mred\x1b[0m-\u{202e}daerht" (crashed)'],
+        "escapes-dotnet.core": [r'"\x1b]0;PWN\x07\u{009b}31m\u{202e}evil\u{2066}x\u{2069}\x1b[2J!!"'],
+    }
+    for name, wanted in expected.items():
+        cwd, extra = (os.path.join(unpacked, "dotnet"), DOTNET_FILES) if "dotnet" in name else (unpacked, [])
+        path = os.path.join(crafted, name)
+        for form in (["-a"], ["-a", "-v", "--registers"], ["--summary"]):
+            rc, out, err = capped(stackwalk, [path, *form, *extra], cwd)
+            check(rc == 0 and terminal_safe(out) and terminal_safe(err),
+                  f"{name} {' '.join(form)}: no control or format character reaches the terminal")
+            if form == ["-a"]:
+                text = out.decode("utf-8", "replace")
+                for piece in wanted:
+                    check(piece in text, f"{name}: shown escaped: {piece}")
+        rc, out, _ = capped(stackwalk, [path, "--json", *extra], cwd)
+        check(rc == 0 and b"\\u001b" in out and json.loads(out),
+              f"{name} --json: JSON keeps the text as the dump has it (escaped by JSON itself)")
+
+    # A dump path and what a failure says go through the same escaping on stderr.
+    with tempfile.TemporaryDirectory() as tmp:
+        junk = os.path.join(tmp, "junk-\x1b[2J-\u202e.dmp")
+        with open(junk, "w") as f:
+            f.write("not a dump")
+        for args in ([junk], [junk, junk, "--ndjson"]):
+            rc, out, err = capped(stackwalk, args, unpacked)
+            check(rc in (1, 3) and terminal_safe(err) and r"junk-\x1b[2J-\u{202e}.dmp" in err.decode(),
+                  f"an unreadable dump's path, {len(args)} argument(s): escaped on stderr")
+
+
+def notes(output):
+    """Each module's note by its recorded path ({} when the output is no report)."""
+    try:
+        return {m["path"]: m.get("note", "") for m in json.loads(output)["modules"]}
+    except (ValueError, KeyError):
+        return {}
+
+
+def check_host_paths(stackwalk, crafted, unpacked):
+    core = os.path.join(crafted, "host-paths.core")
+    rc, out, _ = capped(stackwalk, [core, "--json", "--no-host-files"], unpacked)
+    found = notes(out)
+    check(rc == 0 and all(note in ("no file found", "copied from the dump's memory") for note in found.values()),
+          f"--no-host-files: no recorded path is looked up on the host ({found})")
+    rc, out, _ = capped(stackwalk, [core, "--json"], unpacked)
+    found = notes(out)
+    check(found.get("/proc/self/mem") == "no file found" and found.get("/proc/self/environ") == "no file found",
+          "without it too, files of /proc (not regular, or empty) are never read")
+
+    with tempfile.TemporaryDirectory() as sysroot:
+        os.makedirs(os.path.join(sysroot, "etc"))
+        with open(os.path.join(sysroot, "etc", "passwd"), "w") as f:
+            f.write("inside the sysroot\n")
+        rc, out, _ = capped(stackwalk, [core, "--json", "--sysroot", sysroot], unpacked)
+        note = notes(out).get("/../../../../etc/passwd", "")
+        check(f"rejected: {sysroot}/etc/passwd (" in note and note.count("/etc/passwd") == 1,
+              f"'..' in a recorded path stays inside --sysroot ({note})")
+
+
+def make_traps(trap_dir, unpacked):
+    """What traps.core names: a FIFO (opening it would block), a secret, /proc/self/mem,
+    and a real libc (which a host lookup would use)."""
+    os.makedirs(os.path.join(trap_dir, "sub"))
+    os.mkfifo(os.path.join(trap_dir, "fifo"))
+    with open(os.path.join(trap_dir, "shadow"), "w") as f:
+        f.write("root:secret-hash:19000:0:99999:7:::\n")
+    with open(os.path.join(trap_dir, "passwd"), "w") as f:
+        f.write("root:x:0:0:root:/root:/bin/sh\n")
+    os.symlink("/proc/self/mem", os.path.join(trap_dir, "mem"))
+    shutil.copy(os.path.join(unpacked, "sysroot", "usr", "lib", "x86_64-linux-gnu", "libc.so.6"),
+                os.path.join(trap_dir, "libc.so.6"))
+
+
+def check_traps(stackwalk, unpacked):
+    """--no-host-files: traps.core's report is the same whether its files exist or not,
+    and (with strace) none of them is opened."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trap_dir = os.path.join(tmp, "trap-dir")
+        subprocess.run([sys.executable, os.path.join(HERE, "make-hostile.py"), unpacked, tmp, "--traps", trap_dir],
+                       check=True)
+        core = os.path.join(tmp, "traps.core")
+        args = [core, "-a", "--json", "--no-host-files"]
+        absent = capped(stackwalk, args, unpacked)
+        make_traps(trap_dir, unpacked)
+        present = capped(stackwalk, args, unpacked)
+        check(absent[0] == 0 and present[0] == 0 and absent[1] == present[1],
+              "--no-host-files: the same report whether the recorded files exist or not")
+        rc, out, _ = capped(stackwalk, [core, "--json"], unpacked)
+        check(rc == 0, "without --no-host-files, a FIFO at a recorded path does not block the walk")
+        if not shutil.which("strace"):
+            print("(strace is not installed: the opened files are not traced)")
+            return
+        trace = os.path.join(tmp, "trace")
+        subprocess.run(["strace", "-f", "-qq", "-e", "trace=%file", "-o", trace, stackwalk, *args],
+                       cwd=unpacked, capture_output=True, timeout=60)
+        with open(trace) as f:
+            touched = [line.strip() for line in f if trap_dir in line and "execve" not in line]
+        check(not touched, f"--no-host-files: no file in the trap directory is even looked at ({touched[:3]})")
+
+
+def check_perf_map_not_by_pid(stackwalk, unpacked):
+    """/tmp/perf-PID.map here belongs to whoever has that pid on this machine."""
+    core = "cores/crash-segv.core"
+    pid = json.loads(capped(stackwalk, [core, "--json"], unpacked)[1])["dump"]["pid"]
+    path = f"/tmp/perf-{pid}.map"
+    if os.path.exists(path):
+        print(f"({path} exists: not replaced)")
+        return
+    os.mkfifo(path)
+    try:
+        rc, out, _ = capped(stackwalk, [core, "-a"], unpacked)
+        check(rc == 0 and b"perf" not in out, "a FIFO at /tmp/perf-PID.map is neither read nor waited for")
+    finally:
+        os.unlink(path)
+
+
+def main(stackwalk, unpacked, options):
+    with tempfile.TemporaryDirectory() as crafted:
+        subprocess.run([sys.executable, os.path.join(HERE, "make-hostile.py"), unpacked, crafted], check=True)
+        check_every_dump_bounded(stackwalk, crafted, unpacked)
+        check_text_escaped(stackwalk, crafted, unpacked)
+        check_host_paths(stackwalk, crafted, unpacked)
+    check_traps(stackwalk, unpacked)
+    check_perf_map_not_by_pid(stackwalk, unpacked)
+    return check.summary()
+
+
+if __name__ == "__main__":
+    dumps.script_main(main, __doc__, 2)
