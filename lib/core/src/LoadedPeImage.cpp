@@ -50,25 +50,46 @@ uint64_t mappedRawBytes(const object::coff_section &section) {
   return std::min<uint64_t>(section.SizeOfRawData, section.VirtualSize ? section.VirtualSize : section.SizeOfRawData);
 }
 
+// Whether every byte of [address, address + length) is in the memory, read
+// through a small buffer: nothing the size of the claim is allocated.
+bool readableThroughout(const MemorySource &memory, uint64_t address, uint64_t length) {
+  uint8_t scratch[0x10000];
+  for (uint64_t done = 0; done < length;) {
+    uint64_t piece = std::min<uint64_t>(sizeof scratch, length - done);
+    if (!memory.read(address + done, std::span(scratch, piece))) return false;
+    done += piece;
+  }
+  return true;
+}
+
+// Whether the file layout the headers claim is about as large as the bytes the
+// loader mapped: a real image packs its sections' raw data one after another
+// (each padded to FileAlignment, at most 64 KiB), so a header that places raw
+// data far apart, or claims raw data it never mapped, is not one.
+bool layoutFitsMappedBytes(const PeHeaders &headers, uint64_t fileSize) {
+  constexpr uint64_t MaxPadding = 0x10000;
+  uint64_t mapped = headers.sizeOfHeaders;
+  for (const object::coff_section &section : headers.sections) mapped += mappedRawBytes(section);
+  return fileSize <= mapped + (headers.sections.size() + 1) * MaxPadding;
+}
+
 } // namespace
 
 Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromLoadedPe(const MemorySource &memory, uint64_t base,
-                                                                 const std::string &name) {
+                                                                 const std::string &name, uint64_t maxBytes) {
   Expected<PeHeaders> headers = readHeaders(memory, base);
   if (!headers) return headers.takeError();
   uint64_t fileSize = headers->sizeOfHeaders;
   for (const object::coff_section &section : headers->sections)
     if (section.SizeOfRawData) fileSize = std::max<uint64_t>(fileSize, uint64_t(section.PointerToRawData) + section.SizeOfRawData);
-  if (fileSize > MaxImageBytes)
-    return fail("a PE image of over 256 MiB in the dump's memory");
+  if (fileSize > std::min(MaxImageBytes, maxBytes))
+    return fail("a PE image of " + std::to_string(fileSize >> 20) + " MiB in the dump's memory: over the limit");
+  if (!layoutFitsMappedBytes(*headers, fileSize))
+    return fail("PE headers whose file layout is far larger than the sections they map");
   // Every section readable before anything is allocated: a damaged header may claim any size.
-  uint8_t probe;
-  for (const object::coff_section &section : headers->sections) {
-    uint64_t mapped = mappedRawBytes(section);
-    if (mapped && !(memory.read(base + section.VirtualAddress, {&probe, 1}) &&
-                    memory.read(base + section.VirtualAddress + mapped - 1, {&probe, 1})))
+  for (const object::coff_section &section : headers->sections)
+    if (!readableThroughout(memory, base + section.VirtualAddress, mappedRawBytes(section)))
       return fail("a section of the image is not in the dump's memory");
-  }
   std::vector<uint8_t> bytes(fileSize);
   if (!memory.read(base, std::span(bytes).first(headers->sizeOfHeaders)))
     return fail("the PE headers are not in the dump's memory");

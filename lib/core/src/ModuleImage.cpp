@@ -66,12 +66,21 @@ Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromBytes(std::vector<uint8_
 
 Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromMemory(const MemorySource &memory, uint64_t address,
                                                                 uint64_t maxSize, const std::string &name) {
-  // Halve the size until a read succeeds: the image ends where readable memory does.
-  for (uint64_t size = maxSize; size >= 64; size /= 2) {
-    std::vector<uint8_t> bytes(size);
-    if (memory.read(address, bytes)) return fromBytes(std::move(bytes), name);
+  // The image ends where readable memory does. Read it a chunk at a time, so
+  // that what is allocated is what the dump holds, never the size it claims;
+  // the last chunk is halved down to the exact end.
+  constexpr uint64_t Chunk = 64 << 10, Smallest = 64;
+  std::vector<uint8_t> bytes;
+  for (uint64_t piece = Chunk; bytes.size() < maxSize && piece >= Smallest;) {
+    uint64_t want = std::min<uint64_t>(piece, maxSize - bytes.size());
+    size_t at = bytes.size();
+    bytes.resize(at + want);
+    if (memory.read(address + at, std::span(bytes).subspan(at))) continue;
+    bytes.resize(at);
+    piece = want / 2;
   }
-  return fail("no image of " + name + " in the dump's memory");
+  if (bytes.size() < Smallest) return fail("no image of " + name + " in the dump's memory");
+  return fromBytes(std::move(bytes), name);
 }
 
 namespace {

@@ -220,12 +220,13 @@ std::optional<std::string> ModuleResolver::findPdb(const Module &module, const M
 // A full-memory dump holds every loaded image: without its file, a PE module
 // is rebuilt from the process's memory (as WinDbg does), for its exports and
 // unwind info.
-std::shared_ptr<ModuleImage> ModuleResolver::imageFromMemory(const Target &target, Module &module) {
-  auto image = ModuleImage::fromLoadedPe(target, module.base, module.name);
+std::shared_ptr<ModuleImage> ModuleResolver::imageFromMemory(Target &target, Module &module) {
+  auto image = ModuleImage::fromLoadedPe(target, module.base, module.name, target.budget.copiedImageBytesLeft());
   if (!image) {
     llvm::consumeError(image.takeError());
     return nullptr;
   }
+  target.budget.takeCopiedImage((*image)->memoryBytes().size());
   module.imageNote = "rebuilt from the dump's memory (no file found)";
   return std::shared_ptr<ModuleImage>(std::move(*image));
 }

@@ -4,28 +4,62 @@
 #include <cstring>
 
 namespace stackwalk::minidump {
+namespace {
+
+uint64_t endOf(const MemoryRange &range) { return range.start + std::min(range.size, UINT64_MAX - range.start); }
+
+// Disjoint pieces, each byte from the covering range that starts last. A
+// sweep over the ranges by start, with the ranges still open on a stack
+// (the last started on top): 1,000,000 overlapping ranges cost a sort, and
+// reads never search back through them.
+std::vector<MemoryRange> disjointPieces(std::vector<MemoryRange> ranges) {
+  std::stable_sort(ranges.begin(), ranges.end(),
+                   [](const MemoryRange &a, const MemoryRange &b) { return a.start < b.start; });
+  std::vector<MemoryRange> pieces, open;
+  uint64_t at = 0;
+  auto coverUpTo = [&](uint64_t until) {
+    while (!open.empty() && at < until) {
+      const MemoryRange &top = open.back();
+      if (endOf(top) <= at) {
+        open.pop_back();
+        continue;
+      }
+      uint64_t end = std::min(endOf(top), until);
+      pieces.push_back({at, end - at, top.fileOffset + (at - top.start)});
+      at = end;
+    }
+    at = std::max(at, until);
+  };
+  for (const MemoryRange &range : ranges) {
+    coverUpTo(range.start);
+    if (range.size) open.push_back(range);
+  }
+  coverUpTo(UINT64_MAX);
+  return pieces;
+}
+
+} // namespace
 
 MinidumpMemory::MinidumpMemory(std::shared_ptr<llvm::MemoryBuffer> file, std::vector<MemoryRange> ranges)
-    : file_(std::move(file)), ranges_(std::move(ranges)) {
-  std::stable_sort(ranges_.begin(), ranges_.end(),
-                   [](const MemoryRange &a, const MemoryRange &b) { return a.start < b.start; });
-  for (const MemoryRange &range : ranges_) longest_ = std::max(longest_, range.size);
+    : file_(std::move(file)), rangeCount_(ranges.size()) {
+  pieces_ = disjointPieces(std::move(ranges));
 }
 
 bool MinidumpMemory::read(uint64_t address, std::span<uint8_t> out) const {
-  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), address,
-                             [](uint64_t a, const MemoryRange &r) { return a < r.start; });
-  // Ranges may overlap: walk back over every range that could contain the address.
-  while (it != ranges_.begin()) {
+  for (size_t done = 0; done < out.size();) {
+    uint64_t at = address + done;
+    if (at < address) return false; // wrapped around
+    auto it = std::upper_bound(pieces_.begin(), pieces_.end(), at,
+                               [](uint64_t a, const MemoryRange &r) { return a < r.start; });
+    if (it == pieces_.begin()) return false;
     --it;
-    if (address - it->start >= longest_) break;
-    uint64_t delta = address - it->start;
-    if (delta < it->size && out.size() <= it->size - delta) {
-      std::memcpy(out.data(), file_->getBufferStart() + it->fileOffset + delta, out.size());
-      return true;
-    }
+    uint64_t delta = at - it->start;
+    if (delta >= it->size) return false;
+    size_t n = std::min<uint64_t>(out.size() - done, it->size - delta);
+    std::memcpy(out.data() + done, file_->getBufferStart() + it->fileOffset + delta, n);
+    done += n;
   }
-  return false;
+  return true;
 }
 
 } // namespace stackwalk::minidump

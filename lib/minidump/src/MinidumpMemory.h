@@ -17,16 +17,17 @@ struct MemoryRange {
 
 class MinidumpMemory : public MemorySource {
 public:
-  // Ranges must already be clipped to the file; overlaps are allowed (the
-  // first range that holds all the bytes of a read answers it).
+  // Ranges must already be clipped to the file. Where ranges overlap, each
+  // byte is read from the range that starts last (the nearest below it).
   MinidumpMemory(std::shared_ptr<llvm::MemoryBuffer> file, std::vector<MemoryRange> ranges);
+  // In O(log n) whatever the ranges: a read may span adjacent ranges.
   bool read(uint64_t address, std::span<uint8_t> out) const override;
-  size_t rangeCount() const { return ranges_.size(); }
+  size_t rangeCount() const { return rangeCount_; }
 
 private:
   std::shared_ptr<llvm::MemoryBuffer> file_;
-  std::vector<MemoryRange> ranges_; // sorted by start
-  uint64_t longest_ = 0;            // the largest size, to bound the backward search
+  std::vector<MemoryRange> pieces_; // sorted, disjoint: the ranges with overlaps resolved
+  size_t rangeCount_;
 };
 
 } // namespace stackwalk::minidump

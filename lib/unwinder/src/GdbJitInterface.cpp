@@ -1,5 +1,6 @@
 #include "stackwalk/unwinder/GdbJitInterface.h"
 
+#include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
 
 #include <set>
@@ -24,6 +25,43 @@ std::optional<uint64_t> descriptorAddress(const Target &target) {
 
 } // namespace
 
+namespace {
+
+// What was left out of the entry list, said once per kind rather than per entry:
+// a crafted list has thousands.
+struct SkippedEntries {
+  size_t unreadable = 0, repeated = 0, overBudget = 0;
+  std::optional<uint64_t> firstUnreadable;
+
+  void report(std::vector<std::string> &warnings) const {
+    if (unreadable)
+      warnings.push_back("GDB JIT: " + std::to_string(unreadable) + " entr" + (unreadable == 1 ? "y" : "ies") +
+                         " without a readable object file of at most 64 MiB (the first at " + hex(*firstUnreadable) +
+                         ")");
+    if (repeated)
+      warnings.push_back("GDB JIT: " + std::to_string(repeated) + " entries name an object already read");
+    if (overBudget)
+      warnings.push_back("GDB JIT: " + std::to_string(overBudget) +
+                         " object(s) left out: the dump's budget for images copied from its memory is spent");
+  }
+};
+
+Module jitModule(std::unique_ptr<ModuleImage> image, const std::string &name) {
+  Module module;
+  module.name = name;
+  module.recordedPath = "[jit]";
+  module.dynamic = true;
+  module.base = image->preferredBase();
+  uint64_t end = module.base;
+  for (const LoadSegment &segment : image->segments()) end = std::max(end, segment.vaddr + segment.memSize);
+  module.size = end - module.base;
+  module.image = std::shared_ptr<ModuleImage>(std::move(image));
+  module.imageNote = "registered through the GDB JIT interface";
+  return module;
+}
+
+} // namespace
+
 void addGdbJitModules(Target &target, std::vector<std::string> &warnings) {
   auto descriptor = descriptorAddress(target);
   if (!descriptor) return;
@@ -34,7 +72,8 @@ void addGdbJitModules(Target &target, std::vector<std::string> &warnings) {
     warnings.push_back("the GDB JIT descriptor at " + hex(*descriptor) + " is not in the dump");
     return;
   }
-  std::set<uint64_t> visited;
+  std::set<uint64_t> visited, objects;
+  SkippedEntries skipped;
   size_t added = 0;
   for (; *entry; entry = target.readPointer(*entry, size)) {
     if (!visited.insert(*entry).second || visited.size() > MaxEntries) {
@@ -43,30 +82,28 @@ void addGdbJitModules(Target &target, std::vector<std::string> &warnings) {
     }
     auto symfile = target.readPointer(*entry + 2 * size, size);
     auto symfileSize = target.readValue<uint64_t>(*entry + 3 * size);
-    if (!symfile || !symfileSize || *symfileSize > MaxObjectBytes) {
-      warnings.push_back("GDB JIT entry at " + hex(*entry) + ": its object is unreadable or too large");
+    if (symfile && !objects.insert(*symfile).second) {
+      ++skipped.repeated;
       continue;
     }
-    std::string name = "jit@" + hex(*symfile);
-    auto image = ModuleImage::fromMemory(target, *symfile, *symfileSize, name);
+    if (symfile && symfileSize && *symfileSize > target.budget.copiedImageBytesLeft()) {
+      ++skipped.overBudget;
+      continue;
+    }
+    std::string name = symfile ? "jit@" + hex(*symfile) : "";
+    auto image = symfile && symfileSize && *symfileSize <= MaxObjectBytes
+                     ? ModuleImage::fromMemory(target, *symfile, *symfileSize, name)
+                     : llvm::Expected<std::unique_ptr<ModuleImage>>(fail("unreadable"));
     if (!image || (*image)->segments().empty()) {
       if (!image) llvm::consumeError(image.takeError());
-      warnings.push_back("GDB JIT entry at " + hex(*entry) + ": no object file at " + hex(*symfile));
+      if (!skipped.unreadable++) skipped.firstUnreadable = *entry;
       continue;
     }
-    Module module;
-    module.name = name;
-    module.recordedPath = "[jit]";
-    module.dynamic = true;
-    module.base = (*image)->preferredBase();
-    uint64_t end = module.base;
-    for (const LoadSegment &segment : (*image)->segments()) end = std::max(end, segment.vaddr + segment.memSize);
-    module.size = end - module.base;
-    module.image = std::shared_ptr<ModuleImage>(std::move(*image));
-    module.imageNote = "registered through the GDB JIT interface";
-    target.modules.push_back(std::move(module));
+    target.budget.takeCopiedImage((*image)->memoryBytes().size());
+    target.modules.push_back(jitModule(std::move(*image), name));
     ++added;
   }
+  skipped.report(warnings);
   if (added) target.sortModules();
 }
 

@@ -44,9 +44,10 @@ public:
                                                                  uint64_t maxSize, const std::string &name);
   // A 64-bit PE image the loader mapped at `base`, rebuilt in file layout from
   // memory (full-memory minidumps): fails unless the headers and every section
-  // are in the dump.
+  // are in the dump, and when the file would take more than maxBytes (or 256 MiB).
   static llvm::Expected<std::unique_ptr<ModuleImage>> fromLoadedPe(const MemorySource &memory, uint64_t base,
-                                                                   const std::string &name);
+                                                                   const std::string &name,
+                                                                   uint64_t maxBytes = UINT64_MAX);
 
   const std::string &path() const { return path_; }
   // True for an image copied from the dump (the vDSO), which has no file.

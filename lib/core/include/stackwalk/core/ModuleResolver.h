@@ -41,7 +41,8 @@ public:
 private:
   // Sets the module's imageNote and identityUnchecked.
   std::shared_ptr<ModuleImage> findImage(Module &module) const;
-  static std::shared_ptr<ModuleImage> imageFromMemory(const Target &target, Module &module);
+  // Within the dump's budget for copied images (DumpBudget.h).
+  static std::shared_ptr<ModuleImage> imageFromMemory(Target &target, Module &module);
   std::unique_ptr<ModuleImage> findDebugImage(const ModuleImage &image) const;
   // The PDB of a PE module: flat, or in symbol-store layout name.pdb/<id>/name.pdb.
   std::optional<std::string> findPdb(const Module &module, const ModuleImage &image) const;

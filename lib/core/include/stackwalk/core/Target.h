@@ -2,6 +2,7 @@
 #pragma once
 
 #include "stackwalk/core/Arch.h"
+#include "stackwalk/core/DumpBudget.h"
 #include "stackwalk/core/Memory.h"
 #include "stackwalk/core/Module.h"
 #include "stackwalk/core/Registers.h"
@@ -69,6 +70,7 @@ public:
   std::vector<Module> unloadedModules;            // modules the process had unloaded
   std::vector<std::pair<std::string, std::string>> annotations; // e.g. Crashpad's
   std::optional<AssertionInfo> assertion;
+  DumpBudget budget; // what this dump may make stackwalk copy out of its memory
 
   // Modules sorted by base; call sortModules() after changing the list.
   std::vector<Module> modules;
