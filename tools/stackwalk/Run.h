@@ -25,7 +25,7 @@ struct RunOptions {
   bool scanEveryWord = false;       // --all-words: every word, not only the candidates
   bool runtimeInfo = false;         // --runtime-info: describe the .NET runtime instead
   std::string unwindInfo;           // --unwind-info WHERE: describe the unwind data there instead
-  uint64_t maxDebugBytes = uint64_t(2) << 30; // DWARF per module file, uncompressed
+  uint64_t maxDebugBytes = uint64_t(2) << 30; // DWARF per dump, uncompressed (DebugInfoBudget.h)
   // Walk in worker processes under these limits (always for a batch; for one
   // dump when --timeout or --max-memory is given). `workers` comes from `jobs`.
   std::optional<WorkerLimits> isolation;

@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
       ->default_val(options.walk.limits.maxFrames)
       ->check(CLI::Range(1u, 1000000u));
   app.add_option("--max-debug-bytes", options.maxDebugBytes,
-                 "read a module's DWARF only up to this size uncompressed (default 2 GiB)")
+                 "DWARF read per dump, across its modules, uncompressed (default 2 GiB)")
       ->default_val(options.maxDebugBytes);
   app.add_option("--max-threads", options.walk.maxThreads, "threads walked at most")
       ->default_val(options.walk.maxThreads)

@@ -300,28 +300,29 @@ std::optional<ModuleImage::PdbReference> ModuleImage::pdbReference() const {
 }
 
 std::optional<uint64_t> ModuleImage::symbolAddress(StringRef name) const {
-  auto search = [&](auto symbols) -> std::optional<uint64_t> {
-    for (const SymbolRef &symbol : symbols) {
-      Expected<StringRef> symbolName = symbol.getName();
-      if (!symbolName) {
-        consumeError(symbolName.takeError());
-        continue;
-      }
-      if (*symbolName != name) continue;
-      Expected<uint64_t> address = symbol.getAddress();
-      if (address) return *address;
-      consumeError(address.takeError());
-    }
-    return std::nullopt;
-  };
   if (!symbolTablesUsable_) return std::nullopt;
-  if (auto found = search(object_->symbols())) return found;
-  if (const auto *elf = dyn_cast<ELFObjectFileBase>(object_.get())) {
-    auto dynamic = elf->getDynamicSymbolIterators();
-    return search(llvm::make_range(dynamic.begin(), dynamic.end()));
+  if (const auto *coff = dyn_cast<COFFObjectFile>(object_.get()))
+    if (auto exported = exportAddress(*coff, name)) return exported;
+  if (!symbolIndex_) {
+    symbolIndex_ = std::make_unique<DenseMap<StringRef, uint64_t>>();
+    auto index = [&](auto symbols) {
+      for (const SymbolRef &symbol : symbols) {
+        Expected<StringRef> symbolName = symbol.getName();
+        Expected<uint64_t> address = symbol.getAddress();
+        if (symbolName && address && !symbolName->empty()) symbolIndex_->try_emplace(*symbolName, *address);
+        if (!symbolName) consumeError(symbolName.takeError());
+        if (!address) consumeError(address.takeError());
+      }
+    };
+    index(object_->symbols());
+    if (const auto *elf = dyn_cast<ELFObjectFileBase>(object_.get())) {
+      auto dynamic = elf->getDynamicSymbolIterators();
+      index(llvm::make_range(dynamic.begin(), dynamic.end()));
+    }
   }
-  if (const auto *coff = dyn_cast<COFFObjectFile>(object_.get())) return exportAddress(*coff, name);
-  return std::nullopt;
+  auto found = symbolIndex_->find(name);
+  if (found == symbolIndex_->end()) return std::nullopt;
+  return found->second;
 }
 
 // A DLL's exports are not in its COFF symbol table (release DLLs have none):

@@ -165,7 +165,9 @@ std::optional<uint64_t> Symbolizer::pdbFunctionStart(const ModuleImage &image, u
   return std::nullopt;
 }
 
-DWARFContext *Symbolizer::dwarf(const ModuleImage &image, uint64_t fileAddress) {
+DWARFContext *Symbolizer::dwarf(const Module &module, uint64_t fileAddress) {
+  if (!module.image || module.debugInfoRefused) return nullptr;
+  const ModuleImage &image = *module.image;
   if (!moduleFor(image)) return nullptr;
   auto dwarf = dwarfContexts_.find(&image);
   if (dwarf == dwarfContexts_.end() || !dwarfReadableAt(image, fileAddress)) return nullptr;
@@ -178,11 +180,12 @@ const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint
   uint64_t fileAddress = address - module.loadBias();
   // By image and file address: the cache holds nothing that depends on where
   // a dump had the module loaded, so dumps of a batch share it.
-  auto key = std::make_pair(&image, fileAddress);
+  bool withDebugInfo = !module.debugInfoRefused;
+  auto key = std::make_tuple(&image, fileAddress, withDebugInfo);
   auto cached = cache_.find(key);
   if (cached != cache_.end()) return cached->second;
 
-  symbolize::SymbolizableModule *symbols = moduleFor(image);
+  symbolize::SymbolizableModule *symbols = moduleFor(image, withDebugInfo);
   // The rest of the module keeps its DWARF; this address is named by the symbol table.
   if (symbols && !dwarfReadableAt(image, fileAddress)) symbols = moduleFor(image, /*withDebugInfo=*/false);
   std::vector<SourceFrame> &frames = cache_[key];

@@ -87,7 +87,7 @@ std::optional<FrameScope> makeFrameScope(Symbolizer &symbolizer, const MemorySou
   scope.frame = &frame;
   scope.loadBias = frame.module->loadBias();
   scope.pc = frame.symbolAddress() - scope.loadBias;
-  DWARFContext *dwarf = symbolizer.dwarf(*frame.module->image, scope.pc);
+  DWARFContext *dwarf = symbolizer.dwarf(*frame.module, scope.pc);
   if (!dwarf) return std::nullopt;
   scope.unit = dwarf->getCompileUnitForCodeAddress(scope.pc);
   if (!scope.unit) return std::nullopt;

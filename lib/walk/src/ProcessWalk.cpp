@@ -1,5 +1,6 @@
 #include "stackwalk/walk/ProcessWalk.h"
 
+#include "DebugInfoBudget.h"
 #include "NativeFrames.h"
 
 #include "stackwalk/core/Fail.h"
@@ -95,6 +96,7 @@ ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, c
   report_.target = target_.get();
   report_.warnings = target_->warnings;
   registered_ = RegisteredCode::find(*target_, options.perfMap, session.images, report_.warnings);
+  limitDebugInfo(*target_, session.symbolizer.maxDebugBytes(), report_.warnings);
   report_.threads = selectThreads(*target_, options, report_.warnings);
   runtime_ = openManagedRuntime(*target_, report_.warnings);
   if (runtime_) report_.runtime = runtime_->summary();

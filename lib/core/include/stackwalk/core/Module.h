@@ -41,6 +41,9 @@ struct Module {
   // The file was used although the dump records no identity to check it
   // against: its names do not go into crash signatures unless asked.
   bool identityUnchecked = false;
+  // The dump's budget for debug info was spent before this module's turn:
+  // it is named by its symbol tables only (lib/walk's DebugInfoBudget.h).
+  bool debugInfoRefused = false;
 
   bool contains(uint64_t address) const {
     return address >= base && address - base < size;

@@ -7,6 +7,7 @@
 
 #include "stackwalk/core/Memory.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -139,6 +140,10 @@ private:
   std::vector<uint8_t> buildId_;
   std::optional<PeIdentity> peIdentity_;
   bool symbolTablesUsable_ = true;
+  // Symbol name -> file address, .symtab before .dynsym, built on the first
+  // lookup: a dump may give thousands of modules one file, and each module
+  // asks for the same few names.
+  mutable std::unique_ptr<llvm::DenseMap<llvm::StringRef, uint64_t>> symbolIndex_;
   uint64_t preferredBase_ = 0;
   std::vector<LoadSegment> segments_;
   std::unique_ptr<ModuleImage> debug_;

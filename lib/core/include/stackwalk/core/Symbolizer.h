@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace llvm {
@@ -47,9 +48,12 @@ public:
   // and the physical function last. Empty when nothing is known. Pass the
   // frame's lookup address (ip - 1 for a return address).
   const std::vector<SourceFrame> &symbolize(const Module &module, uint64_t address);
-  // The image's DWARF, for readers of more than names (function arguments);
-  // null when it has none, or when the unit at this file address does not parse.
-  llvm::DWARFContext *dwarf(const ModuleImage &image, uint64_t fileAddress);
+  // The module's DWARF, for readers of more than names (function arguments);
+  // null when it has none, when its debug info is refused, or when the unit at
+  // this file address does not parse.
+  llvm::DWARFContext *dwarf(const Module &module, uint64_t fileAddress);
+  // The most DWARF read for one image (and, in a walk, for one dump), uncompressed.
+  uint64_t maxDebugBytes() const { return maxDebugBytes_; }
 
 private:
   llvm::symbolize::SymbolizableModule *moduleFor(const ModuleImage &image, bool withDebugInfo = true);
@@ -59,7 +63,8 @@ private:
 
   // By image and whether its debug info is used (without: for code in units LLVM cannot parse).
   std::map<std::pair<const ModuleImage *, bool>, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
-  std::map<std::pair<const ModuleImage *, uint64_t>, std::vector<SourceFrame>> cache_;
+  // By image, file address and whether debug info was used (Module::debugInfoRefused).
+  std::map<std::tuple<const ModuleImage *, uint64_t, bool>, std::vector<SourceFrame>> cache_;
   std::vector<SourceFrame> empty_;
   uint64_t maxDebugBytes_;
   std::map<const ModuleImage *, llvm::pdb::IPDBSession *> pdbSessions_; // owned by the modules' contexts
