@@ -89,6 +89,15 @@ def check_every_dump_bounded(stackwalk, crafted, unpacked):
             warnings = json.loads(out)["warnings"]
             check(any(EXPECTED_WARNINGS[name] in w for w in warnings),
                   f"{name}: warns '{EXPECTED_WARNINGS[name]}' ({[w[:100] for w in warnings]})")
+    threads = os.path.join(crafted, "many-threads.core")
+    rc, out, _ = capped(stackwalk, [threads, "-a", "--json", "--max-total-frames", "5000"], unpacked)
+    report = json.loads(out) if rc == 0 else {"threads": [], "warnings": []}
+    walked = len(report["threads"])
+    check(0 < walked < 5000 and any(f"{100000 - walked} of 100000 threads not walked" in w for w in report["warnings"]),
+          f"--max-total-frames 5000: the threads past the budget are left out, with a warning ({walked} walked)")
+    rc, out, _ = capped(stackwalk, [threads, "-a", "--max-total-frames", "5000"], unpacked)
+    check(rc == 0 and out.decode().rstrip().splitlines()[-1].startswith("warning:") and b"not walked" in out,
+          "in text, that warning closes the report")
     rc, out, _ = capped(stackwalk, [os.path.join(crafted, "pe-claims.dmp"), "--json"], unpacked)
     rebuilt = [m["path"] for m in json.loads(out)["modules"] if "rebuilt" in (m.get("note") or "")] if rc == 0 else None
     check(rebuilt == [], f"pe-claims.dmp: no PE image rebuilt from headers that claim 256 MiB ({rebuilt})")

@@ -122,9 +122,17 @@ void printRegisters(std::ostream &out, const RegisterFile &regs) {
 class TextPrinter : public ReportPrinter {
 public:
   TextPrinter(std::ostream &out, const PrintOptions &options) : out_(out), options_(options), paint_(options.colour) {}
-  void begin(const Report &report) override { printHeader(out_, report, paint_); }
+  void begin(const Report &report) override {
+    printHeader(out_, report, paint_);
+    warningsPrinted_ = report.warnings.size();
+  }
   void thread(const ReportThread &thread) override;
-  void end(const Report &) override {}
+  // Warnings the walk added after the header (a budget spent) close the report.
+  void end(const Report &report) override {
+    if (warningsPrinted_ < report.warnings.size()) out_ << "\n";
+    for (size_t i = warningsPrinted_; i < report.warnings.size(); ++i)
+      out_ << paint_(Paint::Warning, "warning:") << " " << printable(report.warnings[i]) << "\n";
+  }
 
 private:
   void threadHeader(const ReportThread &thread);
@@ -134,6 +142,7 @@ private:
   std::ostream &out_;
   PrintOptions options_;
   TextStyle paint_;
+  size_t warningsPrinted_ = 0;
 };
 
 void TextPrinter::thread(const ReportThread &thread) {

@@ -109,6 +109,10 @@ int main(int argc, char **argv) {
   app.add_option("--max-threads", options.walk.maxThreads, "threads walked at most")
       ->default_val(options.walk.maxThreads)
       ->check(CLI::Range(size_t(1), size_t(10000000)));
+  app.add_option("--max-total-frames", options.walk.maxTotalFrames,
+                 "frames of all threads of a dump together at most; later threads are not walked")
+      ->default_val(options.walk.maxTotalFrames)
+      ->check(CLI::Range(size_t(1), size_t(1) << 40));
   app.add_option("--signature-frames", options.print.signatureFrames, "frames in a signature or summary line")
       ->default_val(options.print.signatureFrames)
       ->check(CLI::Range(1u, 100u));

@@ -72,12 +72,10 @@ CrashpadInfo::ModuleAnnotations readModuleInfo(const Reader &reader, uint32_t in
 }
 
 std::string utf16Field(std::span<const uint8_t> bytes) {
-  std::string out;
   std::vector<llvm::UTF16> units(bytes.size() / 2);
   std::memcpy(units.data(), bytes.data(), units.size() * 2);
-  auto end = std::find(units.begin(), units.end(), 0);
-  llvm::convertUTF16ToUTF8String(llvm::ArrayRef<llvm::UTF16>(units.data(), size_t(end - units.begin())), out);
-  return out;
+  units.erase(std::find(units.begin(), units.end(), 0), units.end());
+  return Reader::utf16ToUtf8(std::move(units));
 }
 
 } // namespace

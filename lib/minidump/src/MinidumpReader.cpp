@@ -84,8 +84,18 @@ std::optional<std::string> Reader::string(uint64_t rva) const {
   // Strings sit at any offset: assemble the UTF-16 units byte by byte.
   std::vector<llvm::UTF16> units(bytes.size() / 2);
   for (size_t i = 0; i < units.size(); ++i) units[i] = llvm::UTF16(bytes[2 * i] | bytes[2 * i + 1] << 8);
+  return utf16ToUtf8(std::move(units));
+}
+
+std::string Reader::utf16ToUtf8(std::vector<llvm::UTF16> units) {
+  auto high = [](llvm::UTF16 u) { return u >= 0xd800 && u <= 0xdbff; };
+  auto low = [](llvm::UTF16 u) { return u >= 0xdc00 && u <= 0xdfff; };
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (high(units[i]) && i + 1 < units.size() && low(units[i + 1])) ++i; // a pair
+    else if (high(units[i]) || low(units[i])) units[i] = 0xfffd;
+  }
   std::string out;
-  if (!llvm::convertUTF16ToUTF8String(units, out)) return std::nullopt;
+  llvm::convertUTF16ToUTF8String(units, out); // cannot fail without lone surrogates
   return out;
 }
 

@@ -4,6 +4,8 @@
 // one stream that runs past the end of the file.
 #pragma once
 
+#include "llvm/Support/ConvertUTF.h"
+
 #include "llvm/BinaryFormat/Minidump.h"
 #include "llvm/Support/Error.h"
 
@@ -41,6 +43,9 @@ public:
 
   // A MINIDUMP_STRING (u32 byte length, UTF-16LE) as UTF-8.
   std::optional<std::string> string(uint64_t rva) const;
+  // UTF-16 as Windows names hold it: a lone surrogate (NTFS allows any 16-bit
+  // unit) becomes U+FFFD, so the rest of the name survives.
+  static std::string utf16ToUtf8(std::vector<llvm::UTF16> units);
   // A Crashpad MinidumpUTF8String (u32 length, bytes).
   std::optional<std::string> utf8String(uint64_t rva) const;
 

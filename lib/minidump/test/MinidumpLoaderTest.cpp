@@ -264,3 +264,11 @@ TEST_CASE("not a minidump, or no directory: an error") {
   REQUIRE_FALSE(bool(none));
   llvm::consumeError(none.takeError());
 }
+
+TEST_CASE("Minidump strings keep a name around a lone surrogate", "[minidump]") {
+  using stackwalk::minidump::Reader;
+  CHECK(Reader::utf16ToUtf8({'a', 0xd800, 'b'}) == "a\xef\xbf\xbd" "b");      // U+FFFD for the lone high surrogate
+  CHECK(Reader::utf16ToUtf8({0xdc00, 'x'}) == "\xef\xbf\xbd" "x");            // and for a lone low one
+  CHECK(Reader::utf16ToUtf8({0xd83d, 0xde00}) == "\xf0\x9f\x98\x80");         // a pair stays a pair (U+1F600)
+  CHECK(Reader::utf16ToUtf8({'n', 't', 'd', 'l', 'l'}) == "ntdll");
+}

@@ -160,7 +160,15 @@ ReportThread ProcessWalk::walkThread(const ThreadInfo &info, const WalkOptions &
 
 std::optional<ReportThread> ProcessWalk::nextThread() {
   if (nextThread_ >= report_.threads.size()) return std::nullopt;
+  if (framesWalked_ >= options_.maxTotalFrames) {
+    report_.warnings.push_back(std::to_string(report_.threads.size() - nextThread_) + " of " +
+                               std::to_string(report_.threads.size()) + " threads not walked: the threads before them " +
+                               "hold " + std::to_string(framesWalked_) + " frames (--max-total-frames)");
+    nextThread_ = report_.threads.size();
+    return std::nullopt;
+  }
   ReportThread thread = walkThread(*report_.threads[nextThread_++], options_);
+  framesWalked_ += thread.frames.size();
   if (thread.crashed && walksAsSignatureDoes(options_))
     report_.signature = threadSignature(thread, options_.signatureFrames, options_.trustUncheckedFiles);
   return thread;

@@ -27,6 +27,7 @@ struct WalkOptions {
   WalkLimits limits;
   std::optional<ManualStart> start; // for the one selected thread
   size_t maxThreads = 100000;       // threads walked at most; a hostile dump may claim millions
+  size_t maxTotalFrames = 1000000;  // frames of all threads together; the threads past it are not walked
   bool managedOnly = false;         // only managed frames and runtime Frames (StackWalk.md's walk)
   bool arguments = false;           // function arguments from debug info (--args)
   ModuleSearchOptions search;       // where module files are looked for
@@ -49,7 +50,8 @@ public:
   const Target &target() const { return *target_; }
   // Everything but the threads.
   const Report &report() const { return report_; }
-  // Walks the next selected thread; nullopt after the last.
+  // Walks the next selected thread; nullopt after the last, or once the
+  // threads walked hold maxTotalFrames frames (a warning says how many were left).
   std::optional<ReportThread> nextThread();
   // The report with what is known only at the end: the crash's signature
   // (a walk of the crashing thread of its own when the options changed it).
@@ -69,6 +71,7 @@ private:
   std::unique_ptr<DumpUnwinders> unwinders_;
   Report report_;
   size_t nextThread_ = 0;
+  size_t framesWalked_ = 0; // entries of the threads returned so far, for maxTotalFrames
 };
 
 } // namespace stackwalk
