@@ -1,7 +1,7 @@
 // Shared by the fuzz targets that load whole dumps: the production walk
 // (ProcessWalk, with the unwinder policy every walk uses) of every thread,
-// and the printers. No module file is read from the host: the sysroot does
-// not exist and no debug root is searched; images from the dump's own memory
+// and the printers. No module file is read from the host (as --no-host-files:
+// no sysroot, no debug root); images from the dump's own memory
 // (the vDSO, GDB JIT objects, PE images rebuilt from memory) still are.
 #pragma once
 
@@ -19,8 +19,7 @@ inline WalkOptions walkOptions(bool arguments) {
   options.limits.maxFrames = 64;
   options.maxThreads = 64;
   options.arguments = arguments;
-  options.search.sysroot = "/nonexistent-stackwalk-fuzz-sysroot";
-  options.search.debugRoots.clear();
+  options.search.hostFiles = false; // as --no-host-files: a mutated path must not open host files
   return options;
 }
 

@@ -13,8 +13,13 @@ if [ -d "$corpus" ]; then
   find "$corpus/minidump" -name '*.dmp' -exec cp {} "$out"/minidump/ \;
   cp "$corpus"/elfcore/lldb/linux-x86_64.core "$out"/elfcore/
 fi
-# The whole walk reads dumps of either format.
+# The whole walk reads dumps of either format, and the crafted hostile dumps
+# (test/hostile) small enough to mutate: JIT entries, a zstd bomb, PE claims.
 cp "$out"/elfcore/* "$out"/minidump/* "$out"/walk/
+hostile=$(mktemp -d)
+python3 "$here"/../test/hostile/make-hostile.py "$build"/dumps "$hostile" >/dev/null
+find "$hostile" -size -2M -type f -exec cp {} "$out"/walk/ \;
+rm -rf "$hostile"
 cp "$build"/dumps/bin/crash-segv "$build"/dumps/bin/stripped "$build"/dumps/windows/bin/threads-O2.exe "$out"/module_image/
 # Programs whose DWARF has parameters, location lists and call sites (-O2), and a MinGW PE with DWARF.
 cp "$build"/dumps/bin/args-O0 "$build"/dumps/bin/args-O2 "$build"/dumps/bin/recursion-alloca "$out"/frame_arguments/

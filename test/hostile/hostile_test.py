@@ -103,6 +103,17 @@ def check_every_dump_bounded(stackwalk, crafted, unpacked):
     check(rebuilt == [], f"pe-claims.dmp: no PE image rebuilt from headers that claim 256 MiB ({rebuilt})")
 
 
+def check_batch(stackwalk, crafted, unpacked):
+    """Every crafted dump in one batch with good ones: a report line for each, in order."""
+    good = os.path.join(unpacked, "cores", "crash-segv.core")
+    batch = [good] + [os.path.join(crafted, n) for n in sorted(os.listdir(crafted)) if "dotnet" not in n] + [good]
+    r = subprocess.run([stackwalk, *batch, "--ndjson", "-a", "--untrusted", "--jobs", "2"], cwd=unpacked,
+                       capture_output=True, timeout=20 * time_limit(stackwalk))
+    lines = [json.loads(line) for line in r.stdout.splitlines()]
+    check(r.returncode == 0 and [d["dump"]["path"] for d in lines] == batch and all("threads" in d for d in lines),
+          f"a batch of every crafted dump between two good ones: each reported, in order (exit {r.returncode})")
+
+
 def check_text_escaped(stackwalk, crafted, unpacked):
     """ESC, C1 and bidi characters from thread names, module paths, the process name and
     arguments, and an exception message: every text form prints them escaped."""
@@ -229,6 +240,7 @@ def main(stackwalk, unpacked, options):
     with tempfile.TemporaryDirectory() as crafted:
         subprocess.run([sys.executable, os.path.join(HERE, "make-hostile.py"), unpacked, crafted], check=True)
         check_every_dump_bounded(stackwalk, crafted, unpacked)
+        check_batch(stackwalk, crafted, unpacked)
         check_text_escaped(stackwalk, crafted, unpacked)
         check_host_paths(stackwalk, crafted, unpacked)
     check_traps(stackwalk, unpacked)
