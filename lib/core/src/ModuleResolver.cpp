@@ -178,7 +178,7 @@ namespace {
 // The PDB's own GUID and age, spelled as debug ids are.
 std::optional<std::string> pdbFileDebugId(const std::string &path) {
   std::unique_ptr<llvm::pdb::IPDBSession> session;
-  if (llvm::Error err = llvm::pdb::NativeSession::createFromPdbPath(path, session)) {
+  if (llvm::Error err = openPdbSession(path, session)) {
     llvm::consumeError(std::move(err));
     return std::nullopt;
   }

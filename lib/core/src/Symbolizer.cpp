@@ -1,4 +1,5 @@
 #include "stackwalk/core/Symbolizer.h"
+#include "stackwalk/core/RegularFile.h"
 #include "stackwalk/core/DwarfUnitCheck.h"
 #include "stackwalk/core/Win64FunctionTable.h"
 
@@ -89,7 +90,7 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
   const auto *coff = dyn_cast<object::COFFObjectFile>(&image.object());
   if (coff && !image.pdbPath().empty()) {
     std::unique_ptr<pdb::IPDBSession> session;
-    if (Error err = pdb::loadDataForPDB(pdb::PDB_ReaderType::Native, image.pdbPath(), session)) {
+    if (Error err = openPdbSession(image.pdbPath(), session)) {
       consumeError(std::move(err));
     } else {
       // The context owns the session for as long as the module is cached;
