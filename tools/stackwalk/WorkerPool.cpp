@@ -1,6 +1,8 @@
 #include "WorkerPool.h"
 #include "WorkerChannel.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -36,6 +38,8 @@ uint64_t workerDump = 0;
   prctl(PR_SET_PDEATHSIG, SIGKILL); // never outlive the supervisor
   workerSocket = socket;
   std::set_new_handler(outOfMemoryInWorker);
+  // LLVM's own allocations (safe_malloc, decompression buffers) report failure here, not through new.
+  llvm::install_bad_alloc_error_handler([](void *, const char *, bool) { outOfMemoryInWorker(); });
   while (std::optional<uint64_t> dump = receiveDumpIndex(socket)) {
     workerDump = *dump;
     std::optional<DumpFailure> failure;
