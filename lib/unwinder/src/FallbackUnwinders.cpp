@@ -32,7 +32,9 @@ UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &targ
   auto savedFp = target.readPointer(*fp, size);
   auto returnAddress = target.readPointer(*fp + size, size);
   if (!savedFp || !returnAddress) return UnwindResult::noInfo("the frame record is not in the dump");
-  if (*returnAddress == 0) return UnwindResult::endOfStack("the frame-pointer chain ends");
+  // A zero return address ends the chain, not necessarily the stack: code
+  // that keeps no frame pointer leaves one behind by chance, so the scan is tried.
+  if (*returnAddress == 0) return UnwindResult::noInfo("the frame-pointer chain ends");
   if (!target.isExecutable(*returnAddress))
     return UnwindResult::noInfo("the frame record's return address is not in executable memory");
   UnwindResult result;

@@ -293,12 +293,14 @@ TEST_CASE("frame pointer: the saved return address must be executable", "[fallba
   CHECK(FramePointerUnwinder().unwind(fx.frame(CodeStart, Stack, Stack + 0x40), fx.target()).status == Status::NoInfo);
 }
 
-TEST_CASE("frame pointer: a null saved return address ends the stack", "[fallback][fp]") {
+TEST_CASE("frame pointer: a null saved return address ends the chain, not the stack", "[fallback][fp]") {
+  // Code without frame pointers can leave rbp at a record of zeros: the scan decides.
   Fixture fx;
   fx.word(0x40, 0);
   fx.word(0x48, 0);
   UnwindResult r = FramePointerUnwinder().unwind(fx.frame(CodeStart, Stack, Stack + 0x40), fx.target());
-  CHECK(r.status == Status::EndOfStack);
+  CHECK(r.status == Status::NoInfo);
+  CHECK(r.detail == "the frame-pointer chain ends");
 }
 
 TEST_CASE("frame pointer on 32-bit x86: 4-byte records at [ebp]", "[fallback][fp]") {
@@ -501,5 +503,25 @@ TEST_CASE("a walk along a frame-pointer chain to its null end", "[fallback][walk
   CHECK(frames[2].ip == JitAfterCall);
   CHECK(frames[2].sp == Stack + 0x90);
   CHECK(frames[2].module == nullptr);
-  CHECK(w.walker->stopReason() == StopReason::EndOfStack);
+  // Nothing above the last record looks like a return address: the walk ends, without claiming the stack does.
+  CHECK(w.walker->stopReason() == StopReason::NoUnwindInfo);
+}
+
+TEST_CASE("a frame-pointer chain that ends early: the scan finds the caller above", "[fallback][walk]") {
+  // fill() built without frame pointers or unwind tables left rbp at zeros;
+  // main's return address is still on the stack, as gdb finds it.
+  Walk w;
+  w.fx.word(0x40, 0);
+  w.fx.word(0x48, 0);
+  w.fx.word(0x18, AfterCallRax);
+  w.thread.context = RegisterFile(Arch::X86_64);
+  w.thread.context.setPc(CodeStart + 0x20);
+  w.thread.context.setSp(Stack);
+  w.thread.context.set(Rbp, Stack + 0x40);
+
+  std::vector<Frame> frames = w.run();
+  REQUIRE(frames.size() >= 2);
+  CHECK(frames[1].trust == FrameTrust::Scan);
+  CHECK(frames[1].ip == AfterCallRax);
+  CHECK(frames[1].sp == Stack + 0x20);
 }
