@@ -301,8 +301,6 @@ std::optional<ModuleImage::PdbReference> ModuleImage::pdbReference() const {
 
 std::optional<uint64_t> ModuleImage::symbolAddress(StringRef name) const {
   if (!symbolTablesUsable_) return std::nullopt;
-  if (const auto *coff = dyn_cast<COFFObjectFile>(object_.get()))
-    if (auto exported = exportAddress(*coff, name)) return exported;
   if (!symbolIndex_) {
     symbolIndex_ = std::make_unique<DenseMap<StringRef, uint64_t>>();
     auto index = [&](auto symbols) {
@@ -321,8 +319,10 @@ std::optional<uint64_t> ModuleImage::symbolAddress(StringRef name) const {
     }
   }
   auto found = symbolIndex_->find(name);
-  if (found == symbolIndex_->end()) return std::nullopt;
-  return found->second;
+  if (found != symbolIndex_->end()) return found->second;
+  // A DLL's exports after its symbol table, as before the index.
+  if (const auto *coff = dyn_cast<COFFObjectFile>(object_.get())) return exportAddress(*coff, name);
+  return std::nullopt;
 }
 
 // A DLL's exports are not in its COFF symbol table (release DLLs have none):
