@@ -78,7 +78,8 @@ Json modulesJson(const std::vector<Module> &modules) {
                        {"debug_name", stringOrNull(module.debugFile)},
                        {"code_id", codeId(module)},
                        {"version", stringOrNull(module.version)},
-                       {"symbols", image ? std::string(image->symbolSource()) : "none"},
+                       {"symbol_file", module.symbolFile ? Json(module.symbolFile->path()) : Json(nullptr)},
+                       {"symbols", std::string(module.symbolSource())},
                        {"note", stringOrNull(module.imageNote)}});
     // Crashpad's per-module annotations, present only where the dump has them.
     if (!module.listAnnotations.empty()) out.back()["list_annotations"] = module.listAnnotations;

@@ -55,6 +55,8 @@ int checkInputs(const stackwalk::RunOptions &options, const std::string &fromFil
     problems = llvm::joinErrors(std::move(problems), stackwalk::checkGivenPath("--sysroot", search.sysroot, true));
   for (const std::string &dir : search.modulePaths)
     problems = llvm::joinErrors(std::move(problems), stackwalk::checkGivenPath("--module-path", dir, true));
+  for (const std::string &dir : search.symbolPaths)
+    problems = llvm::joinErrors(std::move(problems), stackwalk::checkGivenPath("--symbols-path", dir, true));
   if (!options.walk.perfMap.empty())
     problems = llvm::joinErrors(std::move(problems), stackwalk::checkGivenPath("--perf-map", options.walk.perfMap, false));
   if (!fromFile.empty()) {
@@ -92,6 +94,9 @@ int main(int argc, char **argv) {
       ->check(CLI::Range(1u, 1024u));
   app.add_option("--module-path", options.walk.search.modulePaths,
                  "directory with module, debug and PDB files: flat, .build-id tree or symbol store (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--symbols-path", options.walk.search.symbolPaths,
+                 "Breakpad symbol store: DIR/<debug file>/<debug id>/<debug file>.sym (repeatable)")
       ->allow_extra_args(false);
   app.add_option("-e,--executable", options.walk.search.executable,
                  "the main executable's file (its identity is still checked)");

@@ -10,6 +10,15 @@ std::shared_ptr<ModuleImage> ImageCache::file(const std::string &path) const {
   return found == files_.end() ? nullptr : found->second;
 }
 
+std::shared_ptr<const BreakpadSymbolFile> ImageCache::symbolFile(const std::string &path) const {
+  auto found = symbolFiles_.find(path);
+  return found == symbolFiles_.end() ? nullptr : found->second;
+}
+
+void ImageCache::addSymbolFile(const std::string &path, std::shared_ptr<const BreakpadSymbolFile> file) {
+  symbolFiles_[path] = std::move(file);
+}
+
 void ImageCache::addFile(const std::string &path, std::shared_ptr<ModuleImage> image) {
   files_[path] = std::move(image);
 }

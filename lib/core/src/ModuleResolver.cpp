@@ -10,6 +10,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace stackwalk {
@@ -217,6 +218,41 @@ std::optional<std::string> ModuleResolver::findPdb(const Module &module, const M
   return std::nullopt;
 }
 
+std::shared_ptr<const BreakpadSymbolFile> ModuleResolver::findSymbolFile(const Module &module, std::string &note) const {
+  std::string id = module.breakpadDebugId(), file = module.breakpadDebugFile();
+  // Both come from the dump: a name of a file, and hex digits, nothing that
+  // could climb out of the store.
+  bool safe = !file.empty() && file != "." && file != ".." && file.find_first_of("/\\") == std::string::npos &&
+              !id.empty() && std::all_of(id.begin(), id.end(), [](char c) { return llvm::isHexDigit(c); });
+  if (!safe) return nullptr;
+  llvm::StringRef stem(file);
+  if (stem.ends_with_insensitive(".pdb")) stem = stem.drop_back(4);
+  std::string symName = stem.str() + ".sym";
+  for (const std::string &dir : options_.symbolPaths) {
+    auto named = findIgnoringCase(dir, file);
+    auto keyed = named ? findIgnoringCase(*named, id) : std::nullopt;
+    auto path = keyed ? findIgnoringCase(*keyed, symName) : std::nullopt;
+    if (!path || !isRegularFile(*path)) continue;
+    std::shared_ptr<const BreakpadSymbolFile> symbols = cache_ ? cache_->symbolFile(*path) : nullptr;
+    if (!symbols) {
+      auto opened = BreakpadSymbolFile::open(*path);
+      if (!opened) {
+        note = llvm::toString(opened.takeError());
+        continue;
+      }
+      symbols = std::move(*opened);
+      if (cache_) cache_->addSymbolFile(*path, symbols);
+    }
+    if (!llvm::StringRef(symbols->header().debugId).equals_insensitive(id)) {
+      note = "symbol file " + *path + " rejected: its debug id is " + symbols->header().debugId;
+      continue;
+    }
+    note.clear();
+    return symbols;
+  }
+  return nullptr;
+}
+
 // A full-memory dump holds every loaded image: without its file, a PE module
 // is rebuilt from the process's memory (as WinDbg does), for its exports and
 // unwind info.
@@ -232,15 +268,19 @@ std::shared_ptr<ModuleImage> ModuleResolver::imageFromMemory(Target &target, Mod
 }
 
 void ModuleResolver::resolve(Target &target) const {
-  std::vector<std::string> missing, rejected;
+  std::vector<std::string> missing, rejected, symbolFileOnly;
   for (Module &module : target.modules) {
+    std::string symbolNote;
+    if (!options_.symbolPaths.empty()) module.symbolFile = findSymbolFile(module, symbolNote);
     if (!module.image) {
       module.image = findImage(module);
       if (!module.image && target.os() == OS::Windows) module.image = imageFromMemory(target, module);
-      if (!module.image) {
-        (module.imageNote == "no file found" ? missing : rejected).push_back(module.name);
-        continue;
-      }
+    }
+    if (!symbolNote.empty()) module.imageNote += (module.imageNote.empty() ? "" : "; ") + symbolNote;
+    if (!module.image) {
+      if (module.symbolFile) symbolFileOnly.push_back(module.name);
+      else (module.imageNote.starts_with("no file found") ? missing : rejected).push_back(module.name);
+      continue;
     }
     if (cache_) module.image = cache_->intern(std::move(module.image));
     if (!module.image->hasDwarf() && !module.image->debugImage())
@@ -257,6 +297,10 @@ void ModuleResolver::resolve(Target &target) const {
   };
   summarize(missing, "have no file");
   summarize(rejected, "have only files whose build-id differs from the dump's");
+  if (!symbolFileOnly.empty())
+    target.warnings.push_back(std::to_string(symbolFileOnly.size()) +
+                              " module(s) have only a Breakpad symbol file (named and unwound by it and by dump memory):" +
+                              llvm::join(symbolFileOnly, " ").insert(0, " "));
 }
 
 } // namespace stackwalk

@@ -175,7 +175,25 @@ DWARFContext *Symbolizer::dwarf(const Module &module, uint64_t fileAddress) {
   return dwarf->second.context;
 }
 
+const std::vector<SourceFrame> &Symbolizer::fromSymbolFile(const Module &module, uint64_t address) {
+  // Offsets from the module's base, and function starts as the image's file
+  // addresses, as every other source gives them.
+  uint64_t imageBase = module.image ? module.image->preferredBase() : 0;
+  auto key = std::make_tuple(module.symbolFile.get(), imageBase, address - module.base);
+  auto [cached, fresh] = symbolFileCache_.try_emplace(key);
+  if (fresh) {
+    cached->second = module.symbolFile->frames(address - module.base);
+    for (SourceFrame &frame : cached->second)
+      if (frame.functionStart) *frame.functionStart += imageBase;
+  }
+  return cached->second;
+}
+
 const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint64_t address) {
+  if (module.symbolSource() == "breakpad") {
+    const std::vector<SourceFrame> &frames = fromSymbolFile(module, address);
+    if (!frames.empty() || !module.image) return frames;
+  }
   if (!module.image) return empty_;
   const ModuleImage &image = *module.image;
   uint64_t fileAddress = address - module.loadBias();

@@ -9,6 +9,7 @@ std::string_view unwindStepName(UnwindStep step) {
   case UnwindStep::ManagedCode: return "managed_code";
   case UnwindStep::Win64UnwindInfo: return "win64_unwind_info";
   case UnwindStep::Cfi: return "cfi";
+  case UnwindStep::SymbolFileCfi: return "symbol_file_cfi";
   case UnwindStep::Dynamic: return "dynamic";
   case UnwindStep::RuntimeTransitions: return "runtime_transitions";
   case UnwindStep::BadCall: return "bad_call";
@@ -24,9 +25,10 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // Windows x64 code is described by its function tables (a leaf function
   // needs no entry), and its ABI has no frame-pointer chain: a function that
   // sets up a frame register may pick any nonvolatile one, and says which in
-  // its unwind info, so rbp is not followed there.
-  if (os == OS::Windows) return {ManagedCode, Win64UnwindInfo, RuntimeTransitions, BadCall, Scan};
-  return {ManagedCode, Cfi, Dynamic, RuntimeTransitions, BadCall, FramePointer, Scan};
+  // its unwind info, so rbp is not followed there. A Breakpad symbol file's
+  // STACK CFI stands in for a module file that is not at hand.
+  if (os == OS::Windows) return {ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, Scan};
+  return {ManagedCode, Cfi, SymbolFileCfi, Dynamic, RuntimeTransitions, BadCall, FramePointer, Scan};
 }
 
 DumpUnwinders::DumpUnwinders(const Target &target, CfiUnwinder &cfi, Unwinder &dynamic)
@@ -40,6 +42,7 @@ std::vector<Unwinder *> DumpUnwinders::chainFor(ManagedThreadWalk *managed) {
     case UnwindStep::ManagedCode: unwinder = managed ? managed->codeUnwinder() : nullptr; break;
     case UnwindStep::Win64UnwindInfo: unwinder = &win64_; break;
     case UnwindStep::Cfi: unwinder = &cfi_; break;
+    case UnwindStep::SymbolFileCfi: unwinder = &symbolFileCfi_; break;
     case UnwindStep::Dynamic: unwinder = &dynamic_; break;
     case UnwindStep::RuntimeTransitions: unwinder = managed ? managed->transitionUnwinder() : nullptr; break;
     case UnwindStep::BadCall: unwinder = &badCall_; break;

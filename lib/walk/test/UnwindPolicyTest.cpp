@@ -51,16 +51,16 @@ std::vector<FrameTrust> trusts(const std::vector<Unwinder *> &chain) {
 
 } // namespace
 
-TEST_CASE("x86-64 Linux: managed code, CFI, dynamic info, runtime Frames, then the fallbacks") {
-  CHECK(unwindPolicy(Arch::X86_64, OS::Linux) ==
-        std::vector<UnwindStep>{ManagedCode, Cfi, Dynamic, RuntimeTransitions, BadCall, FramePointer, Scan});
+TEST_CASE("x86-64 Linux: managed code, CFI (a file's, then a symbol file's), dynamic info, runtime Frames, then the fallbacks") {
+  CHECK(unwindPolicy(Arch::X86_64, OS::Linux) == std::vector<UnwindStep>{ManagedCode, Cfi, SymbolFileCfi, Dynamic,
+                                                                         RuntimeTransitions, BadCall, FramePointer, Scan});
   // A dump whose OS is not recorded is walked as a Linux one.
   CHECK(unwindPolicy(Arch::X86_64, OS::Unknown) == unwindPolicy(Arch::X86_64, OS::Linux));
 }
 
-TEST_CASE("x86-64 Windows: function tables, no CFI and no frame-pointer chain") {
+TEST_CASE("x86-64 Windows: function tables (or a symbol file's STACK CFI), no DWARF CFI and no frame-pointer chain") {
   CHECK(unwindPolicy(Arch::X86_64, OS::Windows) ==
-        std::vector<UnwindStep>{ManagedCode, Win64UnwindInfo, RuntimeTransitions, BadCall, Scan});
+        std::vector<UnwindStep>{ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, Scan});
 }
 
 TEST_CASE("architectures stackwalk cannot unwind yet get no unwinder") {
@@ -71,11 +71,11 @@ TEST_CASE("architectures stackwalk cannot unwind yet get no unwinder") {
 TEST_CASE("a thread without a managed runtime leaves the managed steps out") {
   Dump dump(Arch::X86_64, OS::Linux);
   std::vector<Unwinder *> chain = dump.unwinders.chainFor(nullptr);
-  REQUIRE(chain.size() == 5);
+  REQUIRE(chain.size() == 6);
   CHECK(chain[0] == &dump.cfi);
-  CHECK(chain[1] == &dump.dynamic);
-  CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::Cfi, FrameTrust::Dynamic, FrameTrust::Scan,
-                                                  FrameTrust::FramePointer, FrameTrust::Scan});
+  CHECK(chain[2] == &dump.dynamic);
+  CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::Cfi, FrameTrust::Cfi, FrameTrust::Dynamic,
+                                                  FrameTrust::Scan, FrameTrust::FramePointer, FrameTrust::Scan});
 }
 
 TEST_CASE("a managed thread's code unwinder comes first, its Frames after the native unwind info") {
@@ -83,20 +83,20 @@ TEST_CASE("a managed thread's code unwinder comes first, its Frames after the na
   SECTION("Linux") {
     Dump dump(Arch::X86_64, OS::Linux);
     std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
-    REQUIRE(chain.size() == 7);
+    REQUIRE(chain.size() == 8);
     CHECK(chain[0] == &managed.code);
     CHECK(chain[1] == &dump.cfi);
-    CHECK(chain[2] == &dump.dynamic);
-    CHECK(chain[3] == &managed.transitions);
+    CHECK(chain[3] == &dump.dynamic);
+    CHECK(chain[4] == &managed.transitions);
   }
   SECTION("Windows") {
     Dump dump(Arch::X86_64, OS::Windows);
     std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
-    REQUIRE(chain.size() == 5);
+    REQUIRE(chain.size() == 6);
     CHECK(chain[0] == &managed.code);
-    CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::UnwindInfo, FrameTrust::UnwindInfo,
+    CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::UnwindInfo, FrameTrust::UnwindInfo, FrameTrust::Cfi,
                                                     FrameTrust::RuntimeFrame, FrameTrust::Scan, FrameTrust::Scan});
-    CHECK(chain[2] == &managed.transitions);
+    CHECK(chain[3] == &managed.transitions);
   }
 }
 

@@ -11,6 +11,7 @@
 // can claim any build-id for its memory.
 #pragma once
 
+#include "stackwalk/core/BreakpadSymbolFile.h"
 #include "stackwalk/core/ModuleImage.h"
 
 #include <map>
@@ -28,10 +29,14 @@ public:
   // becomes it when there is none yet. Images with a file are returned as
   // they are.
   std::shared_ptr<ModuleImage> intern(std::shared_ptr<ModuleImage> image);
+  // The Breakpad symbol file read earlier from this path, or null.
+  std::shared_ptr<const BreakpadSymbolFile> symbolFile(const std::string &path) const;
+  void addSymbolFile(const std::string &path, std::shared_ptr<const BreakpadSymbolFile> file);
 
 private:
   std::map<std::string, std::shared_ptr<ModuleImage>> files_;
   std::map<std::string, std::shared_ptr<ModuleImage>> memory_; // by name and SHA-256
+  std::map<std::string, std::shared_ptr<const BreakpadSymbolFile>> symbolFiles_;
 };
 
 } // namespace stackwalk

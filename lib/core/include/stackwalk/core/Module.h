@@ -1,12 +1,14 @@
 // A module (executable or shared library) as the process had it loaded.
 #pragma once
 
+#include "stackwalk/core/BreakpadSymbolFile.h"
 #include "stackwalk/core/ModuleImage.h"
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace stackwalk {
@@ -44,10 +46,23 @@ struct Module {
   // The dump's budget for debug info was spent before this module's turn:
   // it is named by its symbol tables only (lib/walk's DebugInfoBudget.h).
   bool debugInfoRefused = false;
+  // Its Breakpad symbol file (--symbols-path), whose MODULE record matched
+  // the dump's debug id; it names frames where the image has no debug info,
+  // and its STACK CFI unwinds them.
+  std::shared_ptr<const BreakpadSymbolFile> symbolFile;
 
   bool contains(uint64_t address) const {
     return address >= base && address - base < size;
   }
+  // Where its frames are named from: "pdb", "dwarf", "breakpad", "symtab",
+  // "dynsym" or "none".
+  std::string_view symbolSource() const;
+  // How Breakpad symbol stores name its symbol file: the debug id (a PE's
+  // PDB GUID and age; for ELF and Mach-O, the first 16 bytes of the build-id
+  // or UUID as a GUID, age 0) and the debug file's name (the PDB's, else the
+  // module's). Empty when the dump records no identity.
+  std::string breakpadDebugId() const;
+  std::string breakpadDebugFile() const;
   // Runtime address minus this = the image's file address.
   uint64_t loadBias() const { return image ? base - image->preferredBase() : base; }
 };

@@ -18,6 +18,9 @@ struct ModuleSearchOptions {
   std::string executable;               // the main executable's file, as gdb's EXE argument
   std::string sysroot;                  // prefix for recorded absolute paths
   std::vector<std::string> modulePaths; // flat dirs and .build-id trees
+  // Breakpad symbol stores: DIR/<debug file>/<debug id>/<debug file>.sym
+  // (".pdb" replaced by ".sym").
+  std::vector<std::string> symbolPaths;
   std::vector<std::string> debugRoots{"/usr/lib/debug"};
   // False for untrusted dumps (--no-host-files): a recorded path is looked up
   // only under the sysroot, and debug files never under the host's debugRoots,
@@ -46,6 +49,9 @@ private:
   std::unique_ptr<ModuleImage> findDebugImage(const ModuleImage &image) const;
   // The PDB of a PE module: flat, or in symbol-store layout name.pdb/<id>/name.pdb.
   std::optional<std::string> findPdb(const Module &module, const ModuleImage &image) const;
+  // The module's Breakpad symbol file whose MODULE record names its debug id;
+  // else null, and `note` says which file was rejected.
+  std::shared_ptr<const BreakpadSymbolFile> findSymbolFile(const Module &module, std::string &note) const;
   std::vector<std::string> imageCandidates(const Module &module) const;
   std::optional<std::string> findIgnoringCase(const std::string &dir, const std::string &name) const;
   // Why a file is not the module the dump describes, or nullopt when it is.

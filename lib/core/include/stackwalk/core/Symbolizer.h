@@ -1,10 +1,12 @@
 // Module + address -> function, offset, file:line and the chain of inlined
-// calls, from DWARF and the ELF symbol tables (through LLVM's symbolizer
-// modules), cached per image and file address. The images must outlive the
-// Symbolizer: a session's ImageCache keeps them.
+// calls, from DWARF, PDBs and the ELF symbol tables (through LLVM's symbolizer
+// modules), and from Breakpad symbol files where the image has no debug
+// info; cached per image (or symbol file) and file address. The images and
+// symbol files must outlive the Symbolizer: a session's caches keep them.
 #pragma once
 
 #include "stackwalk/core/Module.h"
+#include "stackwalk/core/SourceFrame.h"
 
 #include <cstdint>
 #include <map>
@@ -29,14 +31,6 @@ namespace stackwalk {
 
 class DwarfUnitCheck;
 
-struct SourceFrame {
-  std::string function;                 // demangled; empty when unknown
-  std::optional<uint64_t> functionStart; // the image's file address (physical frame only)
-  std::string file;
-  std::optional<uint32_t> line;
-  bool inlined = false; // an inlined call inside the next entry's function
-};
-
 class Symbolizer {
 public:
   // Debug info larger than maxDebugBytes in memory is not read (symbols only):
@@ -56,6 +50,7 @@ public:
   uint64_t maxDebugBytes() const { return maxDebugBytes_; }
 
 private:
+  const std::vector<SourceFrame> &fromSymbolFile(const Module &module, uint64_t address);
   llvm::symbolize::SymbolizableModule *moduleFor(const ModuleImage &image, bool withDebugInfo = true);
   std::unique_ptr<llvm::DIContext> debugContext(const ModuleImage &image);
   std::optional<uint64_t> pdbFunctionStart(const ModuleImage &image, uint64_t address) const;
@@ -65,6 +60,8 @@ private:
   std::map<std::pair<const ModuleImage *, bool>, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
   // By image, file address and whether debug info was used (Module::debugInfoRefused).
   std::map<std::tuple<const ModuleImage *, uint64_t, bool>, std::vector<SourceFrame>> cache_;
+  // By symbol file, the image's preferred base and offset from the module's base.
+  std::map<std::tuple<const BreakpadSymbolFile *, uint64_t, uint64_t>, std::vector<SourceFrame>> symbolFileCache_;
   std::vector<SourceFrame> empty_;
   uint64_t maxDebugBytes_;
   std::map<const ModuleImage *, llvm::pdb::IPDBSession *> pdbSessions_; // owned by the modules' contexts

@@ -8,6 +8,7 @@
 #include "stackwalk/core/StackWalker.h"
 #include "stackwalk/unwinder/CfiUnwinder.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
+#include "stackwalk/unwinder/SymbolFileCfiUnwinder.h"
 #include "stackwalk/unwinder/Win64Unwinder.h"
 
 #include <string_view>
@@ -21,6 +22,7 @@ enum class UnwindStep {
   ManagedCode,        // the managed runtime's code, by the unwind info it records
   Win64UnwindInfo,    // a PE module's function table (.pdata, .xdata)
   Cfi,                // DWARF CFI: .eh_frame, .debug_frame (of the file or its debug file)
+  SymbolFileCfi,      // STACK CFI records of a Breakpad symbol file
   Dynamic,            // unwind info registered at run time with libunwind
   RuntimeTransitions, // the managed runtime's transition records (capital-F Frames)
   BadCall,            // a call through a bad pointer: the return address at the stack pointer
@@ -48,6 +50,7 @@ private:
   Unwinder &dynamic_;
   Win64Unwinder win64_; // keyed by module base: one dump's only
   BadCallUnwinder badCall_;
+  SymbolFileCfiUnwinder symbolFileCfi_;
   FramePointerUnwinder framePointer_;
   StackScanUnwinder scan_;
 };

@@ -1,0 +1,78 @@
+// A Breakpad symbol file (.sym, as dump_syms writes it): one module's
+// functions, source lines, inlined calls, public symbols and STACK CFI rules,
+// at offsets from the module's base. No library reads these (LLVM does not;
+// Breakpad's and rust-minidump's readers are not packaged), so this one is ours.
+//
+// Files of real programs reach hundreds of MB: the text stays mapped, and
+// opening it makes one pass that records where each FUNC, PUBLIC and
+// STACK CFI INIT record starts. A function's lines and inlined calls, and a
+// CFI range's rules, are parsed when a lookup lands in them.
+#pragma once
+
+#include "stackwalk/core/SourceFrame.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace stackwalk {
+
+class BreakpadSymbolFile {
+public:
+  // MODULE <os> <arch> <debug id> <debug file>, and INFO CODE_ID.
+  struct Header {
+    std::string os, arch, debugId, debugFile, codeId;
+  };
+  // One rule of a STACK CFI record: a register (".cfa", ".ra", "$rbp", "x29")
+  // and the postfix expression that recovers it.
+  struct CfiRule {
+    std::string reg, expression;
+  };
+
+  static llvm::Expected<std::unique_ptr<BreakpadSymbolFile>> open(const std::string &path);
+  static llvm::Expected<std::unique_ptr<BreakpadSymbolFile>> parse(std::unique_ptr<llvm::MemoryBuffer> text,
+                                                                   std::string path);
+
+  const Header &header() const { return header_; }
+  const std::string &path() const { return path_; }
+
+  // What the file says about an offset from the module's base: inlined calls
+  // innermost first, then the function (a FUNC record, else the PUBLIC symbol
+  // before it when no FUNC lies between). functionStart is an offset too.
+  // Empty when nothing covers the offset.
+  std::vector<SourceFrame> frames(uint64_t offset) const;
+  // The STACK CFI rules in force at an offset: the INIT record's, then each
+  // delta record's at or below it, in order (a later rule for a register
+  // replaces an earlier one). nullopt when no INIT range covers the offset.
+  std::optional<std::vector<CfiRule>> cfiRules(uint64_t offset) const;
+
+private:
+  struct Range {
+    uint64_t start, size;
+    size_t line; // offset of the record's text
+  };
+  explicit BreakpadSymbolFile(std::unique_ptr<llvm::MemoryBuffer> text, std::string path);
+  llvm::Error index();
+  llvm::StringRef lineAt(size_t offset) const;
+  size_t nextLine(size_t offset) const;
+  std::string fileName(int64_t id) const;
+  std::string originName(int64_t id) const;
+  std::vector<SourceFrame> functionFrames(const Range &function, uint64_t offset) const;
+
+  std::unique_ptr<llvm::MemoryBuffer> text_;
+  std::string path_;
+  Header header_;
+  std::vector<Range> functions_, cfi_;
+  std::vector<std::pair<uint64_t, size_t>> publics_; // address, offset of the record
+  llvm::DenseMap<int64_t, size_t> files_, origins_;  // id -> offset of the record
+};
+
+} // namespace stackwalk

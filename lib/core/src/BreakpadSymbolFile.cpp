@@ -1,0 +1,276 @@
+#include "stackwalk/core/BreakpadSymbolFile.h"
+#include "stackwalk/core/Fail.h"
+#include "stackwalk/core/RegularFile.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Demangle/Demangle.h"
+
+#include <algorithm>
+
+using llvm::StringRef;
+
+namespace stackwalk {
+namespace {
+
+// The record's fields: at most `fields` of them, the last one the rest of the
+// line (a name may hold spaces).
+llvm::SmallVector<StringRef, 8> fieldsOf(StringRef line, size_t fields) {
+  llvm::SmallVector<StringRef, 8> out;
+  line = line.ltrim(" \t");
+  while (!line.empty() && out.size() + 1 < fields) {
+    auto [field, rest] = line.split(' ');
+    out.push_back(field.trim(" \t"));
+    line = rest.ltrim(" \t");
+  }
+  if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+StringRef firstField(StringRef line) { return line.ltrim(" \t").split(' ').first; }
+
+std::optional<uint64_t> hexNumber(StringRef text) {
+  uint64_t value;
+  if (text.empty() || text.getAsInteger(16, value)) return std::nullopt;
+  return value;
+}
+
+std::optional<int64_t> decimalNumber(StringRef text) {
+  int64_t value;
+  if (text.empty() || text.getAsInteger(10, value)) return std::nullopt;
+  return value;
+}
+
+bool isLineRecord(StringRef line) { return !line.empty() && llvm::isHexDigit(line[0]) && !llvm::isUpper(line[0]); }
+
+// "FUNC [m] <address> <size> <parameter size> <name>" or
+// "PUBLIC [m] <address> <parameter size> <name>": the fields after "m".
+llvm::SmallVector<StringRef, 8> symbolFields(StringRef afterKeyword, size_t fields) {
+  auto all = fieldsOf(afterKeyword, fields + 1);
+  if (!all.empty() && all[0] == "m") return fieldsOf(afterKeyword.ltrim(" \t").drop_front(1), fields);
+  return fieldsOf(afterKeyword, fields);
+}
+
+// An INLINE record: "INLINE <depth> <call line> [<call file>] <origin> (<address> <size>)+";
+// the older form has no call file, which the parity of the field count tells.
+struct InlineRecord {
+  int64_t depth = 0, callLine = 0, origin = 0;
+  std::optional<int64_t> callFile;
+  bool covers = false;
+};
+
+std::optional<InlineRecord> parseInline(StringRef afterKeyword, uint64_t offset) {
+  llvm::SmallVector<StringRef, 16> fields;
+  afterKeyword.split(fields, ' ', -1, /*KeepEmpty=*/false);
+  if (fields.size() < 5) return std::nullopt;
+  InlineRecord record;
+  bool withFile = fields.size() % 2 == 0;
+  size_t next = 0;
+  auto depth = decimalNumber(fields[next++]), line = decimalNumber(fields[next++]);
+  std::optional<int64_t> file = withFile ? decimalNumber(fields[next++]) : std::optional<int64_t>(-1);
+  auto origin = decimalNumber(fields[next++]);
+  if (!depth || !line || !file || !origin || *depth < 0) return std::nullopt;
+  record.depth = *depth;
+  record.callLine = *line;
+  record.origin = *origin;
+  if (withFile) record.callFile = *file;
+  for (; next + 1 < fields.size(); next += 2) {
+    auto start = hexNumber(fields[next]), size = hexNumber(fields[next + 1]);
+    if (!start || !size) return std::nullopt;
+    if (offset >= *start && offset - *start < *size) record.covers = true;
+  }
+  return record;
+}
+
+std::string demangled(StringRef name) { return llvm::demangle(name.str()); }
+
+} // namespace
+
+BreakpadSymbolFile::BreakpadSymbolFile(std::unique_ptr<llvm::MemoryBuffer> text, std::string path)
+    : text_(std::move(text)), path_(std::move(path)) {}
+
+llvm::Expected<std::unique_ptr<BreakpadSymbolFile>> BreakpadSymbolFile::open(const std::string &path) {
+  auto text = readRegularFile(path);
+  if (!text) return fail("cannot read " + path + ": " + text.getError().message());
+  return parse(std::move(*text), path);
+}
+
+llvm::Expected<std::unique_ptr<BreakpadSymbolFile>> BreakpadSymbolFile::parse(std::unique_ptr<llvm::MemoryBuffer> text,
+                                                                               std::string path) {
+  std::unique_ptr<BreakpadSymbolFile> file(new BreakpadSymbolFile(std::move(text), std::move(path)));
+  if (llvm::Error error = file->index()) return std::move(error);
+  return file;
+}
+
+StringRef BreakpadSymbolFile::lineAt(size_t offset) const {
+  StringRef data = text_->getBuffer();
+  if (offset >= data.size()) return {};
+  StringRef line = data.substr(offset);
+  return line.take_until([](char c) { return c == '\n'; }).rtrim("\r");
+}
+
+size_t BreakpadSymbolFile::nextLine(size_t offset) const {
+  StringRef data = text_->getBuffer();
+  size_t end = data.find('\n', offset);
+  return end == StringRef::npos ? data.size() : end + 1;
+}
+
+llvm::Error BreakpadSymbolFile::index() {
+  StringRef first = lineAt(0);
+  if (!first.consume_front("MODULE ")) return fail(path_ + " is not a Breakpad symbol file (no MODULE record)");
+  auto module = fieldsOf(first, 4);
+  if (module.size() != 4) return fail(path_ + ": malformed MODULE record");
+  header_ = Header{module[0].str(), module[1].str(), module[2].str(), module[3].str(), ""};
+  size_t size = text_->getBufferSize();
+  for (size_t offset = nextLine(0); offset < size; offset = nextLine(offset)) {
+    StringRef line = lineAt(offset);
+    if (line.empty() || isLineRecord(line)) continue; // a function's lines: read with the function
+    if (line.consume_front("FUNC ")) {
+      auto f = symbolFields(line, 4);
+      auto start = f.size() == 4 ? hexNumber(f[0]) : std::nullopt, length = f.size() == 4 ? hexNumber(f[1]) : std::nullopt;
+      if (start && length) functions_.push_back(Range{*start, *length, offset});
+    } else if (line.consume_front("PUBLIC ")) {
+      auto f = symbolFields(line, 3);
+      if (auto start = f.size() == 3 ? hexNumber(f[0]) : std::nullopt) publics_.emplace_back(*start, offset);
+    } else if (line.consume_front("STACK CFI INIT ")) {
+      auto f = fieldsOf(line, 3);
+      auto start = f.size() == 3 ? hexNumber(f[0]) : std::nullopt, length = f.size() == 3 ? hexNumber(f[1]) : std::nullopt;
+      if (start && length) cfi_.push_back(Range{*start, *length, offset});
+    } else if (line.consume_front("FILE ")) {
+      if (auto id = decimalNumber(firstField(line))) files_.try_emplace(*id, offset);
+    } else if (line.consume_front("INLINE_ORIGIN ")) {
+      if (auto id = decimalNumber(firstField(line))) origins_.try_emplace(*id, offset);
+    } else if (line.consume_front("INFO CODE_ID ")) {
+      header_.codeId = firstField(line).str();
+    }
+  }
+  auto byStart = [](const Range &a, const Range &b) { return a.start < b.start; };
+  std::stable_sort(functions_.begin(), functions_.end(), byStart);
+  std::stable_sort(cfi_.begin(), cfi_.end(), byStart);
+  std::stable_sort(publics_.begin(), publics_.end(), [](auto &a, auto &b) { return a.first < b.first; });
+  return llvm::Error::success();
+}
+
+std::string BreakpadSymbolFile::fileName(int64_t id) const {
+  auto found = files_.find(id);
+  if (found == files_.end()) return "";
+  auto f = fieldsOf(lineAt(found->second).drop_front(5), 2);
+  return f.size() == 2 ? f[1].str() : "";
+}
+
+std::string BreakpadSymbolFile::originName(int64_t id) const {
+  auto found = origins_.find(id);
+  if (found == origins_.end()) return "";
+  auto f = fieldsOf(lineAt(found->second).drop_front(14), 2);
+  if (f.size() != 2) return "";
+  // The older form put a file id (or -1) before the name.
+  StringRef name = f[1];
+  auto [first, rest] = name.split(' ');
+  if (!rest.empty() && !first.empty() && decimalNumber(first)) name = rest.ltrim(" \t");
+  return demangled(name);
+}
+
+namespace {
+struct Position {
+  std::string file;
+  std::optional<uint32_t> line;
+};
+} // namespace
+
+std::vector<SourceFrame> BreakpadSymbolFile::functionFrames(const Range &function, uint64_t offset) const {
+  auto funcFields = symbolFields(lineAt(function.line).drop_front(5), 4);
+  std::vector<InlineRecord> inlines;
+  std::optional<Position> lineRecord;
+  auto position = [&](int64_t file, int64_t line) {
+    return Position{fileName(file), line > 0 && line <= UINT32_MAX ? std::optional<uint32_t>(line) : std::nullopt};
+  };
+  for (size_t at = nextLine(function.line); at < text_->getBufferSize(); at = nextLine(at)) {
+    StringRef line = lineAt(at);
+    if (line.consume_front("INLINE ")) {
+      if (auto record = parseInline(line, offset); record && record->covers) inlines.push_back(*record);
+      continue;
+    }
+    if (!isLineRecord(line)) break;
+    auto f = fieldsOf(line, 4);
+    if (f.size() != 4 || lineRecord) continue;
+    auto start = hexNumber(f[0]), size = hexNumber(f[1]);
+    auto number = decimalNumber(f[2]), file = decimalNumber(f[3]);
+    if (start && size && number && file && offset >= *start && offset - *start < *size)
+      lineRecord = position(*file, *number);
+  }
+  // One inlined call per depth, from the function's own (depth 0) in.
+  std::stable_sort(inlines.begin(), inlines.end(), [](auto &a, auto &b) { return a.depth < b.depth; });
+  std::vector<InlineRecord> chain;
+  for (const InlineRecord &record : inlines)
+    if (record.depth == int64_t(chain.size())) chain.push_back(record);
+
+  // Each frame's position is the call site of the frame inside it; the
+  // innermost's is the line record's. The older INLINE form has no call
+  // site's file: the line record's is given.
+  Position here = lineRecord.value_or(Position{});
+  auto callSite = [&](const InlineRecord &record) {
+    Position at = position(record.callFile.value_or(-1), record.callLine);
+    if (!record.callFile) at.file = here.file;
+    return at;
+  };
+  std::vector<SourceFrame> frames;
+  for (size_t i = chain.size(); i-- > 0;) {
+    Position at = i + 1 == chain.size() ? here : callSite(chain[i + 1]);
+    frames.push_back(SourceFrame{originName(chain[i].origin), std::nullopt, at.file, at.line, true});
+  }
+  Position at = chain.empty() ? here : callSite(chain[0]);
+  frames.push_back(SourceFrame{funcFields.size() == 4 ? demangled(funcFields[3]) : "", function.start, at.file,
+                               at.line, false});
+  return frames;
+}
+
+std::vector<SourceFrame> BreakpadSymbolFile::frames(uint64_t offset) const {
+  auto function = std::upper_bound(functions_.begin(), functions_.end(), offset,
+                                   [](uint64_t a, const Range &r) { return a < r.start; });
+  const Range *before = function == functions_.begin() ? nullptr : &*std::prev(function);
+  if (before && offset - before->start < before->size) return functionFrames(*before, offset);
+  // A public symbol names what follows it, up to the next function.
+  auto symbol = std::upper_bound(publics_.begin(), publics_.end(), offset,
+                                 [](uint64_t a, const auto &p) { return a < p.first; });
+  if (symbol == publics_.begin()) return {};
+  --symbol;
+  if (before && before->start > symbol->first) return {};
+  auto f = symbolFields(lineAt(symbol->second).drop_front(7), 3);
+  if (f.size() != 3) return {};
+  return {SourceFrame{demangled(f[2]), symbol->first, "", std::nullopt, false}};
+}
+
+std::optional<std::vector<BreakpadSymbolFile::CfiRule>> BreakpadSymbolFile::cfiRules(uint64_t offset) const {
+  auto range = std::upper_bound(cfi_.begin(), cfi_.end(), offset,
+                                [](uint64_t a, const Range &r) { return a < r.start; });
+  if (range == cfi_.begin()) return std::nullopt;
+  --range;
+  if (offset - range->start >= range->size) return std::nullopt;
+  std::vector<CfiRule> rules;
+  auto apply = [&](StringRef text) {
+    llvm::SmallVector<StringRef, 16> tokens;
+    text.split(tokens, ' ', -1, /*KeepEmpty=*/false);
+    CfiRule *current = nullptr;
+    for (StringRef token : tokens) {
+      if (token.ends_with(":")) {
+        std::string reg = token.drop_back().str();
+        auto existing = std::find_if(rules.begin(), rules.end(), [&](const CfiRule &r) { return r.reg == reg; });
+        current = existing != rules.end() ? &*existing : &rules.emplace_back(CfiRule{reg, ""});
+        current->expression.clear();
+      } else if (current) {
+        current->expression += (current->expression.empty() ? "" : " ") + token.str();
+      }
+    }
+  };
+  apply(fieldsOf(lineAt(range->line).drop_front(15), 3).back());
+  for (size_t at = nextLine(range->line); at < text_->getBufferSize(); at = nextLine(at)) {
+    StringRef line = lineAt(at);
+    if (!line.consume_front("STACK CFI ") || line.starts_with("INIT ")) break;
+    auto f = fieldsOf(line, 2);
+    auto address = f.size() == 2 ? hexNumber(f[0]) : std::nullopt;
+    if (address && *address <= offset) apply(f[1]);
+  }
+  return rules;
+}
+
+} // namespace stackwalk
