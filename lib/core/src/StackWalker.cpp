@@ -92,7 +92,7 @@ std::optional<Frame> StackWalker::next() {
 }
 
 bool StackWalker::isCode(const Frame &caller) const {
-  if (target_.mayBeExecutable(caller.ip)) return true;
+  if (target_.isExecutable(caller.ip)) return true;
   for (Unwinder *unwinder : unwinders_)
     if (unwinder->describesCodeAt(caller.lookupAddress(), target_)) return true;
   return false;

@@ -48,16 +48,11 @@ bool Target::readWhole(uint64_t address, std::span<uint8_t> out) const {
   return module->image->readAtFileAddress(address - module->loadBias(), out);
 }
 
-bool Target::mayBeExecutable(uint64_t address) const {
-  if (regionAt(address)) return isExecutable(address);
-  const Module *module = moduleAt(address);
-  return module && (!module->image || isExecutable(address));
-}
-
 bool Target::isExecutable(uint64_t address) const {
   if (const MemoryRegion *region = regionAt(address)) return region->executable;
   const Module *module = moduleAt(address);
-  if (!module || !module->image) return false;
+  if (!module) return false;
+  if (!module->image) return true;
   uint64_t fileAddress = address - module->loadBias();
   for (const LoadSegment &seg : module->image->segments())
     if (fileAddress >= seg.vaddr && fileAddress - seg.vaddr < seg.memSize) return seg.executable;

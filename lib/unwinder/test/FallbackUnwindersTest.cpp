@@ -111,12 +111,15 @@ TEST_CASE("a plausible return address follows a call in a module's executable me
   CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(t, 0));
 }
 
-TEST_CASE("a module without regions is executable only by its image, so its words are not return addresses",
+TEST_CASE("a module without a file or regions counts as code; its words still need a call before them",
           "[fallback][scan]") {
   Fixture fx;
   fx.target();
   fx.built->regions.clear(); // no mapping information and no module file
-  CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(*fx.built, AfterCallRel32));
+  CHECK(fx.built->isExecutable(NotAfterCall));
+  CHECK(StackScanUnwinder::isPlausibleReturnAddress(*fx.built, AfterCallRel32));
+  CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(*fx.built, NotAfterCall));
+  CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(*fx.built, JitAfterCall)); // still no module
 }
 
 // A call at the very start of readable code: only the call's own bytes are

@@ -104,7 +104,7 @@ TEST_CASE("a managed thread without a Frame chain has no transition step") {
   Dump dump(Arch::X86_64, OS::Linux);
   FakeManagedThread managed(/*withTransitions=*/false);
   std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
-  REQUIRE(chain.size() == 6);
+  REQUIRE(chain.size() == 7);
   CHECK(chain[0] == &managed.code);
   CHECK(std::find(chain.begin(), chain.end(), &managed.transitions) == chain.end());
 }

@@ -84,12 +84,12 @@ public:
   }
 
   const MemoryRegion *regionAt(uint64_t address) const;
-  // Executable per the dump's mapping permissions, or the module file's segments.
+  // Executable per the dump's mapping permissions, else the module file's
+  // segments; inside a module whose file is missing, where the dump records
+  // no mapping, the module's extent counts as code (nothing better is known,
+  // as Breakpad and rust-minidump assume): macOS and iOS minidumps, Crashpad's
+  // and Wine's have no memory-info stream.
   bool isExecutable(uint64_t address) const;
-  // False only when the dump or a module file shows the address is not code:
-  // inside a module whose file is missing, with no mapping information, it
-  // may well be.
-  bool mayBeExecutable(uint64_t address) const;
 
 private:
   bool readWhole(uint64_t address, std::span<uint8_t> out) const;
