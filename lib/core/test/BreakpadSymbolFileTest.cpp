@@ -1,0 +1,163 @@
+#include "stackwalk/core/BreakpadSymbolFile.h"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+using namespace stackwalk;
+
+namespace {
+
+std::unique_ptr<BreakpadSymbolFile> parse(const std::string &text) {
+  auto file = BreakpadSymbolFile::parse(llvm::MemoryBuffer::getMemBufferCopy(text), "test.sym");
+  REQUIRE(bool(file));
+  return std::move(*file);
+}
+
+bool parses(const std::string &text) {
+  auto file = BreakpadSymbolFile::parse(llvm::MemoryBuffer::getMemBufferCopy(text), "test.sym");
+  if (file) return true;
+  llvm::consumeError(file.takeError());
+  return false;
+}
+
+// A module with two functions (the second with two levels of inlined calls,
+// in the current INLINE form), public symbols before, between and after them,
+// and CFI for the first.
+const char *const Symbols = "MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 app\n"
+                            "INFO CODE_ID 89674523AB01EFCD\n"
+                            "FILE 0 /src/app.c\n"
+                            "FILE 1 /src/util.h\n"
+                            "INLINE_ORIGIN 0 helper\n"
+                            "INLINE_ORIGIN 1 inner(int)\n"
+                            "PUBLIC 800 0 _init\n"
+                            "FUNC 1000 40 0 first\n"
+                            "1000 10 10 0\n"
+                            "1010 30 11 0\n"
+                            "PUBLIC 1100 0 between\n"
+                            "FUNC 2000 100 0 second\n"
+                            "INLINE 0 20 0 0 2010 40 2080 10\n"
+                            "INLINE 1 5 1 1 2020 10\n"
+                            "2000 20 19 0\n"
+                            "2020 10 7 1\n"
+                            "2030 d0 21 0\n"
+                            "PUBLIC 3000 0 _fini\n"
+                            "STACK CFI INIT 1000 40 .cfa: $rsp 8 + .ra: .cfa -8 + ^\n"
+                            "STACK CFI 1001 .cfa: $rsp 16 + $rbp: .cfa -16 + ^\n"
+                            "STACK CFI 1004 .cfa: $rbp 16 +\n";
+
+} // namespace
+
+TEST_CASE("a symbol file's MODULE and INFO records are its header") {
+  auto file = parse(Symbols);
+  CHECK(file->header().os == "Linux");
+  CHECK(file->header().arch == "x86_64");
+  CHECK(file->header().debugId == "0123456789ABCDEF0123456789ABCDEF0");
+  CHECK(file->header().debugFile == "app");
+  CHECK(file->header().codeId == "89674523AB01EFCD");
+}
+
+TEST_CASE("text without a MODULE record is no symbol file") {
+  CHECK_FALSE(parses("FUNC 0 1 0 f\n"));
+  CHECK_FALSE(parses(""));
+  CHECK_FALSE(parses("MODULE Linux\n"));
+}
+
+TEST_CASE("a FUNC record and its line records name an offset") {
+  auto file = parse(Symbols);
+  auto frames = file->frames(0x1018);
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].function == "first");
+  CHECK(frames[0].functionStart == 0x1000u);
+  CHECK(frames[0].file == "/src/app.c");
+  CHECK(frames[0].line == 11u);
+  CHECK_FALSE(frames[0].inlined);
+  CHECK(file->frames(0x103f).front().function == "first");
+}
+
+TEST_CASE("inlined calls: innermost first, each at the call site inside the next") {
+  auto file = parse(Symbols);
+  auto frames = file->frames(0x2024);
+  REQUIRE(frames.size() == 3);
+  CHECK(frames[0].function == "inner(int)");
+  CHECK(frames[0].file == "/src/util.h");
+  CHECK(frames[0].line == 7u); // the line record's
+  CHECK(frames[0].inlined);
+  CHECK(frames[1].function == "helper");
+  CHECK(frames[1].line == 5u); // where helper called inner, in util.h
+  CHECK(frames[1].file == "/src/util.h");
+  CHECK(frames[1].inlined);
+  CHECK(frames[2].function == "second");
+  CHECK(frames[2].line == 20u); // where second called helper, in app.c
+  CHECK(frames[2].file == "/src/app.c");
+  CHECK_FALSE(frames[2].inlined);
+  // helper's second range holds no inner call.
+  auto outer = file->frames(0x2085);
+  REQUIRE(outer.size() == 2);
+  CHECK(outer[0].function == "helper");
+  CHECK(outer[1].function == "second");
+}
+
+TEST_CASE("the older INLINE form has no call site's file: the line record's is given") {
+  auto file = parse("MODULE Linux x86_64 00 app\n"
+                    "FILE 0 a.c\n"
+                    "INLINE_ORIGIN 0 0 helper\n"
+                    "FUNC 100 20 0 outer\n"
+                    "INLINE 0 42 0 100 10\n"
+                    "100 20 3 0\n");
+  auto frames = file->frames(0x104);
+  REQUIRE(frames.size() == 2);
+  CHECK(frames[0].function == "helper"); // not "0 helper": the older INLINE_ORIGIN has a file id
+  CHECK(frames[1].function == "outer");
+  CHECK(frames[1].line == 42u);
+  CHECK(frames[1].file == "a.c");
+}
+
+TEST_CASE("a PUBLIC symbol names what follows it, up to the next function") {
+  auto file = parse(Symbols);
+  auto frames = file->frames(0x900);
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].function == "_init");
+  CHECK(frames[0].functionStart == 0x800u);
+  CHECK(frames[0].file.empty());
+  CHECK(file->frames(0x1100).front().function == "between");
+  CHECK(file->frames(0x5000).front().function == "_fini");
+  // Past `first` and before `between`: `first` ended, and _init lies before it.
+  CHECK(file->frames(0x1050).empty());
+  CHECK(file->frames(0x10).empty());
+}
+
+TEST_CASE("STACK CFI: the INIT record's rules, then each delta at or below the offset") {
+  auto file = parse(Symbols);
+  auto at = [&](uint64_t offset) {
+    std::map<std::string, std::string> rules;
+    if (auto found = file->cfiRules(offset))
+      for (const auto &rule : *found) rules[rule.reg] = rule.expression;
+    return rules;
+  };
+  CHECK(at(0x1000) == std::map<std::string, std::string>{{".cfa", "$rsp 8 +"}, {".ra", ".cfa -8 + ^"}});
+  CHECK(at(0x1002) == std::map<std::string, std::string>{
+                          {".cfa", "$rsp 16 +"}, {".ra", ".cfa -8 + ^"}, {"$rbp", ".cfa -16 + ^"}});
+  CHECK(at(0x1030)[".cfa"] == "$rbp 16 +");
+  CHECK_FALSE(file->cfiRules(0x1040));
+  CHECK_FALSE(file->cfiRules(0xfff));
+}
+
+TEST_CASE("malformed records are skipped, and CRLF line ends are read") {
+  auto file = parse("MODULE windows x86_64 00 app.pdb\r\n"
+                    "FUNC zz 10 0 broken\r\n"
+                    "FUNC 100\r\n"
+                    "PUBLIC\r\n"
+                    "STACK CFI INIT 1\r\n"
+                    "INLINE 0\r\n"
+                    "FILE x\r\n"
+                    "FUNC m 200 10 0 kept\r\n"
+                    "200 10 9 7\r\n");
+  auto frames = file->frames(0x204);
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].function == "kept");
+  CHECK(frames[0].line == 9u);
+  CHECK(frames[0].file.empty()); // FILE 7 is not declared
+  CHECK(file->frames(0x104).empty());
+  CHECK_FALSE(file->cfiRules(1));
+}
