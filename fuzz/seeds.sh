@@ -6,12 +6,14 @@ build=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 corpus=$here/../../shared/corpus
-mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/frame_arguments "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/libunwind_dynamic "$out"/ecma_metadata "$out"/runtime_structures "$out"/walk
+mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/frame_arguments "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/libunwind_dynamic "$out"/ecma_metadata "$out"/runtime_structures "$out"/symbol_file "$out"/walk
 cp "$build"/dumps/cores/*.core "$out"/elfcore/
 cp "$build"/dumps/windows/dumps/*.dmp "$out"/minidump/
 if [ -d "$corpus" ]; then
   find "$corpus/minidump" -name '*.dmp' -exec cp {} "$out"/minidump/ \;
   cp "$corpus"/elfcore/lldb/linux-x86_64.core "$out"/elfcore/
+  # Breakpad symbol files under 1 MB, with FUNC, INLINE, PUBLIC and STACK records.
+  find "$corpus/minidump" -name '*.sym' -size -1M -exec cp {} "$out"/symbol_file/ \;
 fi
 # The whole walk reads dumps of either format, and the crafted hostile dumps
 # (test/hostile) small enough to mutate: JIT entries, a zstd bomb, PE claims.

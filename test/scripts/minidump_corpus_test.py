@@ -276,6 +276,95 @@ def malformed(stackwalk):
     check(r["crash"]["name"] == "SIGILL" and r["threads"], "linux_inline.dmp (Crashpad) loads: SIGILL, threads")
 
 
+def symbol_store(tmp, module, debug_id, sym_path, name=None):
+    """A Breakpad store in tmp holding one .sym file for module/debug_id."""
+    folder = os.path.join(tmp, module, debug_id)
+    os.makedirs(folder, exist_ok=True)
+    shutil.copy(sym_path, os.path.join(folder, name or module + ".sym"))
+    return tmp
+
+
+def entries(thread):
+    """(function, file, line, inlined) of every entry, innermost first."""
+    return [(f["function"], f["file"], f["line"], f["inlined"]) for f in thread["frames"]]
+
+
+def symbol_files(stackwalk):
+    """Breakpad .sym files: linux_inline.dmp's, as basic_source_line_resolver_unittest.cc resolves
+    0x161b6 with each form of INLINE record; rust-minidump's macOS dump with its symbols/, against
+    test_minidump_stackwalk__macos_inlines_json_pretty.snap; and a file whose MODULE record names
+    another debug id, rejected."""
+    syms = os.path.join(CORPUS, "breakpad", "symbols", "linux_inline", "BBA6FA10B8AAB33D00000000000000000")
+    expected = {
+        "new": [("func()", "linux_inline.cpp", 27, True), ("bar()", "c.cpp", 32, True), ("foo()", "b.cpp", 39, True),
+                ("main", "a.cpp", 42, False)],
+        # The older form records no call site's file.
+        "old": [("func()", "linux_inline.cpp", 27, True), ("bar()", "linux_inline.cpp", 32, True),
+                ("foo()", "linux_inline.cpp", 39, True), ("main", "linux_inline.cpp", 42, False)],
+    }
+    for form, want in expected.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            store = symbol_store(tmp, "linux_inline", "BBA6FA10B8AAB33D00000000000000000",
+                                 os.path.join(syms, f"linux_inline.{form}.sym"))
+            r = report(stackwalk, "breakpad/linux_inline.dmp", "--symbols-path", store)
+        thread = next(t for t in r["threads"] if t["crashed"])
+        got = entries(thread)[:4]
+        check(got == want, f"linux_inline.dmp with the {form} INLINE form: {want} (got {got})")
+        module = next(m for m in r["modules"] if m["name"] == "linux_inline")
+        check(module["symbols"] == "breakpad" and module["symbol_file"].endswith("linux_inline.sym"),
+              f"linux_inline.dmp ({form}): the module names its symbol file")
+        check(thread["frames"][3]["function_offset"] == "0x686", "linux_inline.dmp: main+0x686 (0x161b6 - 0x15b30)")
+
+    snapshot = open(os.path.join(CORPUS, "rust-minidump", "snapshots",
+                                 "test_minidump_stackwalk__macos_inlines_json_pretty.snap")).read()
+    theirs = json.loads(snapshot.split("---", 2)[2])
+    their_thread = theirs["threads"][theirs["crash_info"]["crashing_thread"]]
+    # Their last frame repeats the one before it, found again by their scan: not a frame.
+    their_frames = [f for f in their_thread["frames"] if f["trust"] != "scan"]
+    want = []
+    for f in their_frames:
+        want += [(i["function"], i["file"], i["line"], True) for i in f["inlines"] or []]
+        want.append((f["function"], f["file"], f["line"], False))
+    r = report(stackwalk, "rust-minidump/pipeline-inlines-macos-segv.dmp", "--symbols-path",
+               os.path.join(CORPUS, "rust-minidump", "symbols"))
+    ours = next(t for t in r["threads"] if t["crashed"])
+    # Frames in libdyld have no symbol file: rust-minidump names them null, as we do.
+    got = entries(ours)
+    check(got == want, f"macos-segv with symbols/: {len(want)} entries as rust-minidump's snapshot "
+                       f"(first difference: {next((p for p in zip(got, want) if p[0] != p[1]), len(got))})")
+    their_ips = [int(f["offset"], 16) + (0 if f["trust"] == "context" else 1) for f in their_frames]
+    check([int(f["ip"], 16) for f in physical(ours)] == their_ips
+          and [f["trust"] for f in physical(ours)] == [f["trust"] for f in their_frames],
+          "macos-segv with symbols/: the same physical frames, found the same way (context, then cfi)")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = symbol_store(tmp, "crash-client", "509C0610949836F7B70BD88BCF03E5400",
+                             os.path.join(syms, "linux_inline.new.sym"))
+        r = report(stackwalk, "rust-minidump/pipeline-inlines-macos-segv.dmp", "--symbols-path", store)
+    module = next(m for m in r["modules"] if m["name"] == "crash-client")
+    check(module["symbol_file"] is None and "its debug id is BBA6FA10" in (module["note"] or "")
+          and next(t for t in r["threads"] if t["crashed"])["frames"][0]["function"] is None,
+          "a symbol file whose MODULE record names another debug id is rejected, with a note")
+
+
+def without_files(stackwalk):
+    """minidump_crashpad_annotation.dmp (iOS simulator, Crashpad) has no memory-info stream and no
+    module files: the modules' extents count as code and its rbp chain is followed. Breakpad's
+    minidump_stackwalk (npm minidump 0.26.0) finds the same 26 callers by the frame pointer, the
+    last dyld + 0x6310, then two by scanning words whose call bytes the dump does not hold,
+    which stackwalk does not accept."""
+    r = report(stackwalk, "breakpad/minidump_crashpad_annotation.dmp")
+    thread = next(t for t in r["threads"] if t["crashed"])
+    frames = physical(thread)
+    last = frames[-1]
+    check(len(frames) == 27 and all(f["trust"] == "frame_pointer" for f in frames[1:])
+          and (last["module"], last["ip"]) == ("dyld", "0x0000000104ff3310"),
+          f"minidump_crashpad_annotation.dmp: 26 callers by the frame pointer, the last dyld+0x6310 "
+          f"({len(frames)} frames, the last {last['module']} {last['ip']})")
+    check(thread["stop_reason"] == "no_unwind_info", "minidump_crashpad_annotation.dmp: the walk ends for want of "
+                                                     f"unwind info, not at the stack's end ({thread['stop_reason']})")
+
+
 def main(stackwalk, options):
     if not os.path.isdir(CORPUS):
         dumps.skip(f"{CORPUS} is absent")
@@ -286,6 +375,8 @@ def main(stackwalk, options):
     macos(stackwalk)
     annotations(stackwalk)
     malformed(stackwalk)
+    symbol_files(stackwalk)
+    without_files(stackwalk)
     return check.summary()
 
 

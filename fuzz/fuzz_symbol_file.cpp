@@ -1,0 +1,42 @@
+// Breakpad symbol files: the index made at open, every lookup (functions,
+// lines, both INLINE forms, PUBLIC symbols, STACK CFI deltas) and the STACK
+// CFI unwinder evaluating the rules found, on a stack of the input's bytes.
+#include "stackwalk/core/BreakpadSymbolFile.h"
+#include "stackwalk/unwinder/SymbolFileCfiUnwinder.h"
+
+#include <cstring>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  auto file = stackwalk::BreakpadSymbolFile::parse(llvm::MemoryBuffer::getMemBufferCopy(text), "fuzz.sym");
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return 0;
+  }
+  std::shared_ptr<const stackwalk::BreakpadSymbolFile> symbols(std::move(*file));
+  constexpr uint64_t Base = 0x400000, Stack = 0x7000;
+  auto memory = std::make_unique<stackwalk::BufferMemory>();
+  memory->add(Stack, std::vector<uint8_t>(data, data + std::min<size_t>(size, 256)));
+  stackwalk::Target target(stackwalk::Arch::X86_64, stackwalk::OS::Linux, "fuzz", std::move(memory));
+  stackwalk::Module module;
+  module.name = "fuzz";
+  module.base = Base;
+  module.size = 1ull << 32;
+  module.symbolFile = symbols;
+  target.modules.push_back(module);
+  stackwalk::SymbolFileCfiUnwinder unwinder;
+  // Offsets the file's own records name, and a few fixed ones.
+  for (uint64_t offset : {uint64_t(0), uint64_t(0x10), uint64_t(0x1000), uint64_t(size), ~uint64_t(0)}) {
+    (void)symbols->frames(offset);
+    (void)symbols->cfiRules(offset);
+    stackwalk::Frame frame;
+    frame.ip = Base + offset;
+    frame.sp = Stack;
+    frame.regs.setPc(frame.ip);
+    frame.regs.setSp(Stack);
+    frame.regs.set(6, Stack + 8);
+    frame.module = &target.modules.front();
+    (void)unwinder.unwind(frame, target);
+  }
+  return 0;
+}
