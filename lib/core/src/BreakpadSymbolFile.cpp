@@ -98,7 +98,7 @@ llvm::Expected<std::unique_ptr<BreakpadSymbolFile>> BreakpadSymbolFile::open(con
 llvm::Expected<std::unique_ptr<BreakpadSymbolFile>> BreakpadSymbolFile::parse(std::unique_ptr<llvm::MemoryBuffer> text,
                                                                                std::string path) {
   std::unique_ptr<BreakpadSymbolFile> file(new BreakpadSymbolFile(std::move(text), std::move(path)));
-  if (llvm::Error error = file->index()) return std::move(error);
+  if (llvm::Error error = file->index()) return error;
   return file;
 }
 
@@ -224,11 +224,20 @@ std::vector<SourceFrame> BreakpadSymbolFile::functionFrames(const Range &functio
   return frames;
 }
 
-std::vector<SourceFrame> BreakpadSymbolFile::frames(uint64_t offset) const {
+const BreakpadSymbolFile::Range *BreakpadSymbolFile::functionBefore(uint64_t offset) const {
   auto function = std::upper_bound(functions_.begin(), functions_.end(), offset,
                                    [](uint64_t a, const Range &r) { return a < r.start; });
-  const Range *before = function == functions_.begin() ? nullptr : &*std::prev(function);
-  if (before && offset - before->start < before->size) return functionFrames(*before, offset);
+  return function == functions_.begin() ? nullptr : &*std::prev(function);
+}
+
+const BreakpadSymbolFile::Range *BreakpadSymbolFile::functionAt(uint64_t offset) const {
+  const Range *before = functionBefore(offset);
+  return before && offset - before->start < before->size ? before : nullptr;
+}
+
+std::vector<SourceFrame> BreakpadSymbolFile::frames(uint64_t offset) const {
+  if (const Range *function = functionAt(offset)) return functionFrames(*function, offset);
+  const Range *before = functionBefore(offset);
   // A public symbol names what follows it, up to the next function.
   auto symbol = std::upper_bound(publics_.begin(), publics_.end(), offset,
                                  [](uint64_t a, const auto &p) { return a < p.first; });

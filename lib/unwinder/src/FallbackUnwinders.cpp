@@ -6,7 +6,12 @@ namespace stackwalk {
 
 bool StackScanUnwinder::isPlausibleReturnAddress(const Target &target, uint64_t value) {
   const Module *module = target.moduleAt(value);
-  return module && target.isExecutable(value) && followsCallInstruction(target, value);
+  if (!module || !target.isExecutable(value)) return false;
+  uint8_t before;
+  if (target.read(value - 1, std::span(&before, 1))) return followsCallInstruction(target, value);
+  // Neither the dump nor a file holds the code: a function that a symbol file
+  // says holds the call is the evidence left (Breakpad's rule with symbols).
+  return module->symbolFile && module->symbolFile->hasFunctionAt(value - 1 - module->base);
 }
 
 UnwindResult BadCallUnwinder::unwind(const Frame &frame, const Target &target) {

@@ -49,6 +49,8 @@ public:
   // before it when no FUNC lies between). functionStart is an offset too.
   // Empty when nothing covers the offset.
   std::vector<SourceFrame> frames(uint64_t offset) const;
+  // Whether a FUNC record covers the offset.
+  bool hasFunctionAt(uint64_t offset) const { return functionAt(offset) != nullptr; }
   // The STACK CFI rules in force at an offset: the INIT record's, then each
   // delta record's at or below it, in order (a later rule for a register
   // replaces an earlier one). nullopt when no INIT range covers the offset.
@@ -65,6 +67,8 @@ private:
   size_t nextLine(size_t offset) const;
   std::string fileName(int64_t id) const;
   std::string originName(int64_t id) const;
+  const Range *functionBefore(uint64_t offset) const; // the last FUNC starting at or below
+  const Range *functionAt(uint64_t offset) const;
   std::vector<SourceFrame> functionFrames(const Range &function, uint64_t offset) const;
 
   std::unique_ptr<llvm::MemoryBuffer> text_;

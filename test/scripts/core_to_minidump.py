@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Writes a Linux x86-64 ELF core as a Breakpad-style minidump: what Breakpad's
+minidump_stackwalk reads (issue 21's oracle), with no help from stackwalk.
+
+Usage: core_to_minidump.py CORE OUT.dmp ROOT...
+
+Threads and their registers come from NT_PRSTATUS, the crash from the
+thread with a pending signal, modules from NT_FILE (each file's base is its
+mapping at file offset 0; its build-id, read from the first ROOT that holds
+the recorded path or its file name, becomes its CodeView record), and each thread's stack
+from the core's memory: from 128 bytes below the stack pointer (the red
+zone) to the end of its segment, at most 256 KiB. No code bytes: the oracle
+walks by its .sym files' CFI, like a pipeline without binaries.
+"""
+import os
+import struct
+import sys
+
+PT_LOAD, PT_NOTE = 1, 4
+NT_PRSTATUS, NT_FILE, NT_GNU_BUILD_ID = 1, 0x46494C45, 3
+# user_regs_struct order in NT_PRSTATUS, and each register's offset in CONTEXT_AMD64.
+USER_REGS = ["r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi", "rdi",
+             "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"]
+CONTEXT_OFFSETS = {"rax": 120, "rcx": 128, "rdx": 136, "rbx": 144, "rsp": 152, "rbp": 160, "rsi": 168, "rdi": 176,
+                   "r8": 184, "r9": 192, "r10": 200, "r11": 208, "r12": 216, "r13": 224, "r14": 232, "r15": 240,
+                   "rip": 248}
+CONTEXT_SIZE = 1232
+CONTEXT_AMD64_FULL = 0x0010000B  # CONTEXT_AMD64 | CONTROL | INTEGER | FLOATING_POINT
+MAX_STACK = 256 * 1024
+
+
+def elf_segments(data):
+    phoff, = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    for i in range(phnum):
+        kind, _, offset, vaddr, _, filesz, memsz, _ = struct.unpack_from("<IIQQQQQQ", data, phoff + i * phentsize)
+        yield kind, offset, vaddr, filesz, memsz
+
+
+def notes(blob):
+    at = 0
+    while at + 12 <= len(blob):
+        namesz, descsz, kind = struct.unpack_from("<III", blob, at)
+        name_end = at + 12 + ((namesz + 3) & ~3)
+        yield kind, blob[name_end:name_end + descsz]
+        at = name_end + ((descsz + 3) & ~3)
+
+
+def build_id(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    for kind, offset, _, filesz, _ in elf_segments(data):
+        if kind == PT_NOTE:
+            for note, desc in notes(data[offset:offset + filesz]):
+                if note == NT_GNU_BUILD_ID:
+                    return desc
+    return None
+
+
+class Core:
+    def __init__(self, path):
+        with open(path, "rb") as f:
+            self.data = f.read()
+        self.loads = []
+        self.threads = []  # (tid, signal, registers)
+        self.files = []  # (start, end, file offset in pages, path)
+        for kind, offset, vaddr, filesz, memsz in elf_segments(self.data):
+            if kind == PT_LOAD:
+                self.loads.append((vaddr, vaddr + filesz, offset))
+            elif kind == PT_NOTE:
+                for note, desc in notes(self.data[offset:offset + filesz]):
+                    if note == NT_PRSTATUS:
+                        signal, = struct.unpack_from("<h", desc, 12)
+                        tid, = struct.unpack_from("<i", desc, 32)
+                        values = struct.unpack_from("<27Q", desc, 112)
+                        self.threads.append((tid, signal, dict(zip(USER_REGS, values))))
+                    elif note == NT_FILE:
+                        self.files = self.file_mappings(desc)
+
+    @staticmethod
+    def file_mappings(desc):
+        count, _ = struct.unpack_from("<QQ", desc, 0)
+        ranges = [struct.unpack_from("<QQQ", desc, 16 + 24 * i) for i in range(count)]
+        names = desc[16 + 24 * count:].split(b"\0")
+        return [(s, e, o, n.decode()) for (s, e, o), n in zip(ranges, names)]
+
+    def stack(self, sp):
+        """The stack memory from the red zone below sp to its segment's end."""
+        for start, end, offset in self.loads:
+            if start <= sp < end:
+                low = max(start, sp - 128)
+                high = min(end, low + MAX_STACK)
+                return low, self.data[offset + low - start: offset + high - start]
+        return None
+
+
+def local_file(roots, recorded):
+    for root in roots:
+        for candidate in (os.path.join(root, recorded.lstrip("/")), os.path.join(root, os.path.basename(recorded))):
+            if os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+def modules(core, roots):
+    """(base, size, recorded path, build-id) of each ELF file the core maps."""
+    extents = {}
+    for start, end, page, path in core.files:
+        low, high, first = extents.get(path, (start, end, None))
+        extents[path] = (min(low, start), max(high, end), start if page == 0 and first is None else first)
+    out = []
+    for path, (low, high, first) in extents.items():
+        local = local_file(roots, path)
+        if first is None or not local:
+            continue
+        with open(local, "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                continue
+        out.append((first, high - first, path, build_id(local)))
+    return sorted(out)
+
+
+class Writer:
+    def __init__(self):
+        self.blob = bytearray(32)  # the header, written last
+
+    def put(self, data, align=8):
+        while len(self.blob) % align:
+            self.blob.append(0)
+        at = len(self.blob)
+        self.blob += data
+        return at
+
+    def string(self, text):
+        encoded = text.encode("utf-16-le")
+        return self.put(struct.pack("<I", len(encoded)) + encoded + b"\0\0", 4)
+
+
+def codeview(path, ident):
+    """An RSDS record: the build-id's first 16 bytes as the GUID, age 0, and the
+    file's name, as Breakpad's Linux writer made them before BpEL records (the
+    Breakpad of npm's minidump package reads no BpEL)."""
+    if not ident:
+        return b""
+    guid = (ident + bytes(16))[:16]
+    return b"RSDS" + guid + struct.pack("<I", 0) + os.path.basename(path).encode() + b"\0"
+
+
+def context(registers):
+    out = bytearray(CONTEXT_SIZE)
+    struct.pack_into("<I", out, 48, CONTEXT_AMD64_FULL)
+    struct.pack_into("<HHHHHHI", out, 56, registers["cs"], registers["ds"], registers["es"], registers["fs"],
+                     registers["gs"], registers["ss"], registers["eflags"] & 0xFFFFFFFF)
+    for name, offset in CONTEXT_OFFSETS.items():
+        struct.pack_into("<Q", out, offset, registers[name])
+    return bytes(out)
+
+
+def write(core_path, out_path, roots):
+    core = Core(core_path)
+    w = Writer()
+    streams = []
+    # System info: AMD64, Linux (Breakpad's platform id 0x8201), an empty CSD version.
+    csd = w.string("")
+    streams.append((7, w.put(struct.pack("<HHHBBIIIIIHH24s", 9, 6, 0, 1, 0, 0, 0, 0, 0x8201, csd, 0, 0, b""))))
+    memory, threads, crash = [], [], None
+    for tid, signal, registers in core.threads:
+        ctx = w.put(context(registers))
+        stack = core.stack(registers["rsp"])
+        start, data = stack if stack else (0, b"")
+        rva = w.put(data) if data else 0
+        memory.append(struct.pack("<QII", start, len(data), rva))
+        threads.append(struct.pack("<IIIIQQIIII", tid, 0, 0, 0, 0, start, len(data), rva, CONTEXT_SIZE, ctx))
+        if signal and crash is None:
+            crash = (tid, signal, ctx)
+    streams.append((3, w.put(struct.pack("<I", len(threads)) + b"".join(threads))))
+    streams.append((5, w.put(struct.pack("<I", len(memory)) + b"".join(memory))))
+    entries = []
+    for base, size, path, ident in modules(core, roots):
+        name = w.string(path)
+        record = codeview(path, ident)
+        cv = w.put(record, 4) if record else 0
+        entries.append(struct.pack("<QIIII52sII8sQQ", base, size, 0, 0, name, b"", len(record), cv, b"", 0, 0))
+    streams.append((4, w.put(struct.pack("<I", len(entries)) + b"".join(entries), 4)))
+    if crash:
+        tid, signal, ctx = crash
+        record = struct.pack("<IIQQII15Q", signal, 0, 0, 0, 0, 0, *([0] * 15))
+        streams.append((6, w.put(struct.pack("<II", tid, 0) + record + struct.pack("<II", CONTEXT_SIZE, ctx))))
+    directory = w.put(b"".join(struct.pack("<III", kind, sizes(w, at, kind), at) for kind, at in streams), 4)
+    struct.pack_into("<IIIIIIQ", w.blob, 0, 0x504D444D, 0xA793, len(streams), directory, 0, 0, 0)
+    with open(out_path, "wb") as f:
+        f.write(w.blob)
+
+
+def sizes(w, at, kind):
+    """The size of the stream written at `at`: fixed, or by the count it starts with."""
+    fixed = {7: 56, 6: 168}
+    if kind in fixed:
+        return fixed[kind]
+    count, = struct.unpack_from("<I", w.blob, at)
+    return 4 + count * {3: 48, 5: 16, 4: 108}[kind]
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    write(sys.argv[1], sys.argv[2], sys.argv[3:])
