@@ -5,7 +5,9 @@
 
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/core/PrintableText.h"
+#include "stackwalk/symstore/HttpSymbolFetcher.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Config/llvm-config.h"
 
@@ -98,6 +100,19 @@ int main(int argc, char **argv) {
   app.add_option("--symbols-path", options.walk.search.symbolPaths,
                  "Breakpad symbol store: DIR/<debug file>/<debug id>/<debug file>.sym (repeatable)")
       ->allow_extra_args(false);
+  stackwalk::SymbolServers servers;
+  std::vector<std::string> debuginfodLists;
+  unsigned symbolTimeout = servers.timeoutSeconds;
+  app.add_option("--symbol-server", servers.stores,
+                 "symbol server URL: Microsoft or SSQP store (name/KEY/name) or Breakpad .sym store (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--debuginfod", debuginfodLists,
+                 "debuginfod server URLs, space-separated as in DEBUGINFOD_URLS (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--symbol-cache", servers.cacheDir,
+                 "where files from symbol servers are kept (default: $XDG_CACHE_HOME/stackwalk/symbols)");
+  app.add_option("--symbol-timeout", symbolTimeout, "seconds a symbol server has for one file (default 30)")
+      ->check(CLI::Range(1u, 3600u));
   app.add_option("-e,--executable", options.walk.search.executable,
                  "the main executable's file (its identity is still checked)");
   app.add_option("--sysroot", options.walk.search.sysroot, "prefix for the module paths the dump recorded");
@@ -198,6 +213,16 @@ int main(int argc, char **argv) {
   std::ios::sync_with_stdio(false);
   if (dumpPaths.empty()) return stackwalk::ExitOk; // --from an empty list: nothing to do
   options.walk.search.hostFiles = !(noHostFiles || untrusted);
+  std::unique_ptr<stackwalk::HttpSymbolFetcher> fetcher;
+  for (const std::string &list : debuginfodLists)
+    for (llvm::StringRef url : llvm::split(llvm::StringRef(list), ' '))
+      if (!url.empty()) servers.debuginfod.push_back(url.str());
+  if (!servers.stores.empty() || !servers.debuginfod.empty()) {
+    if (servers.cacheDir.empty()) servers.cacheDir = stackwalk::defaultSymbolCache();
+    servers.timeoutSeconds = symbolTimeout;
+    fetcher = std::make_unique<stackwalk::HttpSymbolFetcher>(servers);
+    options.walk.search.fetcher = fetcher.get();
+  }
   if (dumpPaths.size() > 1 || *optTimeout || *optMaxMemory || untrusted)
     options.isolation = stackwalk::WorkerLimits{
         .timeout = std::chrono::seconds(*optTimeout ? timeoutSeconds : DefaultBatchTimeoutSeconds),

@@ -37,6 +37,26 @@ bool crcMatches(const std::string &path, uint32_t expected) {
 
 } // namespace
 
+// Names and keys come from the dump: a file's name and hex digits, nothing
+// that could climb out of a store or change a URL's meaning.
+bool ModuleResolver::isStoreName(const std::string &name) {
+  return !name.empty() && name != "." && name != ".." &&
+         std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c != '/' && c != '\\' && c != 0x7f && c != '%' && c != '?' && c != '#'; });
+}
+
+bool ModuleResolver::isStoreKey(const std::string &key) {
+  return !key.empty() && key.size() <= 128 && std::all_of(key.begin(), key.end(), [](char c) { return llvm::isHexDigit(c); });
+}
+
+ModuleResolver::ModuleResolver(ModuleSearchOptions options, ImageCache *cache)
+    : options_(std::move(options)), cache_(cache) {
+  // Fetched files are looked up where local ones are.
+  if (options_.fetcher) {
+    options_.modulePaths.push_back(options_.fetcher->cacheDir());
+    options_.symbolPaths.push_back(options_.fetcher->cacheDir());
+  }
+}
+
 std::optional<std::string> ModuleResolver::findIgnoringCase(const std::string &dir, const std::string &name) const {
   // Windows names a module as it likes (NTDLL.DLL, ntdll.dll): compare names
   // without case, from one listing of each directory.
@@ -220,11 +240,7 @@ std::optional<std::string> ModuleResolver::findPdb(const Module &module, const M
 
 std::shared_ptr<const BreakpadSymbolFile> ModuleResolver::findSymbolFile(const Module &module, std::string &note) const {
   std::string id = module.breakpadDebugId(), file = module.breakpadDebugFile();
-  // Both come from the dump: a name of a file, and hex digits, nothing that
-  // could climb out of the store.
-  bool safe = !file.empty() && file != "." && file != ".." && file.find_first_of("/\\") == std::string::npos &&
-              !id.empty() && std::all_of(id.begin(), id.end(), [](char c) { return llvm::isHexDigit(c); });
-  if (!safe) return nullptr;
+  if (!isStoreName(file) || !isStoreKey(id)) return nullptr;
   llvm::StringRef stem(file);
   if (stem.ends_with_insensitive(".pdb")) stem = stem.drop_back(4);
   std::string symName = stem.str() + ".sym";
@@ -268,25 +284,96 @@ std::shared_ptr<ModuleImage> ModuleResolver::imageFromMemory(Target &target, Mod
 }
 
 void ModuleResolver::resolve(Target &target) const {
-  std::vector<std::string> missing, rejected, symbolFileOnly;
   for (Module &module : target.modules) {
     std::string symbolNote;
-    if (!options_.symbolPaths.empty()) module.symbolFile = findSymbolFile(module, symbolNote);
     if (!module.image) {
       module.image = findImage(module);
       if (!module.image && target.os() == OS::Windows) module.image = imageFromMemory(target, module);
     }
+    attachDebugInfo(module, symbolNote);
     if (!symbolNote.empty()) module.imageNote += (module.imageNote.empty() ? "" : "; ") + symbolNote;
-    if (!module.image) {
-      if (module.symbolFile) symbolFileOnly.push_back(module.name);
-      else (module.imageNote.starts_with("no file found") ? missing : rejected).push_back(module.name);
-      continue;
+  }
+  if (options_.fetcher) fetchMissing(target);
+  summarize(target);
+}
+
+void ModuleResolver::attachDebugInfo(Module &module, std::string &symbolNote) const {
+  if (!options_.symbolPaths.empty() && !module.symbolFile) module.symbolFile = findSymbolFile(module, symbolNote);
+  if (!module.image) return;
+  if (cache_) module.image = cache_->intern(std::move(module.image));
+  if (!module.image->hasDwarf() && !module.image->debugImage())
+    if (auto debug = findDebugImage(*module.image)) module.image->setDebugImage(std::move(debug));
+  if (module.image->pdbReference() && module.image->pdbPath().empty())
+    if (auto pdb = findPdb(module, *module.image)) module.image->setPdbPath(*pdb);
+}
+
+std::vector<SymbolRequest> ModuleResolver::requestsFor(const Module &module, OS os) {
+  using Kind = SymbolRequest::Kind;
+  std::vector<SymbolRequest> out;
+  bool hasFile = module.image && !module.image->inMemory();
+  std::string_view source = module.symbolSource();
+  bool debugInfo = source == "dwarf" || source == "pdb" || source == "breakpad";
+  if (!module.buildId.empty()) {
+    std::string id = hexString(module.buildId);
+    if (!hasFile) out.push_back({Kind::ElfExecutable, module.name, id});
+    if (!debugInfo) out.push_back({Kind::ElfDebugFile, module.name, id});
+  }
+  // Minidumps record a TimeDateStamp and SizeOfImage for every module; only a PE's are a key.
+  if (os == OS::Windows && module.peTimeDateStamp && module.peSizeOfImage && !hasFile && isStoreName(module.name)) {
+    char key[32];
+    std::snprintf(key, sizeof key, "%08X%x", *module.peTimeDateStamp, *module.peSizeOfImage);
+    out.push_back({Kind::PeImage, module.name, key});
+  }
+  if (module.image && module.image->pdbPath().empty())
+    if (auto reference = module.image->pdbReference(); reference && isStoreName(reference->name))
+      out.push_back({Kind::Pdb, reference->name, reference->debugId});
+  std::string debugFile = module.breakpadDebugFile(), debugId = module.breakpadDebugId();
+  if (!debugInfo && isStoreName(debugFile) && isStoreKey(debugId))
+    out.push_back({Kind::BreakpadSymbols, debugFile, debugId});
+  return out;
+}
+
+void ModuleResolver::fetchMissing(Target &target) const {
+  std::vector<SymbolRequest> requests;
+  std::vector<Module *> asked;
+  for (Module &module : target.modules) {
+    std::vector<SymbolRequest> wanted = requestsFor(module, target.os());
+    if (wanted.empty()) continue;
+    asked.push_back(&module);
+    requests.insert(requests.end(), wanted.begin(), wanted.end());
+  }
+  if (requests.empty()) return;
+  options_.fetcher->fetch(requests, target.warnings);
+  listings_.clear(); // the cache has new directories
+  for (Module *module : asked) {
+    // A file from the cache replaces an image rebuilt from memory.
+    if (!module->image || module->image->inMemory()) {
+      std::string note = module->imageNote;
+      if (auto found = findImage(*module)) module->image = std::move(found);
+      else module->imageNote = note;
     }
-    if (cache_) module.image = cache_->intern(std::move(module.image));
-    if (!module.image->hasDwarf() && !module.image->debugImage())
-      if (auto debug = findDebugImage(*module.image)) module.image->setDebugImage(std::move(debug));
-    if (module.image->pdbReference() && module.image->pdbPath().empty())
-      if (auto pdb = findPdb(module, *module.image)) module.image->setPdbPath(*pdb);
+    std::string symbolNote;
+    attachDebugInfo(*module, symbolNote);
+    noteOrigins(*module);
+  }
+}
+
+void ModuleResolver::noteOrigins(Module &module) const {
+  std::vector<std::string> paths;
+  if (module.image && !module.image->inMemory()) paths.push_back(module.image->path());
+  if (module.image && !module.image->debugInfoPath().empty()) paths.push_back(module.image->debugInfoPath());
+  if (module.symbolFile) paths.push_back(module.symbolFile->path());
+  for (const std::string &path : paths)
+    if (auto origin = options_.fetcher->originOf(path))
+      module.imageNote += (module.imageNote.empty() ? "" : "; ") + ("fetched from " + *origin);
+}
+
+void ModuleResolver::summarize(Target &target) const {
+  std::vector<std::string> missing, rejected, symbolFileOnly;
+  for (const Module &module : target.modules) {
+    if (module.image) continue;
+    if (module.symbolFile) symbolFileOnly.push_back(module.name);
+    else (module.imageNote.starts_with("no file found") ? missing : rejected).push_back(module.name);
   }
   // One line per kind of problem; each module's own note says where we looked.
   auto summarize = [&](const std::vector<std::string> &names, const std::string &what) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "stackwalk/core/ImageCache.h"
+#include "stackwalk/core/SymbolFetcher.h"
 #include "stackwalk/core/Target.h"
 
 #include <map>
@@ -26,13 +27,15 @@ struct ModuleSearchOptions {
   // only under the sysroot, and debug files never under the host's debugRoots,
   // so a dump cannot make stackwalk open or describe the host's files.
   bool hostFiles = true;
+  // Symbol servers, asked for what no local file gives (owned by the caller);
+  // their cache directory is searched as a module and symbol path.
+  SymbolFetcher *fetcher = nullptr;
 };
 
 
 class ModuleResolver {
 public:
-  explicit ModuleResolver(ModuleSearchOptions options, ImageCache *cache = nullptr)
-      : options_(std::move(options)), cache_(cache) {}
+  explicit ModuleResolver(ModuleSearchOptions options, ImageCache *cache = nullptr);
 
   // Attaches an image to every module that has a matching file; records in
   // Module::imageNote and Target::warnings why a module has none. With a
@@ -41,7 +44,20 @@ public:
   // memory become the session's copy of the same bytes.
   void resolve(Target &target) const;
 
+  // What symbol servers are asked for a module the local files left without
+  // a file or debug info.
+  static std::vector<SymbolRequest> requestsFor(const Module &module, OS os);
+
 private:
+  static bool isStoreName(const std::string &name);
+  static bool isStoreKey(const std::string &key);
+  // The module's debug file, PDB and Breakpad symbol file, where it has none yet.
+  void attachDebugInfo(Module &module, std::string &symbolNote) const;
+  // Asks the fetcher for what is missing, then looks again.
+  void fetchMissing(Target &target) const;
+  void noteOrigins(Module &module) const;
+  // One warning per kind of module without a file.
+  void summarize(Target &target) const;
   // Sets the module's imageNote and identityUnchecked.
   std::shared_ptr<ModuleImage> findImage(Module &module) const;
   // Within the dump's budget for copied images (DumpBudget.h).

@@ -1,0 +1,235 @@
+#include "stackwalk/symstore/HttpSymbolFetcher.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+
+#include <curl/curl.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <unistd.h>
+
+namespace stackwalk {
+namespace {
+
+using Kind = SymbolRequest::Kind;
+
+std::string joinUrl(std::string base, const std::string &path) {
+  if (base.empty() || base.back() != '/') base += '/';
+  return base + path;
+}
+
+std::string escaped(const std::string &text) {
+  char *out = curl_easy_escape(nullptr, text.c_str(), int(text.size()));
+  std::string result = out ? out : "";
+  curl_free(out);
+  return result;
+}
+
+// Breakpad names a PE module's .sym after its PDB: foo.pdb -> foo.sym.
+std::string symName(const std::string &debugFile) {
+  llvm::StringRef stem(debugFile);
+  if (stem.ends_with_insensitive(".pdb")) stem = stem.drop_back(4);
+  return stem.str() + ".sym";
+}
+
+std::string joinPath(const std::string &a, const std::string &b) {
+  llvm::SmallString<256> out(a);
+  llvm::sys::path::append(out, b);
+  return std::string(out);
+}
+
+void initCurlOnce() {
+  static bool done = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+  (void)done;
+}
+
+} // namespace
+
+std::string defaultSymbolCache() {
+  const char *xdg = std::getenv("XDG_CACHE_HOME");
+  const char *home = std::getenv("HOME");
+  std::string root = xdg && *xdg ? xdg : joinPath(home && *home ? home : "/tmp", ".cache");
+  return joinPath(joinPath(root, "stackwalk"), "symbols");
+}
+
+HttpSymbolFetcher::HttpSymbolFetcher(SymbolServers servers) : servers_(std::move(servers)) { initCurlOnce(); }
+
+std::string HttpSymbolFetcher::cachePath(const SymbolRequest &request) {
+  switch (request.kind) {
+  case Kind::ElfExecutable: return ".build-id/" + request.key.substr(0, 2) + "/" + request.key.substr(2);
+  case Kind::ElfDebugFile: return ".build-id/" + request.key.substr(0, 2) + "/" + request.key.substr(2) + ".debug";
+  case Kind::PeImage:
+  case Kind::Pdb: return request.name + "/" + request.key + "/" + request.name;
+  case Kind::BreakpadSymbols: return request.name + "/" + request.key + "/" + symName(request.name);
+  }
+  return "";
+}
+
+std::vector<std::pair<std::string, std::string>> HttpSymbolFetcher::urlsFor(const SymbolRequest &request) const {
+  std::vector<std::pair<std::string, std::string>> urls;
+  std::string name = escaped(request.name), key = escaped(request.key);
+  // SSQP keys are lower case (dotnet/symstore's key conventions).
+  std::string ssqpName = escaped(llvm::StringRef(request.name).lower()), ssqpKey = escaped(llvm::StringRef(request.key).lower());
+  for (const std::string &server : servers_.stores) {
+    std::string path;
+    switch (request.kind) {
+    case Kind::ElfExecutable: path = ssqpName + "/elf-buildid-" + ssqpKey + "/" + ssqpName; break;
+    case Kind::ElfDebugFile: path = "_.debug/elf-buildid-sym-" + ssqpKey + "/_.debug"; break;
+    case Kind::PeImage:
+    case Kind::Pdb: path = name + "/" + key + "/" + name; break;
+    case Kind::BreakpadSymbols: path = name + "/" + key + "/" + escaped(symName(request.name)); break;
+    }
+    urls.emplace_back(server, joinUrl(server, path));
+  }
+  if (request.kind == Kind::ElfExecutable || request.kind == Kind::ElfDebugFile)
+    for (const std::string &server : servers_.debuginfod)
+      urls.emplace_back(server, joinUrl(server, "buildid/" + ssqpKey +
+                                                    (request.kind == Kind::ElfExecutable ? "/executable" : "/debuginfo")));
+  return urls;
+}
+
+std::string HttpSymbolFetcher::missMarker(const std::string &url) const {
+  auto digest = llvm::SHA256::hash(llvm::arrayRefFromStringRef(url));
+  return joinPath(joinPath(servers_.cacheDir, ".misses"), llvm::toHex(digest, /*LowerCase=*/true));
+}
+
+std::optional<std::string> HttpSymbolFetcher::originOf(const std::string &cachedPath) const {
+  if (!llvm::StringRef(cachedPath).starts_with(servers_.cacheDir)) return std::nullopt;
+  std::ifstream origin(cachedPath + ".origin");
+  std::string url;
+  if (!origin || !std::getline(origin, url) || url.empty()) return std::nullopt;
+  return url;
+}
+
+// One file being fetched: its URLs in order (server, URL), the one being asked.
+struct HttpSymbolFetcher::Transfer {
+  std::string destination;
+  std::vector<std::pair<std::string, std::string>> urls;
+  size_t next = 0;
+  std::string server, url, temporary;
+  std::FILE *file = nullptr;
+  uint64_t bytes = 0, limit = 0;
+  CURL *easy = nullptr;
+
+  static size_t write(char *data, size_t size, size_t count, void *self) {
+    auto *transfer = static_cast<Transfer *>(self);
+    size_t n = size * count;
+    if (transfer->bytes + n > transfer->limit) return 0; // too large: the transfer fails
+    transfer->bytes += n;
+    return std::fwrite(data, 1, n, transfer->file);
+  }
+};
+
+void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::vector<std::string> &warnings) {
+  std::map<std::string, std::unique_ptr<Transfer>> transfers; // by destination: one fetch per file
+  for (const SymbolRequest &request : requests) {
+    std::string destination = joinPath(servers_.cacheDir, cachePath(request));
+    if (transfers.count(destination) || llvm::sys::fs::exists(destination)) continue;
+    auto transfer = std::make_unique<Transfer>();
+    transfer->destination = destination;
+    for (auto &[server, url] : urlsFor(request))
+      if (!llvm::sys::fs::exists(missMarker(url))) transfer->urls.emplace_back(server, url);
+    if (!transfer->urls.empty()) transfers.emplace(destination, std::move(transfer));
+  }
+  if (transfers.empty()) return;
+
+  std::map<std::string, std::pair<std::string, unsigned>> failures; // server -> first error, count
+  CURLM *multi = curl_multi_init();
+  unsigned counter = 0;
+  auto start = [&](Transfer &t) {
+    while (t.next < t.urls.size()) {
+      std::tie(t.server, t.url) = t.urls[t.next++];
+      if (down_.count(t.server)) continue;
+      // Beside the cache's files (one file system, so the rename is atomic),
+      // but not in their folders, which are made only for files that arrive.
+      std::string partial = joinPath(servers_.cacheDir, ".partial");
+      llvm::sys::fs::create_directories(partial);
+      t.temporary = joinPath(partial, std::to_string(getpid()) + "." + std::to_string(counter++));
+      t.file = std::fopen(t.temporary.c_str(), "wb");
+      if (!t.file) return false;
+      t.bytes = 0;
+      t.limit = servers_.maxFileBytes;
+      t.easy = curl_easy_init();
+      curl_easy_setopt(t.easy, CURLOPT_URL, t.url.c_str());
+      curl_easy_setopt(t.easy, CURLOPT_PROTOCOLS_STR, "http,https");
+      curl_easy_setopt(t.easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+      curl_easy_setopt(t.easy, CURLOPT_FOLLOWLOCATION, 1L);
+      curl_easy_setopt(t.easy, CURLOPT_MAXREDIRS, 5L);
+      curl_easy_setopt(t.easy, CURLOPT_TIMEOUT, long(servers_.timeoutSeconds));
+      curl_easy_setopt(t.easy, CURLOPT_CONNECTTIMEOUT, long(std::min(servers_.timeoutSeconds, 10u)));
+      curl_easy_setopt(t.easy, CURLOPT_NOSIGNAL, 1L);
+      curl_easy_setopt(t.easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(servers_.maxFileBytes));
+      curl_easy_setopt(t.easy, CURLOPT_USERAGENT, "stackwalk");
+      curl_easy_setopt(t.easy, CURLOPT_WRITEFUNCTION, &Transfer::write);
+      curl_easy_setopt(t.easy, CURLOPT_WRITEDATA, &t);
+      curl_easy_setopt(t.easy, CURLOPT_PRIVATE, &t);
+      curl_multi_add_handle(multi, t.easy);
+      return true;
+    }
+    return false;
+  };
+  auto finish = [&](Transfer &t, CURLcode result) {
+    long status = 0;
+    curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_multi_remove_handle(multi, t.easy);
+    curl_easy_cleanup(t.easy);
+    t.easy = nullptr;
+    bool written = std::fclose(t.file) == 0;
+    t.file = nullptr;
+    if (result == CURLE_OK && status == 200 && written && t.bytes > 0 &&
+        !llvm::sys::fs::create_directories(llvm::sys::path::parent_path(t.destination)) &&
+        std::rename(t.temporary.c_str(), t.destination.c_str()) == 0) {
+      std::ofstream(t.destination + ".origin") << t.url << "\n";
+      return true;
+    }
+    std::remove(t.temporary.c_str());
+    if (result == CURLE_OK && (status == 404 || status == 410)) {
+      llvm::sys::fs::create_directories(joinPath(servers_.cacheDir, ".misses"));
+      std::ofstream(missMarker(t.url)) << t.url << "\n";
+    } else if (result == CURLE_OK && status == 200) {
+      // Empty, or the cache cannot be written: nothing to keep, the server is fine.
+    } else {
+      down_.insert(t.server);
+      auto &failure = failures[t.server];
+      if (failure.first.empty())
+        failure.first = result != CURLE_OK ? curl_easy_strerror(result) : "HTTP status " + std::to_string(status);
+      ++failure.second;
+    }
+    return false;
+  };
+
+  std::deque<Transfer *> waiting;
+  for (auto &[_, transfer] : transfers) waiting.push_back(transfer.get());
+  unsigned active = 0;
+  while (active || !waiting.empty()) {
+    while (active < servers_.parallel && !waiting.empty()) {
+      Transfer *next = waiting.front();
+      waiting.pop_front();
+      if (start(*next)) ++active;
+    }
+    int running = 0;
+    curl_multi_perform(multi, &running);
+    int queued = 0;
+    while (CURLMsg *message = curl_multi_info_read(multi, &queued)) {
+      if (message->msg != CURLMSG_DONE) continue;
+      Transfer *transfer = nullptr;
+      curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &transfer);
+      --active;
+      if (!finish(*transfer, message->data.result)) waiting.push_front(transfer); // its next URL
+    }
+    if (active) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+  }
+  curl_multi_cleanup(multi);
+  for (const auto &[server, failure] : failures)
+    warnings.push_back("symbol server " + server + " failed: " + failure.first + " (" +
+                       std::to_string(failure.second) + " file(s); not asked again by this process)");
+}
+
+} // namespace stackwalk
