@@ -190,7 +190,7 @@ const std::vector<SourceFrame> &Symbolizer::fromSymbolFile(const Module &module,
 }
 
 const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint64_t address) {
-  if (module.symbolSource() == "breakpad") {
+  if (module.symbolFile && module.symbolSource() == "breakpad") {
     const std::vector<SourceFrame> &frames = fromSymbolFile(module, address);
     if (!frames.empty() || !module.image) return frames;
   }

@@ -25,38 +25,40 @@ unsigned readBefore(const Target &target, uint64_t address, uint8_t *bytes, unsi
   return 0;
 }
 
-bool x86FollowsCall(const Target &target, uint64_t returnAddress) {
+CallBefore x86CallBefore(const Target &target, uint64_t returnAddress) {
   constexpr unsigned Longest = 7; // FF /2 with SIB and disp32
   uint8_t bytes[Longest] = {};
   unsigned readable = readBefore(target, returnAddress, bytes, Longest);
+  if (readable == 0) return CallBefore::Unknown;
   const uint8_t *end = bytes + Longest;
-  if (readable >= 5 && end[-5] == 0xE8) return true; // call rel32
+  if (readable >= 5 && end[-5] == 0xE8) return CallBefore::Yes; // call rel32
   for (unsigned length = 2; length <= readable; ++length) {
     const uint8_t *insn = end - length;
     if (insn[0] != 0xFF || ((insn[1] >> 3) & 7) != 2) continue;
     uint8_t sib = length >= 3 ? insn[2] : 0;
-    if (indirectCallLength(insn[1], sib) == length) return true;
+    if (indirectCallLength(insn[1], sib) == length) return CallBefore::Yes;
   }
-  return false;
+  return CallBefore::No;
 }
 
-bool arm64FollowsCall(const Target &target, uint64_t returnAddress) {
+CallBefore arm64CallBefore(const Target &target, uint64_t returnAddress) {
   auto insn = target.readValue<uint32_t>(returnAddress - 4);
-  if (!insn) return false;
-  return (*insn & 0xFC000000) == 0x94000000   // bl
-         || (*insn & 0xFFFFFC1F) == 0xD63F0000; // blr
+  if (!insn) return CallBefore::Unknown;
+  bool call = (*insn & 0xFC000000) == 0x94000000   // bl
+              || (*insn & 0xFFFFFC1F) == 0xD63F0000; // blr
+  return call ? CallBefore::Yes : CallBefore::No;
 }
 
 } // namespace
 
-bool followsCallInstruction(const Target &target, uint64_t returnAddress) {
+CallBefore callBefore(const Target &target, uint64_t returnAddress) {
   switch (target.arch()) {
   case Arch::X86_64:
-  case Arch::X86: return x86FollowsCall(target, returnAddress);
-  case Arch::Arm64: return arm64FollowsCall(target, returnAddress);
+  case Arch::X86: return x86CallBefore(target, returnAddress);
+  case Arch::Arm64: return arm64CallBefore(target, returnAddress);
   case Arch::Unknown: break;
   }
-  return false;
+  return CallBefore::Unknown;
 }
 
 } // namespace stackwalk

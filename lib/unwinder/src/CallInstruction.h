@@ -6,6 +6,11 @@
 
 namespace stackwalk {
 
-bool followsCallInstruction(const Target &target, uint64_t returnAddress);
+enum class CallBefore {
+  Yes,
+  No,
+  Unknown, // neither the dump nor a module file holds the bytes before it
+};
+CallBefore callBefore(const Target &target, uint64_t returnAddress);
 
 } // namespace stackwalk

@@ -7,8 +7,11 @@ namespace stackwalk {
 bool StackScanUnwinder::isPlausibleReturnAddress(const Target &target, uint64_t value) {
   const Module *module = target.moduleAt(value);
   if (!module || !target.isExecutable(value)) return false;
-  uint8_t before;
-  if (target.read(value - 1, std::span(&before, 1))) return followsCallInstruction(target, value);
+  switch (callBefore(target, value)) {
+  case CallBefore::Yes: return true;
+  case CallBefore::No: return false;
+  case CallBefore::Unknown: break;
+  }
   // Neither the dump nor a file holds the code: a function that a symbol file
   // says holds the call is the evidence left (Breakpad's rule with symbols).
   return module->symbolFile && module->symbolFile->hasFunctionAt(value - 1 - module->base);

@@ -12,7 +12,7 @@ bool followsCall(std::vector<uint8_t> bytes, Arch arch = Arch::X86_64) {
   code.insert(code.end(), bytes.begin(), bytes.end());
   memory->add(0x1000, code);
   Target target(arch, OS::Linux, "test", std::move(memory));
-  return followsCallInstruction(target, 0x1000 + code.size());
+  return callBefore(target, 0x1000 + code.size()) == CallBefore::Yes;
 }
 } // namespace
 
