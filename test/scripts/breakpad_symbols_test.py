@@ -16,7 +16,8 @@ tail-call frames aside: a .sym file has no call-site records). Breakpad walks
 on past `_start` (a .sym cannot say its return address is undefined) and past
 the last frame of some threads by scanning, and misses a frame gdb finds
 (crash-callnull's caller of the null call): those frames are listed, not
-required. Skips when the tools cannot be had.
+required. The same minidumps walked with no symbols at all give only frames gdb
+finds. Skips when the tools cannot be had.
 """
 import json
 import os
@@ -174,6 +175,42 @@ def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp, walked
               + ("" if ips == pcs.get(thread["tid"]) else f" (ours {[hex(i) for i in ips]}, "
                                                           f"gdb {[hex(i) for i in pcs.get(thread['tid'], [])]})"))
     print(f"     {name}: Breakpad walked {extra} frame(s) past where stackwalk and gdb stop")
+    bare = check_without_symbols(check, stackwalk, minidump, name, pcs, tmp)
+    total, false = breakpad_false_frames(tools[1], minidump, bare, pcs)
+    print(f"     {name} without symbols: Breakpad gives {total} frames, {false} of them not gdb's")
+
+
+def check_without_symbols(check, stackwalk, minidump, name, pcs, tmp):
+    """No file, no .sym and no code bytes: frame-pointer chains and nothing the scan
+    cannot prove; every frame printed is one gdb finds, in gdb's order."""
+    result = subprocess.run([stackwalk, minidump, "-a", "--json", "--no-host-files"], capture_output=True, text=True,
+                            timeout=120, cwd=tmp)
+    report = json.loads(result.stdout)
+    false_frames, frames = [], 0
+    for thread in report["threads"]:
+        ips = [int(f["ip"], 16) for f in thread["frames"]]
+        frames += len(ips)
+        expected = iter(pcs.get(thread["tid"], []))
+        false_frames += [hex(ip) for ip in ips if ip not in expected]  # a subsequence of gdb's
+    check(result.returncode == 0 and not false_frames,
+          f"{name} without symbols: {frames} frames, each one gdb finds, in its order ({false_frames or 'none false'})")
+    return report
+
+
+def breakpad_false_frames(minidump_stackwalk, minidump, report, pcs):
+    """(frames, frames gdb does not find) of Breakpad's walk without symbols."""
+    bases = {m["path"]: int(m["base"], 16) for m in report["modules"]}
+    out = subprocess.run([minidump_stackwalk, "-m", minidump], capture_output=True, text=True, timeout=300).stdout
+    total, false = 0, 0
+    for line in out.splitlines():
+        fields = line.split("|")
+        if len(fields) != 7 or not fields[0].isdigit() or int(fields[0]) >= len(report["threads"]):
+            continue
+        module, offset = fields[2], int(fields[6], 16)
+        ip = bases[next(p for p in bases if os.path.basename(p) == module)] + offset if module else offset
+        total += 1
+        false += ip not in pcs.get(report["threads"][int(fields[0])]["tid"], [])
+    return total, false
 
 
 def without_provenance(report):
