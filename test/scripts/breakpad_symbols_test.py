@@ -21,12 +21,9 @@ finds. Skips when the tools cannot be had.
 """
 import json
 import os
-import socket
 import subprocess
-import sys
 import tarfile
 import tempfile
-import time
 
 import core_to_minidump
 import dumps
@@ -224,21 +221,8 @@ def without_provenance(report):
 def served(check, stackwalk, store, walked, tmp):
     """The same store over HTTP (--symbol-server): the same reports, and a
     second walk of every minidump asks the server nothing (its log)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = open(os.path.join(tmp, "http.log"), "w+")
-    server = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port), "--directory",
-                               store], stdout=log, stderr=log)
-    requests = lambda: sum(1 for line in open(log.name) if '"GET ' in line)
-    try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        args = ["-a", "--json", "--no-host-files", "--symbol-server", f"http://127.0.0.1:{port}/",
+    with dumps.HttpServer(store, os.path.join(tmp, "http.log")) as server:
+        args = ["-a", "--json", "--no-host-files", "--symbol-server", server.url,
                 "--symbol-cache", os.path.join(tmp, "cache")]
         same, asked = 0, 0
         for attempt in ("first", "second"):
@@ -246,13 +230,10 @@ def served(check, stackwalk, store, walked, tmp):
                 result = subprocess.run([stackwalk, minidump, *args], capture_output=True, text=True, timeout=120)
                 same += result.returncode == 0 and without_provenance(result.stdout) == without_provenance(expected)
             if attempt == "first":
-                asked = requests()
+                asked = server.requests()
         check(same == 2 * len(walked), f"--symbol-server: the {len(walked)} reports of --symbols-path, twice ({same})")
-        check(requests() == asked and asked > 0,
+        check(server.requests() == asked and asked > 0,
               f"--symbol-server: the second walks ask the server nothing ({asked} requests the first time)")
-    finally:
-        server.terminate()
-        server.wait()
 
 
 def main(stackwalk, unpacked, options):

@@ -3,7 +3,11 @@ stackwalk on a dump, and preparing gdb's frames for ../shared/oracle/compare.py.
 import json
 import os
 import shutil
+import socket
 import subprocess
+import urllib.error
+import urllib.request
+import time
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -151,3 +155,53 @@ def schema_validator():
 
 def have_gdb():
     return shutil.which("gdb") is not None
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_url(url, seconds=30, any_status=True):
+    """Until the URL answers (with any HTTP status, or only with success)."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=5)
+            return
+        except urllib.error.HTTPError:
+            if any_status:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer within {seconds} s")
+
+
+class HttpServer:
+    """python3 -m http.server over a folder on 127.0.0.1, for as long as the with block;
+    `requests()` counts the GETs its log shows."""
+
+    def __init__(self, folder, log_path):
+        self.folder, self.log_path = folder, log_path
+
+    def __enter__(self):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.log = open(self.log_path, "w")
+        self.process = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(self.port),
+                                         "--directory", self.folder], stdout=self.log, stderr=self.log)
+        wait_for_url(self.url)
+        return self
+
+    def requests(self):
+        self.log.flush()
+        with open(self.log_path) as f:
+            return sum(1 for line in f if '"GET ' in line)
+
+    def __exit__(self, *exc):
+        self.process.terminate()
+        self.process.wait()
+        self.log.close()

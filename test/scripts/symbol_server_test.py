@@ -17,22 +17,12 @@ Usage: symbol_server_test.py STACKWALK UNPACKED_DUMPS_DIR
 import json
 import os
 import shutil
-import socket
 import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
 
 import dumps
 
 check = dumps.Checks()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def build_id(path):
@@ -82,56 +72,26 @@ def ssqp(stackwalk, unpacked, tmp):
     store = os.path.join(tmp, "ssqp", "_.debug", f"elf-buildid-sym-{ident}")
     os.makedirs(store)
     os.symlink(debug, os.path.join(store, "_.debug"))
-    port = free_port()
-    log = open(os.path.join(tmp, "http.log"), "w+")
-    server = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port), "--directory",
-                               os.path.join(tmp, "ssqp")], stdout=log, stderr=log)
-    try:
-        wait_for(f"http://127.0.0.1:{port}/")
-        on_disk = walk(stackwalk, unpacked, dump["core"], *dumps.stackwalk_args(dump)[1:])
-        sysroot = bare_sysroot(unpacked, tmp)
-        local = ["--sysroot", sysroot, "--module-path", "bin", "--module-path", "debug"]
-        without = walk(stackwalk, unpacked, dump["core"], *local)
-        check(module(without, "libc.so.6")["symbols"] != "dwarf", "ssqp: without its debug file libc has no DWARF")
-        cache = os.path.join(tmp, "ssqp-cache")
-        served = ["--symbol-server", f"http://127.0.0.1:{port}/", "--symbol-cache", cache]
+    on_disk = walk(stackwalk, unpacked, dump["core"], *dumps.stackwalk_args(dump)[1:])
+    local = ["--sysroot", bare_sysroot(unpacked, tmp), "--module-path", "bin", "--module-path", "debug"]
+    without = walk(stackwalk, unpacked, dump["core"], *local)
+    check(module(without, "libc.so.6")["symbols"] != "dwarf", "ssqp: without its debug file libc has no DWARF")
+    with dumps.HttpServer(os.path.join(tmp, "ssqp"), os.path.join(tmp, "http.log")) as server:
+        served = ["--symbol-server", server.url, "--symbol-cache", os.path.join(tmp, "ssqp-cache")]
         fetched = walk(stackwalk, unpacked, dump["core"], *local, *served)
         libc = module(fetched, "libc.so.6")
         check(libc["symbols"] == "dwarf" and f"_.debug/elf-buildid-sym-{ident}/_.debug" in (libc["note"] or ""),
               f"ssqp: libc's debug file fetched by build-id, and the module says from where ({libc['note']})")
         check(frames(fetched) == frames(on_disk), "ssqp: every frame, line and argument as with the file on disk")
         check(frames(fetched) != frames(without), "ssqp: ... which the walk without it lacks")
-        log.flush()
-        asked = log_lines(log)
+        asked = server.requests()
         again = walk(stackwalk, unpacked, dump["core"], *local, *served)
-        check(log_lines(log) == asked and frames(again) == frames(fetched),
+        check(server.requests() == asked and frames(again) == frames(fetched),
               f"ssqp: a second walk asks the server nothing ({asked} request(s) the first time)")
-    finally:
-        server.terminate()
-        server.wait()
-    dead = walk(stackwalk, unpacked, dump["core"], *local, "--symbol-server", f"http://127.0.0.1:{free_port()}/",
+    dead = walk(stackwalk, unpacked, dump["core"], *local, "--symbol-server", f"http://127.0.0.1:{dumps.free_port()}/",
                 "--symbol-cache", os.path.join(tmp, "cold-cache"), "--symbol-timeout", "5")
     check(any("failed" in w and "127.0.0.1" in w for w in dead["warnings"]) and frames(dead) == frames(without),
           "ssqp: a server that does not answer is named in a warning; the walk goes on without it")
-
-
-def log_lines(log):
-    log.flush()
-    with open(log.name) as f:
-        return sum(1 for line in f if '"GET ' in line)
-
-
-def wait_for(url, seconds=30):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            return
-        except urllib.error.HTTPError:
-            return  # it answers
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"{url} did not answer")
 
 
 def debuginfod(stackwalk, unpacked, tmp):
@@ -145,13 +105,14 @@ def debuginfod(stackwalk, unpacked, tmp):
     libc = os.path.join(unpacked, "sysroot", "usr", "lib", "x86_64-linux-gnu", "libc.so.6")
     for path in (program, program + ".debug", libc, debug_file(unpacked, "usr/lib/x86_64-linux-gnu/libc.so.6")[1]):
         os.symlink(path, os.path.join(served, os.path.basename(path)))
-    port = free_port()
+    port = dumps.free_port()
     log = open(os.path.join(tmp, "debuginfod.log"), "w+")
     server = subprocess.Popen(["debuginfod", "-F", "-L", "-p", str(port), "-d", os.path.join(tmp, "debuginfod.sqlite"),
                                "-t", "0", "-g", "0", served], stdout=log, stderr=log)
     try:
         ident = build_id(program)
-        wait_for_index(f"http://127.0.0.1:{port}/buildid/{ident}/debuginfo")
+        # Served once its scan has indexed the folder.
+        dumps.wait_for_url(f"http://127.0.0.1:{port}/buildid/{ident}/debuginfo", seconds=60, any_status=False)
         on_disk = walk(stackwalk, unpacked, dump["core"], *dumps.stackwalk_args(dump)[1:])
         sysroot = bare_sysroot(unpacked, tmp)
         cache = os.path.join(tmp, "debuginfod-cache")
@@ -169,17 +130,6 @@ def debuginfod(stackwalk, unpacked, tmp):
     again = walk(stackwalk, unpacked, dump["core"], *args)
     check(frames(again) == frames(fetched) and not any("failed" in w for w in again["warnings"]),
           "debuginfod: with the server stopped, a second walk gives the same frames and asks nothing")
-
-
-def wait_for_index(url, seconds=60):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(url, timeout=5)
-            return
-        except OSError:
-            time.sleep(0.5)
-    raise RuntimeError(f"debuginfod did not serve {url} within {seconds} s")
 
 
 def main(stackwalk, unpacked, options):
