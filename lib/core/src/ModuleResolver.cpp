@@ -343,6 +343,14 @@ void ModuleResolver::fetchMissing(Target &target) const {
     requests.insert(requests.end(), wanted.begin(), wanted.end());
   }
   if (requests.empty()) return;
+  // A dump names as many modules as it likes: it cannot make stackwalk ask a
+  // server without end.
+  constexpr size_t MaxRequests = 4096;
+  if (requests.size() > MaxRequests) {
+    target.warnings.push_back("symbol servers were asked for the first " + std::to_string(MaxRequests) + " of " +
+                              std::to_string(requests.size()) + " files the dump's modules lack");
+    requests.resize(MaxRequests);
+  }
   options_.fetcher->fetch(requests, target.warnings);
   listings_.clear(); // the cache has new directories
   for (Module *module : asked) {
