@@ -54,6 +54,23 @@ def patch_note(core, note_type, offset, payload):
     return bytes(data)
 
 
+def with_codeview(dump, out, module_name, guid, age, pdb_name):
+    """A copy of a minidump whose module gets the RSDS record Wine's writer leaves out."""
+    data = bytearray(open(dump, "rb").read())
+    count, directory = struct.unpack_from("<II", data, 8)
+    streams = {t: rva for t, _, rva in (struct.unpack_from("<III", data, directory + 12 * i) for i in range(count))}
+    modules = streams[4]
+    record = b"RSDS" + guid + struct.pack("<I", age) + pdb_name.encode() + b"\0"
+    for i in range(struct.unpack_from("<I", data, modules)[0]):
+        entry = modules + 4 + 108 * i
+        name_rva, = struct.unpack_from("<I", data, entry + 20)
+        length, = struct.unpack_from("<I", data, name_rva)
+        if data[name_rva + 4:name_rva + 4 + length].decode("utf-16-le").endswith(module_name):
+            struct.pack_into("<II", data, entry + 76, len(record), len(data))
+            data += record
+    open(out, "wb").write(data)
+
+
 def stdout_on_terminal(stackwalk, args, unpacked, env):
     """What stackwalk prints when its standard output is a terminal."""
     master, slave = pty.openpty()
@@ -104,6 +121,32 @@ def check_verbose(stackwalk, unpacked, args):
     check(len(header) == len(threads) > 1 and len(frames) == len(verbose_frames)
           and all(len(v.split()) == len(p.split()) + 1 for p, v in zip(frames, verbose_frames)),
           "-v: a header for each thread, each frame line with one column more")
+
+
+def check_pdb_without_image(stackwalk, windows):
+    """pdb-threads.exe's frames named by its PDB alone, found by the dump's CodeView record
+    (added to a copy: Wine's writer leaves it out), as with the image at hand."""
+    def frames(dump, *paths):
+        args = [dump, "-a", "--json", "--no-host-files"] + [a for p in paths for a in ("--module-path", p)]
+        report = json.loads(subprocess.run([stackwalk, *args], cwd=windows, capture_output=True, text=True).stdout)
+        module = next(m for m in report["modules"] if m["name"] == "pdb-threads.exe")
+        named = {(f["ip"], f["inlined"]): (f["function"], f["file"], f["line"])
+                 for t in report["threads"] for f in t["frames"] if f["module"] == "pdb-threads.exe"}
+        return module, named
+    with tempfile.TemporaryDirectory() as tmp:
+        dump = os.path.join(tmp, "pdb-threads.dmp")
+        guid = struct.pack("<IHH", 0x718EF1A6, 0x2028, 0xA0FB) + bytes.fromhex("4C4C44205044422E")
+        with_codeview(os.path.join(windows, "dumps", "pdb-threads.dmp"), dump, "pdb-threads.exe", guid, 1,
+                      "Z:\\tmp\\stackwalk-windows-dumps\\bin\\pdb-threads.pdb")
+        module, alone = frames(dump, "symbols", "system32")
+        _, with_image = frames(dump, "symbols", "system32", "bin")
+    check(module["symbols"] == "pdb" and module["file"] is None
+          and (module["debug_file"] or "").startswith("symbols/pdb-threads.pdb/718EF1A62028A0FB4C4C44205044422E1/"),
+          f"a PE module without its image gets its PDB by the dump's CodeView record ({module['debug_file']})")
+    same = [ip for ip in alone if ip in with_image and alone[ip] == with_image[ip]]
+    check(len(alone) >= 4 and all(name for name, _, _ in alone.values()) and len(same) == len(alone),
+          f"... and each of its {len(alone)} frames is named with file and line as with the image "
+          f"({sorted(set(alone.values()))[:3]})")
 
 
 def main(stackwalk, unpacked, options):
@@ -232,6 +275,7 @@ def main(stackwalk, unpacked, options):
           f"a PDB found in symbol-store layout ({store[1]})")
     check(pdb(["--module-path", "bin", "--module-path", "symbols-flat"]) == ("pdb", "symbols-flat/pdb-threads.pdb"),
           "a PDB found flat, matched by GUID and age")
+    check_pdb_without_image(stackwalk, os.path.join(unpacked, "windows"))
 
     with tempfile.TemporaryDirectory() as tmp:
         perf_map = os.path.join(tmp, "perf.map")

@@ -70,7 +70,7 @@ Json modulesJson(const std::vector<Module> &modules) {
     out.push_back(Json{{"name", module.name},
                        {"path", stringOrNull(module.recordedPath)},
                        {"file", image && !image->inMemory() ? Json(image->path()) : Json(nullptr)},
-                       {"debug_file", image ? stringOrNull(image->debugInfoPath()) : Json(nullptr)},
+                       {"debug_file", stringOrNull(module.debugInfoPath())},
                        {"base", addressString(module.base)},
                        {"size", addressString(module.size)},
                        {"build_id", module.buildId.empty() ? Json(nullptr) : Json(hexString(module.buildId))},

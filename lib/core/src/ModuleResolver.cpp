@@ -214,11 +214,11 @@ std::optional<std::string> pdbFileDebugId(const std::string &path) {
 }
 } // namespace
 
-std::optional<std::string> ModuleResolver::findPdb(const Module &module, const ModuleImage &image) const {
+std::optional<std::string> ModuleResolver::findPdb(const Module &module, const ModuleImage *image) const {
   // The dump's CodeView record names the PDB; Wine's minidumps leave it out,
   // and the image's own debug directory says the same.
   std::string name = module.debugFile, id = module.debugId;
-  if (auto reference = image.pdbReference(); reference && (name.empty() || id.empty())) {
+  if (auto reference = image ? image->pdbReference() : std::nullopt; reference && (name.empty() || id.empty())) {
     name = reference->name;
     id = reference->debugId;
   }
@@ -299,12 +299,16 @@ void ModuleResolver::resolve(Target &target) const {
 
 void ModuleResolver::attachDebugInfo(Module &module, std::string &symbolNote) const {
   if (!options_.symbolPaths.empty() && !module.symbolFile) module.symbolFile = findSymbolFile(module, symbolNote);
-  if (!module.image) return;
+  if (!module.image) {
+    if (module.pdbPath.empty() && llvm::StringRef(module.debugFile).ends_with_insensitive(".pdb"))
+      module.pdbPath = findPdb(module, nullptr).value_or("");
+    return;
+  }
   if (cache_) module.image = cache_->intern(std::move(module.image));
   if (!module.image->hasDwarf() && !module.image->debugImage())
     if (auto debug = findDebugImage(*module.image)) module.image->setDebugImage(std::move(debug));
   if (module.image->pdbReference() && module.image->pdbPath().empty())
-    if (auto pdb = findPdb(module, *module.image)) module.image->setPdbPath(*pdb);
+    if (auto pdb = findPdb(module, module.image.get())) module.image->setPdbPath(*pdb);
 }
 
 std::vector<SymbolRequest> ModuleResolver::requestsFor(const Module &module, OS os) {
@@ -324,9 +328,14 @@ std::vector<SymbolRequest> ModuleResolver::requestsFor(const Module &module, OS 
     std::snprintf(key, sizeof key, "%08X%x", *module.peTimeDateStamp, *module.peSizeOfImage);
     out.push_back({Kind::PeImage, module.name, key});
   }
-  if (module.image && module.image->pdbPath().empty())
+  if (module.image && module.image->pdbPath().empty()) {
     if (auto reference = module.image->pdbReference(); reference && isStoreName(reference->name))
       out.push_back({Kind::Pdb, reference->name, reference->debugId});
+  } else if (!module.image && module.pdbPath.empty() && !module.debugId.empty()) {
+    std::string pdb = module.breakpadDebugFile();
+    if (llvm::StringRef(pdb).ends_with_insensitive(".pdb") && isStoreName(pdb) && isStoreKey(module.debugId))
+      out.push_back({Kind::Pdb, pdb, module.debugId});
+  }
   std::string debugFile = module.breakpadDebugFile(), debugId = module.breakpadDebugId();
   if (!debugInfo && isStoreName(debugFile) && isStoreKey(debugId))
     out.push_back({Kind::BreakpadSymbols, debugFile, debugId});
@@ -369,7 +378,7 @@ void ModuleResolver::fetchMissing(Target &target) const {
 void ModuleResolver::noteOrigins(Module &module) const {
   std::vector<std::string> paths;
   if (module.image && !module.image->inMemory()) paths.push_back(module.image->path());
-  if (module.image && !module.image->debugInfoPath().empty()) paths.push_back(module.image->debugInfoPath());
+  if (!module.debugInfoPath().empty()) paths.push_back(module.debugInfoPath());
   if (module.symbolFile) paths.push_back(module.symbolFile->path());
   for (const std::string &path : paths)
     if (auto origin = options_.fetcher->originOf(path))

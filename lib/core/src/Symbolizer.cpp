@@ -1,4 +1,5 @@
 #include "stackwalk/core/Symbolizer.h"
+#include "stackwalk/core/PdbFrames.h"
 #include "stackwalk/core/RegularFile.h"
 #include "stackwalk/core/DwarfUnitCheck.h"
 #include "stackwalk/core/Win64FunctionTable.h"
@@ -189,12 +190,26 @@ const std::vector<SourceFrame> &Symbolizer::fromSymbolFile(const Module &module,
   return cached->second;
 }
 
+const std::vector<SourceFrame> &Symbolizer::fromPdbAlone(const Module &module, uint64_t address) {
+  uint64_t rva = address - module.base;
+  if (rva > UINT32_MAX) return empty_;
+  auto key = std::make_pair(module.pdbPath, uint32_t(rva));
+  auto [cached, fresh] = pdbAloneCache_.try_emplace(key);
+  if (!fresh) return cached->second;
+  auto [session, opened] = pdbAloneSessions_.try_emplace(module.pdbPath);
+  if (opened)
+    if (Error err = openPdbSession(module.pdbPath, session->second)) consumeError(std::move(err));
+  // RVAs, as every frame of an image-less module: its base is where the process had it.
+  if (session->second) cached->second = pdbFramesAt(*session->second, uint32_t(rva));
+  return cached->second;
+}
+
 const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint64_t address) {
   if (module.symbolFile && module.symbolSource() == "breakpad") {
     const std::vector<SourceFrame> &frames = fromSymbolFile(module, address);
     if (!frames.empty() || !module.image) return frames;
   }
-  if (!module.image) return empty_;
+  if (!module.image) return module.pdbPath.empty() ? empty_ : fromPdbAlone(module, address);
   const ModuleImage &image = *module.image;
   uint64_t fileAddress = address - module.loadBias();
   // By image and file address: the cache holds nothing that depends on where

@@ -50,6 +50,9 @@ struct Module {
   // the dump's debug id; it names frames where the image has no debug info,
   // and its STACK CFI unwinds them.
   std::shared_ptr<const BreakpadSymbolFile> symbolFile;
+  // A PE module's PDB found by the dump's CodeView record when its image is
+  // not at hand (with an image, ModuleImage::pdbPath): names and lines only.
+  std::string pdbPath;
 
   bool contains(uint64_t address) const {
     return address >= base && address - base < size;
@@ -57,6 +60,8 @@ struct Module {
   // Where its frames are named from: "pdb", "dwarf", "breakpad", "symtab",
   // "dynsym" or "none".
   std::string_view symbolSource() const;
+  // The separate debug file or PDB used for it; empty when none.
+  const std::string &debugInfoPath() const { return image ? image->debugInfoPath() : pdbPath; }
   // How Breakpad symbol stores name its symbol file: the debug id (a PE's
   // PDB GUID and age; for ELF and Mach-O, the first 16 bytes of the build-id
   // or UUID as a GUID, age 0) and the debug file's name (the PDB's, else the

@@ -64,7 +64,8 @@ private:
   static std::shared_ptr<ModuleImage> imageFromMemory(Target &target, Module &module);
   std::unique_ptr<ModuleImage> findDebugImage(const ModuleImage &image) const;
   // The PDB of a PE module: flat, or in symbol-store layout name.pdb/<id>/name.pdb.
-  std::optional<std::string> findPdb(const Module &module, const ModuleImage &image) const;
+  // Without an image, by the dump's CodeView record alone.
+  std::optional<std::string> findPdb(const Module &module, const ModuleImage *image) const;
   // The module's Breakpad symbol file whose MODULE record names its debug id;
   // else null, and `note` says which file was rejected.
   std::shared_ptr<const BreakpadSymbolFile> findSymbolFile(const Module &module, std::string &note) const;

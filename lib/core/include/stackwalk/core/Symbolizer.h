@@ -51,6 +51,8 @@ public:
 
 private:
   const std::vector<SourceFrame> &fromSymbolFile(const Module &module, uint64_t address);
+  // A module without an image, named by its PDB (Module::pdbPath).
+  const std::vector<SourceFrame> &fromPdbAlone(const Module &module, uint64_t address);
   llvm::symbolize::SymbolizableModule *moduleFor(const ModuleImage &image, bool withDebugInfo = true);
   std::unique_ptr<llvm::DIContext> debugContext(const ModuleImage &image);
   std::optional<uint64_t> pdbFunctionStart(const ModuleImage &image, uint64_t address) const;
@@ -62,6 +64,9 @@ private:
   std::map<std::tuple<const ModuleImage *, uint64_t, bool>, std::vector<SourceFrame>> cache_;
   // By symbol file, the image's preferred base and offset from the module's base.
   std::map<std::tuple<const BreakpadSymbolFile *, uint64_t, uint64_t>, std::vector<SourceFrame>> symbolFileCache_;
+  // By PDB path: sessions for modules without an image, and what they gave per RVA.
+  std::map<std::string, std::unique_ptr<llvm::pdb::IPDBSession>> pdbAloneSessions_;
+  std::map<std::pair<std::string, uint32_t>, std::vector<SourceFrame>> pdbAloneCache_;
   std::vector<SourceFrame> empty_;
   uint64_t maxDebugBytes_;
   std::map<const ModuleImage *, llvm::pdb::IPDBSession *> pdbSessions_; // owned by the modules' contexts

@@ -1,0 +1,60 @@
+#include "stackwalk/core/PdbFrames.h"
+
+#include "llvm/DebugInfo/PDB/IPDBEnumChildren.h"
+#include "llvm/DebugInfo/PDB/IPDBLineNumber.h"
+#include "llvm/DebugInfo/PDB/IPDBSession.h"
+#include "llvm/DebugInfo/PDB/IPDBSourceFile.h"
+#include "llvm/DebugInfo/PDB/PDBSymbolFunc.h"
+#include "llvm/DebugInfo/PDB/PDBSymbolPublicSymbol.h"
+#include "llvm/DebugInfo/PDB/PDBSymbolTypeFunctionSig.h"
+#include "llvm/Demangle/Demangle.h"
+
+using namespace llvm;
+using namespace llvm::pdb;
+
+namespace stackwalk {
+namespace {
+
+// File and line of the first line record in an enumeration.
+void placeFrom(IPDBSession &session, IPDBEnumLineNumbers *lines, SourceFrame &frame) {
+  if (!lines || lines->getChildCount() == 0) return;
+  std::unique_ptr<IPDBLineNumber> line = lines->getNext();
+  if (!line) return;
+  if (auto file = session.getSourceFileById(line->getSourceFileId())) frame.file = file->getFileName();
+  if (line->getLineNumber()) frame.line = line->getLineNumber();
+}
+
+} // namespace
+
+std::vector<SourceFrame> pdbFramesAt(IPDBSession &session, uint32_t rva) {
+  SourceFrame physical;
+  std::unique_ptr<PDBSymbol> symbol = session.findSymbolByRVA(rva, PDB_SymType::Function);
+  auto *function = dyn_cast_or_null<PDBSymbolFunc>(symbol.get());
+  if (function) {
+    physical.function = function->getName();
+    physical.functionStart = function->getRelativeVirtualAddress();
+    placeFrom(session, session.findLineNumbersByRVA(rva, 1).get(), physical);
+  } else if (auto publicSymbol = session.findSymbolByRVA(rva, PDB_SymType::PublicSymbol)) {
+    auto *named = dyn_cast<PDBSymbolPublicSymbol>(publicSymbol.get());
+    if (!named) return {};
+    physical.function = demangle(named->getName());
+    physical.functionStart = named->getRelativeVirtualAddress();
+  } else {
+    return {};
+  }
+  // Inlined calls, innermost first; each at the line the PDB records for it.
+  std::vector<SourceFrame> frames;
+  if (function)
+    if (auto inlined = function->findInlineFramesByRVA(rva))
+      while (auto site = inlined->getNext()) {
+        SourceFrame frame;
+        frame.function = site->getName();
+        frame.inlined = true;
+        placeFrom(session, site->findInlineeLinesByRVA(rva, 1).get(), frame);
+        frames.push_back(std::move(frame));
+      }
+  frames.push_back(std::move(physical));
+  return frames;
+}
+
+} // namespace stackwalk
