@@ -21,6 +21,7 @@ Usage: dotnet_test.py STACKWALK UNPACKED_DUMPS_DIR
 """
 import json
 import os
+import subprocess
 import sys
 
 import dotnet_checks
@@ -110,6 +111,39 @@ def check_without_files(stackwalk, folder, dump):
           f"park-full without module files: --managed-only equals the walk with them ({managed} managed frames)")
     check(info["descriptor_source"].startswith("dump"),
           f"park-full without module files: the descriptor from the dump ({info['descriptor_source']})")
+    check_exported_names(stackwalk, folder, dump)
+
+
+def check_exported_names(stackwalk, folder, dump):
+    """Native frames of the image-less modules named by their dynamic symbols in the dump: each
+    name is one the module's file exports (nm -D), at the address the frame's offset implies."""
+    files = {m["name"]: (m["file"], int(m["base"], 16))
+             for m in dotnet_checks.walk(stackwalk, dumps.dotnet_args(dump), folder)["modules"] if m["file"]}
+    import tempfile
+    with tempfile.TemporaryDirectory() as empty:
+        report = dotnet_checks.walk(stackwalk, [dump["core"], "--sysroot", empty], folder)
+    exports = {}
+    def exported(module):
+        if module not in exports:
+            path, base = files[module]
+            out = subprocess.run(["nm", "-D", "--defined-only", os.path.join(folder, path)], capture_output=True,
+                                 text=True).stdout
+            exports[module] = {(base + int(v, 16), n.split("@")[0]) for v, _, n in (l.split() for l in out.splitlines()
+                                                                                   if len(l.split()) == 3)}
+        return exports[module]
+    named, wrong = 0, []
+    for thread in report["threads"]:
+        for f in thread["frames"]:
+            if f["kind"] != "native" or not f["function"] or f["module"] not in files or f["inlined"]:
+                continue
+            named += 1
+            start = int(f["ip"], 16) - int(f["function_offset"] or "0x0", 16)
+            if (start, f["function"]) not in exported(f["module"]):
+                wrong.append((f["module"], f["function"], hex(start)))
+    dynsym = {m["name"] for m in report["modules"] if m["symbols"] == "dynsym" and m["file"] is None}
+    check(named >= 10 and {"libc.so.6", "libcoreclr.so"} <= dynsym and not wrong,
+          f"park-full without module files: {named} native frames named by the dynamic symbols in the dump, "
+          f"each a symbol its file exports there ({wrong[:3] or 'none differs'})")
 
 
 def main():

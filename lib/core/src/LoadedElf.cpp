@@ -5,6 +5,7 @@
 
 #include "llvm/BinaryFormat/ELF.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -128,6 +129,49 @@ Expected<uint64_t> LoadedElf::symbolAddress(StringRef name) const {
   else return fail("its dynamic section has no hash table (DT_GNU_HASH or DT_HASH)");
   if (!found) return fail("its dynamic symbols in the dump do not define " + name);
   return *found;
+}
+
+// DT_HASH's nchain is the count; DT_GNU_HASH's is one past the last chain
+// entry of the highest bucket's chain.
+std::optional<uint64_t> LoadedElf::symbolCount() const {
+  if (auto sysv = dynamicAddress(ELF::DT_HASH))
+    if (auto header = memory_->readValue<std::array<uint32_t, 2>>(*sysv)) return (*header)[1];
+  auto gnu = dynamicAddress(ELF::DT_GNU_HASH);
+  if (!gnu) return std::nullopt;
+  auto header = memory_->readValue<std::array<uint32_t, 4>>(*gnu);
+  if (!header || (*header)[0] == 0 || (*header)[0] > MaxChain) return std::nullopt;
+  auto [buckets, symoffset, bloomSize, bloomShift] = *header;
+  uint64_t bucketsAt = *gnu + 16 + uint64_t(bloomSize) * 8, chainAt = bucketsAt + uint64_t(buckets) * 4;
+  uint32_t last = 0;
+  for (uint32_t i = 0; i < buckets; ++i)
+    if (auto first = memory_->readValue<uint32_t>(bucketsAt + uint64_t(i) * 4)) last = std::max(last, *first);
+  if (last < symoffset) return symoffset;
+  for (uint64_t index = last; index - last < MaxChain; ++index) {
+    auto chain = memory_->readValue<uint32_t>(chainAt + (index - symoffset) * 4);
+    if (!chain || (*chain & 1)) return index + 1;
+  }
+  return std::nullopt;
+}
+
+std::vector<LoadedElf::Function> LoadedElf::functions() const {
+  std::optional<uint64_t> symtab = dynamicAddress(ELF::DT_SYMTAB), strtab = dynamicAddress(ELF::DT_STRTAB);
+  std::optional<uint64_t> count = symbolCount();
+  std::vector<Function> out;
+  if (!symtab || !strtab || !count) return out;
+  for (uint64_t index = 1; index < std::min<uint64_t>(*count, MaxFunctions); ++index) {
+    auto sym = memory_->readValue<ELF::Elf64_Sym>(*symtab + index * SymbolSize);
+    if (!sym) break;
+    if (sym->st_shndx == ELF::SHN_UNDEF || sym->getType() != ELF::STT_FUNC || sym->st_size == 0) continue;
+    char name[256];
+    size_t length = 0;
+    while (length + 1 < sizeof name && memory_->read(*strtab + sym->st_name + length, {reinterpret_cast<uint8_t *>(name + length), 1}) &&
+           name[length] != 0)
+      ++length;
+    if (length == 0 || length + 1 == sizeof name) continue;
+    out.push_back(Function{sym->st_value + bias_, sym->st_size, std::string(name, length)});
+  }
+  std::sort(out.begin(), out.end(), [](const Function &a, const Function &b) { return a.start < b.start; });
+  return out;
 }
 
 } // namespace stackwalk

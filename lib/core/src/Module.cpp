@@ -6,7 +6,10 @@
 namespace stackwalk {
 
 std::string_view Module::symbolSource() const {
-  std::string_view fromImage = image ? image->symbolSource() : pdbPath.empty() ? "none" : "pdb";
+  std::string_view fromImage = image ? image->symbolSource()
+                               : !pdbPath.empty() ? "pdb"
+                               : !exportedFunctions.empty() ? "dynsym"
+                                                           : "none";
   // A symbol file is the debug info of a module whose image has none.
   if (symbolFile && fromImage != "pdb" && fromImage != "dwarf") return "breakpad";
   return fromImage;

@@ -1,7 +1,9 @@
 #include "stackwalk/core/ModuleResolver.h"
+#include "stackwalk/core/LoadedElf.h"
 #include "stackwalk/core/RegularFile.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Demangle/Demangle.h"
 #include "llvm/DebugInfo/PDB/Native/InfoStream.h"
 #include "llvm/DebugInfo/PDB/Native/NativeSession.h"
 #include "llvm/DebugInfo/PDB/Native/PDBFile.h"
@@ -294,6 +296,8 @@ void ModuleResolver::resolve(Target &target) const {
     if (!symbolNote.empty()) module.imageNote += (module.imageNote.empty() ? "" : "; ") + symbolNote;
   }
   if (options_.fetcher) fetchMissing(target);
+  for (Module &module : target.modules)
+    if (!module.image && target.os() != OS::Windows) readExportedFunctions(target, module);
   summarize(target);
 }
 
@@ -385,11 +389,26 @@ void ModuleResolver::noteOrigins(Module &module) const {
       module.imageNote += (module.imageNote.empty() ? "" : "; ") + ("fetched from " + *origin);
 }
 
+// A full core holds the pages of a module whose file is missing: its dynamic
+// symbols name the exported functions (glibc's, the .NET runtime's exports).
+void ModuleResolver::readExportedFunctions(const Target &target, Module &module) {
+  auto elf = LoadedElf::read(target, module.base);
+  if (!elf) return llvm::consumeError(elf.takeError());
+  for (LoadedElf::Function &function : elf->functions()) {
+    if (!module.contains(function.start)) continue;
+    SourceFrame frame;
+    frame.function = llvm::demangle(function.name);
+    frame.functionStart = function.start - module.base; // a file address: the module has no image
+    module.exportedFunctions.push_back({function.start, function.size, {std::move(frame)}});
+  }
+}
+
 void ModuleResolver::summarize(Target &target) const {
-  std::vector<std::string> missing, rejected, symbolFileOnly;
+  std::vector<std::string> missing, rejected, symbolFileOnly, exportsOnly;
   for (const Module &module : target.modules) {
     if (module.image) continue;
     if (module.symbolFile) symbolFileOnly.push_back(module.name);
+    else if (!module.pdbPath.empty() || !module.exportedFunctions.empty()) exportsOnly.push_back(module.name);
     else (module.imageNote.starts_with("no file found") ? missing : rejected).push_back(module.name);
   }
   // One line per kind of problem; each module's own note says where we looked.
@@ -401,6 +420,11 @@ void ModuleResolver::summarize(Target &target) const {
   };
   summarize(missing, "have no file");
   summarize(rejected, "have only files whose build-id differs from the dump's");
+  if (!exportsOnly.empty())
+    target.warnings.push_back(std::to_string(exportsOnly.size()) +
+                              " module(s) have no file, only their PDB or the dynamic symbols of their image in the "
+                              "dump (exported functions named; unwinding them relies on dump memory):" +
+                              llvm::join(exportsOnly, " ").insert(0, " "));
   if (!symbolFileOnly.empty())
     target.warnings.push_back(std::to_string(symbolFileOnly.size()) +
                               " module(s) have only a Breakpad symbol file (named and unwound by it and by dump memory):" +

@@ -204,12 +204,24 @@ const std::vector<SourceFrame> &Symbolizer::fromPdbAlone(const Module &module, u
   return cached->second;
 }
 
+const std::vector<SourceFrame> &Symbolizer::exportedFunctionAt(const Module &module, uint64_t address) const {
+  const auto &functions = module.exportedFunctions;
+  auto after = std::upper_bound(functions.begin(), functions.end(), address,
+                                [](uint64_t a, const Module::ExportedFunction &f) { return a < f.start; });
+  if (after == functions.begin()) return empty_;
+  const Module::ExportedFunction &function = *std::prev(after);
+  return address - function.start < function.size ? function.frames : empty_;
+}
+
 const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint64_t address) {
   if (module.symbolFile && module.symbolSource() == "breakpad") {
     const std::vector<SourceFrame> &frames = fromSymbolFile(module, address);
     if (!frames.empty() || !module.image) return frames;
   }
-  if (!module.image) return module.pdbPath.empty() ? empty_ : fromPdbAlone(module, address);
+  if (!module.image) {
+    if (!module.pdbPath.empty()) return fromPdbAlone(module, address);
+    return exportedFunctionAt(module, address);
+  }
   const ModuleImage &image = *module.image;
   uint64_t fileAddress = address - module.loadBias();
   // By image and file address: the cache holds nothing that depends on where

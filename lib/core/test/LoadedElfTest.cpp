@@ -28,7 +28,7 @@ struct Image {
   std::vector<uint8_t> bytes = std::vector<uint8_t>(0x1000, 0);
   template <typename T> void put(uint64_t at, T value) { std::memcpy(bytes.data() + at, &value, sizeof value); }
 
-  // Symbols: 0 null, 1 "other", 2 "wanted" (defined, at 0x123), 3 "missing" (undefined).
+  // Symbols: 0 null, 1 "other" (no type), 2 "wanted" (a function at 0x123), 3 "missing" (undefined).
   Image(bool relocated, bool gnu) {
     Elf64_Ehdr header{};
     std::memcpy(header.e_ident, ElfMagic, 4);
@@ -48,7 +48,7 @@ struct Image {
     const char strings[] = "\0other\0wanted\0missing";
     std::memcpy(bytes.data() + StrTab, strings, sizeof strings);
     put(SymTab + 24 * 1, Elf64_Sym{1, 0, 0, 1, 0x100, 8});
-    put(SymTab + 24 * 2, Elf64_Sym{7, 0, 0, 1, 0x123, 8});
+    put(SymTab + 24 * 2, Elf64_Sym{7, (STB_GLOBAL << 4) | STT_FUNC, 0, 1, 0x123, 8});
     put(SymTab + 24 * 3, Elf64_Sym{14, 0, 0, SHN_UNDEF, 0, 0});
     // GNU: one bucket holding symbols 1-3 (symoffset 1), one bloom word.
     put(GnuHash, std::array<uint32_t, 4>{1, 1, 1, 6});
@@ -59,6 +59,13 @@ struct Image {
     put(SysvHash, std::array<uint32_t, 2>{1, 4});
     put(SysvHash + 8, uint32_t(3));
     put(SysvHash + 12, std::array<uint32_t, 4>{0, 0, 1, 2});
+  }
+  std::vector<LoadedElf::Function> functions() {
+    BufferMemory memory;
+    memory.add(Base, bytes);
+    auto elf = LoadedElf::read(memory, Base);
+    REQUIRE(bool(elf));
+    return elf->functions();
   }
   llvm::Expected<uint64_t> lookup(const char *name) {
     BufferMemory memory;
@@ -90,6 +97,17 @@ TEST_CASE("a dynamic symbol of a loaded image, through either hash table and eit
       CHECK(error(image.lookup("missing")) == "its dynamic symbols in the dump do not define missing"); // undefined
       CHECK(error(image.lookup("absent")) == "its dynamic symbols in the dump do not define absent");
     }
+}
+
+TEST_CASE("a loaded image's functions: its defined dynamic symbols of type function, counted by either hash table") {
+  for (bool gnu : {true, false}) {
+    CAPTURE(gnu);
+    std::vector<LoadedElf::Function> functions = Image(true, gnu).functions();
+    REQUIRE(functions.size() == 1);
+    CHECK(functions[0].name == "wanted");
+    CHECK(functions[0].start == Base + 0x123);
+    CHECK(functions[0].size == 8);
+  }
 }
 
 TEST_CASE("a loaded image that cannot be read says why") {

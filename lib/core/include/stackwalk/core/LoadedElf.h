@@ -14,6 +14,8 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
+#include <vector>
 
 namespace stackwalk {
 
@@ -27,6 +29,16 @@ public:
   // The runtime address of a dynamic symbol defined by the image.
   llvm::Expected<uint64_t> symbolAddress(llvm::StringRef name) const;
 
+  // A defined function among the dynamic symbols, at its runtime address.
+  struct Function {
+    uint64_t start, size;
+    std::string name;
+  };
+  // Every defined function with a size, by address: what names an image-less
+  // module's exported code. At most MaxFunctions symbols are read.
+  std::vector<Function> functions() const;
+  static constexpr uint64_t MaxFunctions = 1 << 18;
+
 private:
   LoadedElf(const MemorySource &memory, uint64_t base) : memory_(&memory), base_(base) {}
   llvm::Error readDynamic(uint64_t address, uint64_t size);
@@ -36,6 +48,8 @@ private:
   std::optional<uint64_t> gnuHashLookup(uint64_t table, uint64_t symtab, uint64_t strtab, llvm::StringRef name) const;
   std::optional<uint64_t> sysvHashLookup(uint64_t table, uint64_t symtab, uint64_t strtab, llvm::StringRef name) const;
   // The symbol at `index` when it is `name` and defined: its runtime address.
+  // How many entries the dynamic symbol table has, from its hash table.
+  std::optional<uint64_t> symbolCount() const;
   std::optional<uint64_t> matchSymbol(uint64_t symtab, uint64_t strtab, uint64_t index, llvm::StringRef name) const;
 
   const MemorySource *memory_;

@@ -53,12 +53,20 @@ struct Module {
   // A PE module's PDB found by the dump's CodeView record when its image is
   // not at hand (with an image, ModuleImage::pdbPath): names and lines only.
   std::string pdbPath;
+  // An image-less ELF module's exported functions, from its dynamic symbols
+  // in the dump's memory (LoadedElf: a full core holds them), by start; each
+  // with the frame list that names it.
+  struct ExportedFunction {
+    uint64_t start, size;
+    std::vector<SourceFrame> frames;
+  };
+  std::vector<ExportedFunction> exportedFunctions;
 
   bool contains(uint64_t address) const {
     return address >= base && address - base < size;
   }
   // Where its frames are named from: "pdb", "dwarf", "breakpad", "symtab",
-  // "dynsym" or "none".
+  // "dynsym" (also the dynamic symbols of its image in the dump) or "none".
   std::string_view symbolSource() const;
   // The separate debug file or PDB used for it; empty when none.
   const std::string &debugInfoPath() const { return image ? image->debugInfoPath() : pdbPath; }

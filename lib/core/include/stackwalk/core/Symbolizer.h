@@ -53,6 +53,8 @@ private:
   const std::vector<SourceFrame> &fromSymbolFile(const Module &module, uint64_t address);
   // A module without an image, named by its PDB (Module::pdbPath).
   const std::vector<SourceFrame> &fromPdbAlone(const Module &module, uint64_t address);
+  // A module without an image, named by its exported functions in the dump.
+  const std::vector<SourceFrame> &exportedFunctionAt(const Module &module, uint64_t address) const;
   llvm::symbolize::SymbolizableModule *moduleFor(const ModuleImage &image, bool withDebugInfo = true);
   std::unique_ptr<llvm::DIContext> debugContext(const ModuleImage &image);
   std::optional<uint64_t> pdbFunctionStart(const ModuleImage &image, uint64_t address) const;
