@@ -153,22 +153,28 @@ std::optional<uint64_t> LoadedElf::symbolCount() const {
   return std::nullopt;
 }
 
-std::vector<LoadedElf::Function> LoadedElf::functions() const {
+// A symbol's name: up to 255 bytes before its NUL, read in one piece where
+// the dump holds them; empty when it is longer or cannot be read.
+std::string LoadedElf::symbolName(uint64_t address) const {
+  std::array<uint8_t, 256> text{};
+  size_t readable = text.size();
+  while (readable > 0 && !memory_->read(address, std::span(text.data(), readable))) readable /= 2;
+  auto end = std::find(text.begin(), text.begin() + readable, 0);
+  if (end == text.begin() + readable) return "";
+  return std::string(text.begin(), end);
+}
+
+std::vector<LoadedElf::Function> LoadedElf::functions(uint64_t &budget) const {
   std::optional<uint64_t> symtab = dynamicAddress(ELF::DT_SYMTAB), strtab = dynamicAddress(ELF::DT_STRTAB);
   std::optional<uint64_t> count = symbolCount();
   std::vector<Function> out;
   if (!symtab || !strtab || !count) return out;
-  for (uint64_t index = 1; index < std::min<uint64_t>(*count, MaxFunctions); ++index) {
+  for (uint64_t index = 1; index < *count && budget > 0; ++index, --budget) {
     auto sym = memory_->readValue<ELF::Elf64_Sym>(*symtab + index * SymbolSize);
     if (!sym) break;
     if (sym->st_shndx == ELF::SHN_UNDEF || sym->getType() != ELF::STT_FUNC || sym->st_size == 0) continue;
-    char name[256];
-    size_t length = 0;
-    while (length + 1 < sizeof name && memory_->read(*strtab + sym->st_name + length, {reinterpret_cast<uint8_t *>(name + length), 1}) &&
-           name[length] != 0)
-      ++length;
-    if (length == 0 || length + 1 == sizeof name) continue;
-    out.push_back(Function{sym->st_value + bias_, sym->st_size, std::string(name, length)});
+    std::string name = symbolName(*strtab + sym->st_name);
+    if (!name.empty()) out.push_back(Function{sym->st_value + bias_, sym->st_size, std::move(name)});
   }
   std::sort(out.begin(), out.end(), [](const Function &a, const Function &b) { return a.start < b.start; });
   return out;

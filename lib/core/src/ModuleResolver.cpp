@@ -296,8 +296,10 @@ void ModuleResolver::resolve(Target &target) const {
     if (!symbolNote.empty()) module.imageNote += (module.imageNote.empty() ? "" : "; ") + symbolNote;
   }
   if (options_.fetcher) fetchMissing(target);
+  // Symbol entries read from the dump's memory, for all its modules together.
+  uint64_t exportBudget = uint64_t(1) << 20;
   for (Module &module : target.modules)
-    if (!module.image && target.os() != OS::Windows) readExportedFunctions(target, module);
+    if (!module.image && target.os() != OS::Windows) readExportedFunctions(target, module, exportBudget);
   summarize(target);
 }
 
@@ -391,10 +393,11 @@ void ModuleResolver::noteOrigins(Module &module) const {
 
 // A full core holds the pages of a module whose file is missing: its dynamic
 // symbols name the exported functions (glibc's, the .NET runtime's exports).
-void ModuleResolver::readExportedFunctions(const Target &target, Module &module) {
+void ModuleResolver::readExportedFunctions(const Target &target, Module &module, uint64_t &budget) {
+  if (budget == 0) return;
   auto elf = LoadedElf::read(target, module.base);
   if (!elf) return llvm::consumeError(elf.takeError());
-  for (LoadedElf::Function &function : elf->functions()) {
+  for (LoadedElf::Function &function : elf->functions(budget)) {
     if (!module.contains(function.start)) continue;
     SourceFrame frame;
     frame.function = llvm::demangle(function.name);

@@ -65,7 +65,12 @@ struct Image {
     memory.add(Base, bytes);
     auto elf = LoadedElf::read(memory, Base);
     REQUIRE(bool(elf));
-    return elf->functions();
+    uint64_t budget = 100;
+    std::vector<LoadedElf::Function> found = elf->functions(budget);
+    CHECK(budget == 100 - 3); // the three symbols after the null one
+    uint64_t none = 0;
+    CHECK(elf->functions(none).empty());
+    return found;
   }
   llvm::Expected<uint64_t> lookup(const char *name) {
     BufferMemory memory;

@@ -35,9 +35,9 @@ public:
     std::string name;
   };
   // Every defined function with a size, by address: what names an image-less
-  // module's exported code. At most MaxFunctions symbols are read.
-  std::vector<Function> functions() const;
-  static constexpr uint64_t MaxFunctions = 1 << 18;
+  // module's exported code. Each symbol entry read takes one of `budget`
+  // (shared by a dump's modules: a dump's claims must not size the work).
+  std::vector<Function> functions(uint64_t &budget) const;
 
 private:
   LoadedElf(const MemorySource &memory, uint64_t base) : memory_(&memory), base_(base) {}
@@ -50,6 +50,7 @@ private:
   // The symbol at `index` when it is `name` and defined: its runtime address.
   // How many entries the dynamic symbol table has, from its hash table.
   std::optional<uint64_t> symbolCount() const;
+  std::string symbolName(uint64_t address) const;
   std::optional<uint64_t> matchSymbol(uint64_t symtab, uint64_t strtab, uint64_t index, llvm::StringRef name) const;
 
   const MemorySource *memory_;

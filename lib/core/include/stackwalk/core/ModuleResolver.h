@@ -56,7 +56,7 @@ private:
   // Asks the fetcher for what is missing, then looks again.
   void fetchMissing(Target &target) const;
   void noteOrigins(Module &module) const;
-  static void readExportedFunctions(const Target &target, Module &module);
+  static void readExportedFunctions(const Target &target, Module &module, uint64_t &budget);
   // One warning per kind of module without a file.
   void summarize(Target &target) const;
   // Sets the module's imageNote and identityUnchecked.
