@@ -74,6 +74,7 @@ std::optional<Frame> StackWalker::next() {
     frame = makeFrame(regs, FrameTrust::Manual, /*ipIsExact=*/false);
   } else if (!previous_) {
     const RegisterFile &context = thread_.context;
+    if (thread_.contextAbsent) return stop(StopReason::NoContext, "the dump records no context for this thread");
     if (!context.pc() || !context.sp())
       return stop(StopReason::NoContext, "the thread's context has no instruction or stack pointer");
     frame = makeFrame(context, FrameTrust::Context, /*ipIsExact=*/true);

@@ -149,6 +149,15 @@ TEST_CASE("a context without a stack pointer gives no frame") {
   CHECK(f.walker->stopReason() == StopReason::NoContext);
 }
 
+TEST_CASE("a thread the dump records no context for stops saying so") {
+  Fixture f;
+  f.thread.contextAbsent = true;
+  TableUnwinder cfi(FrameTrust::Cfi);
+  CHECK(f.walk({&cfi}).empty());
+  CHECK(f.walker->stopReason() == StopReason::NoContext);
+  CHECK(f.walker->stopDetail() == "the dump records no context for this thread");
+}
+
 TEST_CASE("module lookup and memory reads go through the target") {
   Target target(Arch::X86_64, OS::Linux, "test", std::make_unique<BufferMemory>());
   Module a, b;

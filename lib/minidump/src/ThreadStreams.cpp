@@ -46,7 +46,8 @@ std::vector<ThreadInfo> readThreads(const Reader &reader, Arch arch) {
     if (auto name = names.find(entry.ThreadId); name != names.end()) thread.name = name->second;
     std::string what = "thread " + std::to_string(entry.ThreadId) + "'s context";
     std::span<const uint8_t> context = reader.slice(entry.Context, what);
-    if (auto regs = fromWindowsContext(arch, context)) thread.context = *regs;
+    if (entry.Context.DataSize == 0) thread.contextAbsent = true;
+    else if (auto regs = fromWindowsContext(arch, context)) thread.context = *regs;
     else reader.warn(what + ": " + llvm::toString(regs.takeError()));
     threads.push_back(std::move(thread));
   }

@@ -208,6 +208,14 @@ TEST_CASE("a context that ends before its registers leaves that thread's registe
   CHECK(warned);
 }
 
+TEST_CASE("a thread listed with no context at all is marked so, without a warning (Wine's writer does this)") {
+  auto target = load(windowsDump(0).build());
+  CHECK(target->threads[0].contextAbsent);
+  CHECK_FALSE(target->threads[0].context.pc());
+  CHECK_FALSE(target->threads[1].contextAbsent);
+  for (const std::string &w : target->warnings) CHECK(w.find("thread 100's context") == std::string::npos);
+}
+
 TEST_CASE("a list that claims more entries than it holds is cut to what is there") {
   B builder;
   std::vector<uint8_t> threads;

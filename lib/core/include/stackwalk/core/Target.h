@@ -19,6 +19,9 @@ struct ThreadInfo {
   uint64_t tid = 0;
   std::optional<std::string> name;
   RegisterFile context;
+  // The dump lists the thread but records no context for it (Wine's writer
+  // does so for a thread it could not suspend): not damage, so no warning.
+  bool contextAbsent = false;
   std::optional<int> signal; // pending/current signal recorded for the thread
 };
 
