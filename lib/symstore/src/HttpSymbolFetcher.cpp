@@ -1,11 +1,11 @@
 #include "stackwalk/symstore/HttpSymbolFetcher.h"
 
+#include "CurlLibrary.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
-
-#include <curl/curl.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -25,10 +25,10 @@ std::string joinUrl(std::string base, const std::string &path) {
   return base + path;
 }
 
-std::string escaped(const std::string &text) {
-  char *out = curl_easy_escape(nullptr, text.c_str(), int(text.size()));
+std::string escaped(const CurlLibrary &curl, const std::string &text) {
+  char *out = curl.easyEscape(nullptr, text.c_str(), int(text.size()));
   std::string result = out ? out : "";
-  curl_free(out);
+  curl.free(out);
   return result;
 }
 
@@ -45,11 +45,6 @@ std::string joinPath(const std::string &a, const std::string &b) {
   return std::string(out);
 }
 
-void initCurlOnce() {
-  static bool done = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-  (void)done;
-}
-
 } // namespace
 
 std::string defaultSymbolCache() {
@@ -59,7 +54,11 @@ std::string defaultSymbolCache() {
   return joinPath(joinPath(root, "stackwalk"), "symbols");
 }
 
-HttpSymbolFetcher::HttpSymbolFetcher(SymbolServers servers) : servers_(std::move(servers)) { initCurlOnce(); }
+HttpSymbolFetcher::HttpSymbolFetcher(SymbolServers servers) : servers_(std::move(servers)) {
+  auto curl = CurlLibrary::get();
+  if (curl) curl_ = &*curl;
+  else curlError_ = llvm::toString(curl.takeError());
+}
 
 std::string HttpSymbolFetcher::cachePath(const SymbolRequest &request) {
   switch (request.kind) {
@@ -74,9 +73,11 @@ std::string HttpSymbolFetcher::cachePath(const SymbolRequest &request) {
 
 std::vector<std::pair<std::string, std::string>> HttpSymbolFetcher::urlsFor(const SymbolRequest &request) const {
   std::vector<std::pair<std::string, std::string>> urls;
-  std::string name = escaped(request.name), key = escaped(request.key);
+  if (!curl_) return urls;
+  auto escape = [this](const std::string &text) { return escaped(*curl_, text); };
+  std::string name = escape(request.name), key = escape(request.key);
   // SSQP keys are lower case (dotnet/symstore's key conventions).
-  std::string ssqpName = escaped(llvm::StringRef(request.name).lower()), ssqpKey = escaped(llvm::StringRef(request.key).lower());
+  std::string ssqpName = escape(llvm::StringRef(request.name).lower()), ssqpKey = escape(llvm::StringRef(request.key).lower());
   for (const std::string &server : servers_.stores) {
     std::string path;
     switch (request.kind) {
@@ -84,7 +85,7 @@ std::vector<std::pair<std::string, std::string>> HttpSymbolFetcher::urlsFor(cons
     case Kind::ElfDebugFile: path = "_.debug/elf-buildid-sym-" + ssqpKey + "/_.debug"; break;
     case Kind::PeImage:
     case Kind::Pdb: path = name + "/" + key + "/" + name; break;
-    case Kind::BreakpadSymbols: path = name + "/" + key + "/" + escaped(symName(request.name)); break;
+    case Kind::BreakpadSymbols: path = name + "/" + key + "/" + escape(symName(request.name)); break;
     }
     urls.emplace_back(server, joinUrl(server, path));
   }
@@ -128,6 +129,11 @@ struct HttpSymbolFetcher::Transfer {
 };
 
 void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::vector<std::string> &warnings) {
+  if (!curl_) {
+    if (!requests.empty()) warnings.push_back("symbol servers were not asked: " + curlError_);
+    return;
+  }
+  const CurlLibrary &curl = *curl_;
   std::map<std::string, std::unique_ptr<Transfer>> transfers; // by destination: one fetch per file
   for (const SymbolRequest &request : requests) {
     std::string destination = joinPath(servers_.cacheDir, cachePath(request));
@@ -141,7 +147,7 @@ void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::v
   if (transfers.empty()) return;
 
   std::map<std::string, std::pair<std::string, unsigned>> failures; // server -> first error, count
-  CURLM *multi = curl_multi_init();
+  CURLM *multi = curl.multiInit();
   unsigned counter = 0;
   auto start = [&](Transfer &t) {
     while (t.next < t.urls.size()) {
@@ -156,30 +162,30 @@ void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::v
       if (!t.file) return false;
       t.bytes = 0;
       t.limit = servers_.maxFileBytes;
-      t.easy = curl_easy_init();
-      curl_easy_setopt(t.easy, CURLOPT_URL, t.url.c_str());
-      curl_easy_setopt(t.easy, CURLOPT_PROTOCOLS_STR, "http,https");
-      curl_easy_setopt(t.easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-      curl_easy_setopt(t.easy, CURLOPT_FOLLOWLOCATION, 1L);
-      curl_easy_setopt(t.easy, CURLOPT_MAXREDIRS, 5L);
-      curl_easy_setopt(t.easy, CURLOPT_TIMEOUT, long(servers_.timeoutSeconds));
-      curl_easy_setopt(t.easy, CURLOPT_CONNECTTIMEOUT, long(std::min(servers_.timeoutSeconds, 10u)));
-      curl_easy_setopt(t.easy, CURLOPT_NOSIGNAL, 1L);
-      curl_easy_setopt(t.easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(servers_.maxFileBytes));
-      curl_easy_setopt(t.easy, CURLOPT_USERAGENT, "stackwalk");
-      curl_easy_setopt(t.easy, CURLOPT_WRITEFUNCTION, &Transfer::write);
-      curl_easy_setopt(t.easy, CURLOPT_WRITEDATA, &t);
-      curl_easy_setopt(t.easy, CURLOPT_PRIVATE, &t);
-      curl_multi_add_handle(multi, t.easy);
+      t.easy = curl.easyInit();
+      curl.easySetopt(t.easy, CURLOPT_URL, t.url.c_str());
+      curl.easySetopt(t.easy, CURLOPT_PROTOCOLS_STR, "http,https");
+      curl.easySetopt(t.easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+      curl.easySetopt(t.easy, CURLOPT_FOLLOWLOCATION, 1L);
+      curl.easySetopt(t.easy, CURLOPT_MAXREDIRS, 5L);
+      curl.easySetopt(t.easy, CURLOPT_TIMEOUT, long(servers_.timeoutSeconds));
+      curl.easySetopt(t.easy, CURLOPT_CONNECTTIMEOUT, long(std::min(servers_.timeoutSeconds, 10u)));
+      curl.easySetopt(t.easy, CURLOPT_NOSIGNAL, 1L);
+      curl.easySetopt(t.easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(servers_.maxFileBytes));
+      curl.easySetopt(t.easy, CURLOPT_USERAGENT, "stackwalk");
+      curl.easySetopt(t.easy, CURLOPT_WRITEFUNCTION, &Transfer::write);
+      curl.easySetopt(t.easy, CURLOPT_WRITEDATA, &t);
+      curl.easySetopt(t.easy, CURLOPT_PRIVATE, &t);
+      curl.multiAddHandle(multi, t.easy);
       return true;
     }
     return false;
   };
   auto finish = [&](Transfer &t, CURLcode result) {
     long status = 0;
-    curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
-    curl_multi_remove_handle(multi, t.easy);
-    curl_easy_cleanup(t.easy);
+    curl.easyGetinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+    curl.multiRemoveHandle(multi, t.easy);
+    curl.easyCleanup(t.easy);
     t.easy = nullptr;
     bool written = std::fclose(t.file) == 0;
     t.file = nullptr;
@@ -199,7 +205,7 @@ void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::v
       down_.insert(t.server);
       auto &failure = failures[t.server];
       if (failure.first.empty())
-        failure.first = result != CURLE_OK ? curl_easy_strerror(result) : "HTTP status " + std::to_string(status);
+        failure.first = result != CURLE_OK ? curl.easyStrerror(result) : "HTTP status " + std::to_string(status);
       ++failure.second;
     }
     return false;
@@ -215,18 +221,18 @@ void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::v
       if (start(*next)) ++active;
     }
     int running = 0;
-    curl_multi_perform(multi, &running);
+    curl.multiPerform(multi, &running);
     int queued = 0;
-    while (CURLMsg *message = curl_multi_info_read(multi, &queued)) {
+    while (CURLMsg *message = curl.multiInfoRead(multi, &queued)) {
       if (message->msg != CURLMSG_DONE) continue;
       Transfer *transfer = nullptr;
-      curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, &transfer);
+      curl.easyGetinfo(message->easy_handle, CURLINFO_PRIVATE, &transfer);
       --active;
       if (!finish(*transfer, message->data.result)) waiting.push_front(transfer); // its next URL
     }
-    if (active) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+    if (active) curl.multiPoll(multi, nullptr, 0, 100, nullptr);
   }
-  curl_multi_cleanup(multi);
+  curl.multiCleanup(multi);
   for (const auto &[server, failure] : failures)
     warnings.push_back("symbol server " + server + " failed: " + failure.first + " (" +
                        std::to_string(failure.second) + " file(s); not asked again by this process)");

@@ -1,4 +1,4 @@
-// Symbol servers over HTTP (libcurl): Microsoft-style symbol stores and SSQP
+// Symbol servers over HTTP (libcurl, loaded when first needed): Microsoft-style symbol stores and SSQP
 // (name/KEY/name; .NET's runtime libraries are published this way), Breakpad
 // .sym stores, and debuginfod (/buildid/ID/executable and /debuginfo). Each
 // file lands in a local cache in the layout ModuleResolver searches, written
@@ -30,6 +30,8 @@ struct SymbolServers {
 // $XDG_CACHE_HOME/stackwalk/symbols, else ~/.cache/stackwalk/symbols.
 std::string defaultSymbolCache();
 
+struct CurlLibrary;
+
 class HttpSymbolFetcher : public SymbolFetcher {
 public:
   explicit HttpSymbolFetcher(SymbolServers servers);
@@ -39,7 +41,7 @@ public:
 
   // Where a request's file lies in the cache, relative to it.
   static std::string cachePath(const SymbolRequest &request);
-  // The servers and URLs to try for a request, in order.
+  // The servers and URLs to try for a request, in order (none without libcurl).
   std::vector<std::pair<std::string, std::string>> urlsFor(const SymbolRequest &request) const;
 
 private:
@@ -47,6 +49,8 @@ private:
   std::string missMarker(const std::string &url) const;
   std::set<std::string> down_; // servers that failed: asked nothing more
   SymbolServers servers_;
+  const CurlLibrary *curl_ = nullptr; // loaded at construction
+  std::string curlError_;             // why it could not be
 };
 
 } // namespace stackwalk
