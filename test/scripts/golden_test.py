@@ -26,27 +26,37 @@ def variants(name):
             + ([("verbose.txt", ["-v"])] if name in VERBOSE_DUMPS else []))
 
 
+def cases(unpacked):
+    """(golden file name, working directory, arguments) of every golden file."""
+    for name, subdir, args in dumps.all_dumps():
+        for suffix, options in variants(name):
+            yield f"{name}.{suffix}", os.path.join(unpacked, subdir), args + options
+
+
+def golden(name):
+    path = os.path.join(GOLDEN, name)
+    return open(path).read() if os.path.exists(path) else ""
+
+
 def main(stackwalk, unpacked, options):
     update = "--update" in options
     failures = 0
-    for name, subdir, args in dumps.all_dumps():
-        for suffix, options in variants(name):
-            result = dumps.run_stackwalk(stackwalk, os.path.join(unpacked, subdir), args + options)
-            path = os.path.join(GOLDEN, f"{name}.{suffix}")
-            want = open(path).read() if os.path.exists(path) else ""
-            if result.stdout == want:
-                print(f"ok   {name}.{suffix}")
-                continue
-            diff = list(difflib.unified_diff(want.splitlines(), result.stdout.splitlines(),
-                                             f"golden/{name}.{suffix}", "stackwalk", lineterm=""))
-            print(f"{'UPDATED' if update else 'FAIL'} {name}.{suffix}")
-            print("\n".join(diff[:80]) + ("\n..." if len(diff) > 80 else ""))
-            if update:
-                os.makedirs(GOLDEN, exist_ok=True)
-                with open(path, "w") as f:
-                    f.write(result.stdout)
-            else:
-                failures += 1
+    for file, directory, args in cases(unpacked):
+        result = dumps.run_stackwalk(stackwalk, directory, args)
+        want = golden(file)
+        if result.stdout == want:
+            print(f"ok   {file}")
+            continue
+        diff = list(difflib.unified_diff(want.splitlines(), result.stdout.splitlines(),
+                                         f"golden/{file}", "stackwalk", lineterm=""))
+        print(f"{'UPDATED' if update else 'FAIL'} {file}")
+        print("\n".join(diff[:80]) + ("\n..." if len(diff) > 80 else ""))
+        if update:
+            os.makedirs(GOLDEN, exist_ok=True)
+            with open(os.path.join(GOLDEN, file), "w") as f:
+                f.write(result.stdout)
+        else:
+            failures += 1
     print(f"{failures} golden file(s) differ")
     return 1 if failures else 0
 

@@ -86,7 +86,7 @@ DumpFailure namingDump(const DumpFailure &failure, const std::string &path) {
 
 int reportDump(const std::string &path, const RunOptions &options, std::ostream &out, std::ostream &err) {
   if (options.isolation) return reportBatch({path}, options, out, err);
-  WalkSession session(options.maxDebugBytes);
+  WalkSession session(options.maxDebugBytes, options.symbolCache);
   if (auto failure = walkDump(path, options, out, session)) {
     err << "stackwalk: " << printable(failure->message) << "\n";
     // A script reading JSON gets the error object a batch would print.
@@ -101,7 +101,7 @@ int reportBatch(const std::vector<std::string> &paths, const RunOptions &options
   limits.workers = std::max(1u, options.jobs);
   std::unique_ptr<WalkSession> session; // made in each worker, kept across its dumps
   WalkInWorker walk = [&](size_t index, std::ostream &report) {
-    if (!session) session = std::make_unique<WalkSession>(options.maxDebugBytes);
+    if (!session) session = std::make_unique<WalkSession>(options.maxDebugBytes, options.symbolCache);
     injectTestFault(paths[index]);
     return walkDump(paths[index], options, report, *session);
   };

@@ -110,7 +110,8 @@ int main(int argc, char **argv) {
                  "debuginfod server URLs, space-separated as in DEBUGINFOD_URLS (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--symbol-cache", servers.cacheDir,
-                 "where files from symbol servers are kept (default: $XDG_CACHE_HOME/stackwalk/symbols)");
+                 "where files from symbol servers and decompressed debug files are kept (with servers, default: "
+                 "$XDG_CACHE_HOME/stackwalk/symbols)");
   app.add_option("--symbol-timeout", symbolTimeout, "seconds a symbol server has for one file (default 30)")
       ->check(CLI::Range(1u, 3600u));
   app.add_option("-e,--executable", options.walk.search.executable,
@@ -223,6 +224,7 @@ int main(int argc, char **argv) {
     fetcher = std::make_unique<stackwalk::HttpSymbolFetcher>(servers);
     options.walk.search.fetcher = fetcher.get();
   }
+  options.symbolCache = servers.cacheDir;
   if (dumpPaths.size() > 1 || *optTimeout || *optMaxMemory || untrusted)
     options.isolation = stackwalk::WorkerLimits{
         .timeout = std::chrono::seconds(*optTimeout ? timeoutSeconds : DefaultBatchTimeoutSeconds),

@@ -46,9 +46,14 @@ std::string pdbDebugId(std::span<const uint8_t, 16> guid, uint32_t age) {
 Expected<std::unique_ptr<ModuleImage>> ModuleImage::open(const std::string &path) {
   auto buffer = readRegularFile(path);
   if (!buffer) return errorCodeToError(buffer.getError());
+  return fromFileBuffer(std::move(*buffer), path);
+}
+
+Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromFileBuffer(std::unique_ptr<MemoryBuffer> buffer,
+                                                                  const std::string &path) {
   std::unique_ptr<ModuleImage> image(new ModuleImage());
   image->path_ = path;
-  image->buffer_ = std::move(*buffer);
+  image->buffer_ = std::move(buffer);
   if (Error err = image->parse()) return std::move(err);
   return image;
 }

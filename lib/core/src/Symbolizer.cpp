@@ -1,4 +1,6 @@
 #include "stackwalk/core/Symbolizer.h"
+
+#include "stackwalk/core/DecompressedDebugCache.h"
 #include "stackwalk/core/PdbFrames.h"
 #include "stackwalk/core/RegularFile.h"
 #include "stackwalk/core/DwarfUnitCheck.h"
@@ -82,7 +84,8 @@ bool matchFunctionTable(const ModuleImage &image, symbolize::SymbolizableModule 
 
 } // namespace
 
-Symbolizer::Symbolizer(uint64_t maxDebugBytes) : maxDebugBytes_(maxDebugBytes) {}
+Symbolizer::Symbolizer(uint64_t maxDebugBytes, const DecompressedDebugCache *inflated)
+    : inflated_(inflated), maxDebugBytes_(maxDebugBytes) {}
 Symbolizer::~Symbolizer() = default;
 
 // Debug info for an image: its PDB when the resolver found one, else DWARF
@@ -108,17 +111,25 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
   // line per bad table, thousands for a hostile file; what they cost a frame
   // shows as a missing name or line.
   auto ignore = [](Error err) { consumeError(std::move(err)); };
-  auto context = DWARFContext::create(dwarfSource.object(), DWARFContext::ProcessDebugRelocations::Process, nullptr,
-                                      "", ignore, ignore);
+  const ModuleImage *twin = decompressedTwin(dwarfSource);
+  auto context = DWARFContext::create((twin ? *twin : dwarfSource).object(),
+                                      DWARFContext::ProcessDebugRelocations::Process, nullptr, "", ignore, ignore);
   // LLVM decompressed every compressed debug section into memory; the
   // compressed file pages will not be read again.
-  dwarfSource.releaseCompressedPages();
+  if (!twin) dwarfSource.releaseCompressedPages();
   auto units = std::make_unique<DwarfUnitCheck>(*context);
   if (!units->unitHeadsReadable()) return emptyDwarfContext();
   dwarfContexts_[&image] = DwarfState{context.get(), std::move(units)};
   return context;
 }
 
+
+const ModuleImage *Symbolizer::decompressedTwin(const ModuleImage &file) {
+  if (!inflated_) return nullptr;
+  std::unique_ptr<ModuleImage> twin = inflated_->twin(file);
+  if (!twin) return nullptr;
+  return (twins_[&file] = std::move(twin)).get();
+}
 
 symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image, bool withDebugInfo) {
   auto key = std::make_pair(&image, withDebugInfo);

@@ -36,6 +36,9 @@ class ModuleImage {
 public:
   // Maps a file from disk; fails if it is not an object file LLVM can read.
   static llvm::Expected<std::unique_ptr<ModuleImage>> open(const std::string &path);
+  // The same for a file already read (readRegularFile).
+  static llvm::Expected<std::unique_ptr<ModuleImage>> fromFileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                                                                     const std::string &path);
   // Wraps bytes copied from the dump (the vDSO, or a module whose file is missing).
   static llvm::Expected<std::unique_ptr<ModuleImage>>
   fromBytes(std::vector<uint8_t> bytes, const std::string &name);

@@ -29,13 +29,16 @@ class SymbolizableModule;
 
 namespace stackwalk {
 
+class DecompressedDebugCache;
 class DwarfUnitCheck;
 
 class Symbolizer {
 public:
   // Debug info larger than maxDebugBytes in memory is not read (symbols only):
   // a hostile file can claim any uncompressed size.
-  explicit Symbolizer(uint64_t maxDebugBytes = uint64_t(2) << 30);
+  // With `inflated`, DWARF compressed in a file is read from its decompressed
+  // twin in that cache.
+  explicit Symbolizer(uint64_t maxDebugBytes = uint64_t(2) << 30, const DecompressedDebugCache *inflated = nullptr);
   ~Symbolizer();
 
   // The frames at a runtime address of a module, innermost inlined call first
@@ -60,6 +63,10 @@ private:
   std::optional<uint64_t> pdbFunctionStart(const ModuleImage &image, uint64_t address) const;
   bool dwarfReadableAt(const ModuleImage &image, uint64_t fileAddress);
 
+  // A file's decompressed twin, by the file: read by the contexts below.
+  const ModuleImage *decompressedTwin(const ModuleImage &file);
+  const DecompressedDebugCache *inflated_;
+  std::map<const ModuleImage *, std::unique_ptr<ModuleImage>> twins_;
   // By image and whether its debug info is used (without: for code in units LLVM cannot parse).
   std::map<std::pair<const ModuleImage *, bool>, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
   // By image, file address and whether debug info was used (Module::debugInfoRefused).

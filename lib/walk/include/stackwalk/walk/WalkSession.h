@@ -5,17 +5,25 @@
 // between dumps. Members are destroyed caches first, images last.
 #pragma once
 
+#include "stackwalk/core/DecompressedDebugCache.h"
 #include "stackwalk/core/ImageCache.h"
 #include "stackwalk/core/Symbolizer.h"
 #include "stackwalk/unwinder/CfiUnwinder.h"
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
 namespace stackwalk {
 
 struct WalkSession {
-  explicit WalkSession(uint64_t maxDebugBytes = uint64_t(2) << 30) : symbolizer(maxDebugBytes) {}
+  // With a symbol cache directory, compressed DWARF is read through its
+  // decompressed twins there (DecompressedDebugCache.h).
+  explicit WalkSession(uint64_t maxDebugBytes = uint64_t(2) << 30, const std::string &symbolCache = "")
+      : inflated(symbolCache.empty() ? nullptr : std::make_unique<DecompressedDebugCache>(symbolCache)),
+        symbolizer(maxDebugBytes, inflated.get()) {}
 
+  std::unique_ptr<const DecompressedDebugCache> inflated;
   ImageCache images;
   Symbolizer symbolizer;
   CfiUnwinder cfi;

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""--symbol-cache's decompressed debug files change no output (issue 20).
+
+Usage: symbol_cache_test.py STACKWALK UNPACKED_DUMPS_DIR
+
+Every golden file's command run with --symbol-cache: on an empty cache (each
+compressed debug file is decompressed into it), on the warm cache, and after
+every entry was damaged (one truncated, the others with a byte flipped: each
+must be made again, not read); each output equal to the golden file. Then
+six walks at once on an empty cache: the same output, one entry per debug
+file, no temporary file left.
+"""
+import concurrent.futures
+import os
+import tempfile
+
+import dumps
+import golden_test
+
+
+def entries(cache):
+    root = os.path.join(cache, ".inflated")
+    return sorted(os.path.join(d, f) for d, _, files in os.walk(root) for f in files)
+
+
+def damage(path, truncate):
+    with open(path, "r+b") as f:
+        size = os.path.getsize(path)
+        if truncate:
+            f.truncate(size // 2)
+        else:
+            f.seek(size // 2)
+            byte = f.read(1)
+            f.seek(size // 2)
+            f.write(bytes([byte[0] ^ 0x55]))
+
+
+def walk_all(stackwalk, cases, cache, checks, label):
+    differ = [file for file, directory, args in cases
+              if dumps.run_stackwalk(stackwalk, directory, args + ["--symbol-cache", cache]).stdout
+              != golden_test.golden(file)]
+    checks(not differ, f"{label}: {len(cases)} outputs equal their golden files" + (f" (differ: {differ[:8]})" if differ else ""))
+
+
+def main(stackwalk, unpacked, options):
+    checks = dumps.Checks()
+    cases = list(golden_test.cases(unpacked))
+    with tempfile.TemporaryDirectory(prefix="stackwalk-cache-") as work:
+        cache = os.path.join(work, "cache")
+        walk_all(stackwalk, cases, cache, checks, "empty cache")
+        made = entries(cache)
+        checks(len(made) >= 1, f"{len(made)} decompressed debug file(s) in the cache (libc's at least)")
+        sizes = {path: os.path.getsize(path) for path in made}
+        walk_all(stackwalk, cases, cache, checks, "warm cache")
+        for index, path in enumerate(made):
+            damage(path, truncate=index == 0)
+        walk_all(stackwalk, cases, cache, checks, "damaged entries")
+        checks({path: os.path.getsize(path) for path in entries(cache)} == sizes,
+                     "each damaged entry was made again, whole")
+
+        # Walks at once: each writes its own temporary file and renames it.
+        shared = os.path.join(work, "shared")
+        file, directory, args = next(c for c in cases if c[0] == "threads-O2-nofp.txt")
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            outputs = list(pool.map(lambda _: dumps.run_stackwalk(
+                stackwalk, directory, args + ["--symbol-cache", shared]).stdout, range(6)))
+        checks(all(out == golden_test.golden(file) for out in outputs),
+                     f"6 walks at once on an empty cache: each output equals {file}")
+        partial = os.path.join(shared, ".partial")
+        left = os.listdir(partial) if os.path.isdir(partial) else []
+        checks(not left, f"no temporary file left ({len(left)})")
+        single = os.path.join(work, "single")
+        dumps.run_stackwalk(stackwalk, directory, args + ["--symbol-cache", single])
+        names = lambda root: sorted(os.path.relpath(p, root) for p in entries(root))
+        checks(names(shared) == names(single) and names(single),
+               f"the concurrent walks left the {len(names(single))} entries one walk makes")
+    return checks.summary()
+
+
+if __name__ == "__main__":
+    dumps.script_main(main, __doc__, 2)
