@@ -8,7 +8,8 @@
 #include "stackwalk/core/Module.h"
 
 #include <cstdint>
-#include <map>
+#include <utility>
+#include <vector>
 #include <optional>
 
 namespace stackwalk::frames {
@@ -23,7 +24,7 @@ public:
 
 private:
   const Module &module_;
-  std::map<uint64_t, uint64_t> elfValues_; // process address -> relocated value
+  std::vector<std::pair<uint64_t, uint64_t>> elfValues_; // (process address, relocated value), by address
 };
 
 } // namespace stackwalk::frames
