@@ -23,6 +23,8 @@ python3 "$here"/../test/hostile/make-hostile.py "$build"/dumps "$hostile" >/dev/
 find "$hostile" -size -2M -type f -exec cp {} "$out"/walk/ \;
 rm -rf "$hostile"
 cp "$build"/dumps/bin/crash-segv "$build"/dumps/bin/stripped "$build"/dumps/windows/bin/threads-O2.exe "$out"/module_image/
+# A file with zlib-compressed DWARF, as debug packages have theirs.
+objcopy --compress-debug-sections=zlib "$build"/dumps/bin/args-O0 "$out"/module_image/args-O0.zdebug
 # Programs whose DWARF has parameters, location lists and call sites (-O2), and a MinGW PE with DWARF.
 cp "$build"/dumps/bin/args-O0 "$build"/dumps/bin/args-O2 "$build"/dumps/bin/recursion-alloca "$out"/frame_arguments/
 cp "$build"/dumps/windows/bin/crash-av.exe "$out"/frame_arguments/ 2>/dev/null || true

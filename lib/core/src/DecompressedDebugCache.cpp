@@ -42,9 +42,10 @@ std::string join(std::initializer_list<StringRef> parts) {
 
 } // namespace
 
-Expected<SmallVector<char, 0>> decompressDebugSections(const ModuleImage &file) {
+Expected<SmallVector<char, 0>> decompressDebugSections(const ModuleImage &file, uint64_t maxDebugBytes) {
   const auto *elf = dyn_cast<object::ELFObjectFileBase>(&file.object());
   if (!elf || !hasCompressedSection(*elf)) return createStringError("no compressed section");
+  if (file.debugInfoBytes() > maxDebugBytes) return createStringError("the sections claim too much to decompress");
   objcopy::CommonConfig common;
   common.DecompressDebugSections = true;
   objcopy::ELFConfig elfConfig;
@@ -66,7 +67,7 @@ std::string DecompressedDebugCache::entryPath(ArrayRef<uint8_t> source) const {
   return join({dir_, ".inflated", StringRef(key).take_front(2), StringRef(key).drop_front(2).str() + ".debug"});
 }
 
-std::unique_ptr<ModuleImage> DecompressedDebugCache::twin(const ModuleImage &file) const {
+std::unique_ptr<ModuleImage> DecompressedDebugCache::twin(const ModuleImage &file, uint64_t maxDebugBytes) const {
   if (file.inMemory() || !file.isElf() || !hasCompressedSection(file.object())) return nullptr;
   StringRef data = file.object().getData();
   std::string path = entryPath(arrayRefFromStringRef(data));
@@ -76,7 +77,7 @@ std::unique_ptr<ModuleImage> DecompressedDebugCache::twin(const ModuleImage &fil
     utimensat(AT_FDCWD, path.c_str(), nullptr, 0); // recently used: kept longest
     return cached;
   }
-  auto bytes = decompressDebugSections(file);
+  auto bytes = decompressDebugSections(file, maxDebugBytes);
   if (!bytes) {
     consumeError(bytes.takeError());
     return nullptr;

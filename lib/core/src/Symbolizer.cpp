@@ -126,7 +126,7 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
 
 const ModuleImage *Symbolizer::decompressedTwin(const ModuleImage &file) {
   if (!inflated_) return nullptr;
-  std::unique_ptr<ModuleImage> twin = inflated_->twin(file);
+  std::unique_ptr<ModuleImage> twin = inflated_->twin(file, maxDebugBytes_);
   if (!twin) return nullptr;
   return (twins_[&file] = std::move(twin)).get();
 }

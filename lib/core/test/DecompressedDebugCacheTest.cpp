@@ -84,14 +84,14 @@ TEST_CASE("a compressed file's twin holds its sections decompressed, kept in the
   DecompressedDebugCache cache(dir.file("cache"));
   std::string entry = cache.entryPath(llvm::arrayRefFromStringRef(file->object().getData()));
 
-  auto twin = cache.twin(*file);
+  auto twin = cache.twin(*file, UINT64_MAX);
   REQUIRE(twin);
   CHECK(debugStr(*twin) == text);
   CHECK(twin->path() == entry);
   CHECK(llvm::sys::fs::exists(entry));
 
   SECTION("a second cache on the directory uses the entry") {
-    auto again = DecompressedDebugCache(dir.file("cache")).twin(*file);
+    auto again = DecompressedDebugCache(dir.file("cache")).twin(*file, UINT64_MAX);
     REQUIRE(again);
     CHECK(debugStr(*again) == text);
   }
@@ -101,7 +101,7 @@ TEST_CASE("a compressed file's twin holds its sections decompressed, kept in the
     for (bool truncate : {false, true}) {
       damage(entry, truncate);
       REQUIRE(contents(entry) != whole);
-      auto remade = cache.twin(*file);
+      auto remade = cache.twin(*file, UINT64_MAX);
       REQUIRE(remade);
       CHECK(debugStr(*remade) == text);
       CHECK(contents(entry) == whole);
@@ -113,11 +113,21 @@ TEST_CASE("a compressed file's twin holds its sections decompressed, kept in the
   }
 }
 
+TEST_CASE("sections claiming more than the debug budget are not decompressed") {
+  TempDir dir;
+  auto file = compressedFile(dir.file("lib.debug"), std::string(5000, 'x'));
+  CHECK_FALSE(DecompressedDebugCache(dir.file("cache")).twin(*file, 4000));
+  auto bytes = decompressDebugSections(*file, 4000);
+  REQUIRE_FALSE(bool(bytes));
+  llvm::consumeError(bytes.takeError());
+  CHECK(bool(decompressDebugSections(*file, 5000 + 1000)));
+}
+
 TEST_CASE("a file with no compressed section has no twin") {
   TempDir dir;
   auto self = ModuleImage::open("/proc/self/exe");
   REQUIRE(bool(self));
-  CHECK_FALSE(DecompressedDebugCache(dir.file("cache")).twin(**self));
+  CHECK_FALSE(DecompressedDebugCache(dir.file("cache")).twin(**self, UINT64_MAX));
   CHECK_FALSE(llvm::sys::fs::exists(dir.file("cache")));
 }
 
@@ -126,7 +136,7 @@ TEST_CASE("past its size limit the cache removes the least recently used entries
   auto first = compressedFile(dir.file("a.debug"), std::string(3000, 'a'));
   auto second = compressedFile(dir.file("b.debug"), std::string(3000, 'b'));
   DecompressedDebugCache unbounded(dir.file("cache"));
-  REQUIRE(unbounded.twin(*first));
+  REQUIRE(unbounded.twin(*first, UINT64_MAX));
   std::string firstEntry = unbounded.entryPath(llvm::arrayRefFromStringRef(first->object().getData()));
   uint64_t entrySize = 0;
   REQUIRE_FALSE(bool(llvm::sys::fs::file_size(firstEntry, entrySize)));
@@ -137,7 +147,7 @@ TEST_CASE("past its size limit the cache removes the least recently used entries
   llvm::sys::fs::closeFile(fd);
 
   DecompressedDebugCache bounded(dir.file("cache"), entrySize + entrySize / 2);
-  auto twin = bounded.twin(*second);
+  auto twin = bounded.twin(*second, UINT64_MAX);
   REQUIRE(twin);
   CHECK(debugStr(*twin) == std::string(3000, 'b'));
   CHECK_FALSE(llvm::sys::fs::exists(firstEntry));

@@ -26,9 +26,10 @@
 
 namespace stackwalk {
 
-// The ELF file with its compressed sections decompressed, in memory;
-// an error when it has none or cannot be rewritten.
-llvm::Expected<llvm::SmallVector<char, 0>> decompressDebugSections(const ModuleImage &file);
+// The ELF file with its compressed sections decompressed, in memory; an
+// error when it has none, when they claim more than maxDebugBytes
+// uncompressed (ModuleImage::debugInfoBytes), or it cannot be rewritten.
+llvm::Expected<llvm::SmallVector<char, 0>> decompressDebugSections(const ModuleImage &file, uint64_t maxDebugBytes);
 
 class DecompressedDebugCache {
 public:
@@ -38,7 +39,8 @@ public:
   // The twin of `file` (a file on disk with compressed sections): the cached
   // one when it checks, else made now and stored. Null when the file needs
   // none, or no twin can be made or stored (LLVM then decompresses as ever).
-  std::unique_ptr<ModuleImage> twin(const ModuleImage &file) const;
+  // Sections claiming more than maxDebugBytes uncompressed are not read.
+  std::unique_ptr<ModuleImage> twin(const ModuleImage &file, uint64_t maxDebugBytes) const;
   // Where the entry for a file with these contents lies.
   std::string entryPath(llvm::ArrayRef<uint8_t> source) const;
 
