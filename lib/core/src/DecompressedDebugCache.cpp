@@ -3,12 +3,11 @@
 #include "stackwalk/core/RegularFile.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ObjCopy/CommonConfig.h"
-#include "llvm/ObjCopy/ELF/ELFConfig.h"
-#include "llvm/ObjCopy/ELF/ELFObjcopy.h"
+#include "llvm/Object/Decompressor.h"
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -17,9 +16,12 @@
 #include <algorithm>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace llvm;
+using llvm::object::ELF64LE;
 
 namespace stackwalk {
 namespace {
@@ -42,19 +44,95 @@ std::string join(std::initializer_list<StringRef> parts) {
 
 } // namespace
 
+// The twin is written here rather than by LLVM's objcopy, which lays every
+// section of the input out again with its alignment and allocates what a
+// hostile file claims (fuzz_module_image: an alignment of 2^40). The twin
+// needs only the DWARF: an ELF header, the .debug_* sections (decompressed)
+// back to back, their names and the section table. Linked files only: an
+// object file's DWARF would need its relocation sections too.
 Expected<SmallVector<char, 0>> decompressDebugSections(const ModuleImage &file, uint64_t maxDebugBytes) {
-  const auto *elf = dyn_cast<object::ELFObjectFileBase>(&file.object());
-  if (!elf || !hasCompressedSection(*elf)) return createStringError("no compressed section");
+  const auto *elf = dyn_cast<object::ELF64LEObjectFile>(&file.object());
+  if (!elf) return createStringError("not a 64-bit little-endian ELF file");
+  const ELF64LE::Ehdr &header = elf->getELFFile().getHeader();
+  if (header.e_type != ELF::ET_EXEC && header.e_type != ELF::ET_DYN) return createStringError("not a linked file");
+  if (!hasCompressedSection(*elf)) return createStringError("no compressed section");
   if (file.debugInfoBytes() > maxDebugBytes) return createStringError("the sections claim too much to decompress");
-  objcopy::CommonConfig common;
-  common.DecompressDebugSections = true;
-  objcopy::ELFConfig elfConfig;
-  SmallVector<char, 0> out;
-  raw_svector_ostream stream(out);
-  // The reader wants a mutable object; it only reads it.
-  if (Error err = objcopy::elf::executeObjcopyOnBinary(common, elfConfig, const_cast<object::ELFObjectFileBase &>(*elf),
-                                                        stream))
-    return std::move(err);
+
+  struct Piece {
+    StringRef name;
+    uint64_t flags, entrySize;
+    SmallVector<char, 0> bytes;
+  };
+  std::vector<Piece> pieces;
+  for (const object::SectionRef &section : elf->sections()) {
+    Expected<StringRef> name = section.getName();
+    if (!name) return name.takeError();
+    if (!name->starts_with(".debug_") && *name != ".gdb_index") continue;
+    Expected<StringRef> contents = section.getContents();
+    if (!contents) return contents.takeError();
+    object::ELFSectionRef elfSection(section);
+    Piece piece{*name, elfSection.getFlags() & ~uint64_t(ELF::SHF_COMPRESSED), 0, {}};
+    if (auto shdr = elf->getELFFile().getSection(section.getIndex())) piece.entrySize = (*shdr)->sh_entsize;
+    else consumeError(shdr.takeError());
+    if (elfSection.getFlags() & ELF::SHF_COMPRESSED) {
+      auto decompressor = object::Decompressor::create(*name, *contents, /*IsLE=*/true, /*Is64Bit=*/true);
+      if (!decompressor) return decompressor.takeError();
+      if (Error err = decompressor->resizeAndDecompress(piece.bytes)) return err;
+    } else {
+      piece.bytes.assign(contents->begin(), contents->end());
+    }
+    pieces.push_back(std::move(piece));
+  }
+
+  // Header, section contents, names, then the table (null, pieces, names).
+  SmallVector<char, 0> out(sizeof(ELF64LE::Ehdr), 0);
+  std::vector<ELF64LE::Shdr> table(1 + pieces.size() + 1);
+  std::string names(1, '\0');
+  auto addName = [&](StringRef name) {
+    uint32_t at = uint32_t(names.size());
+    names.append(name.data(), name.size()).push_back('\0');
+    return at;
+  };
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    ELF64LE::Shdr &entry = table[1 + i];
+    std::memset(&entry, 0, sizeof entry);
+    entry.sh_name = addName(pieces[i].name);
+    entry.sh_type = ELF::SHT_PROGBITS;
+    entry.sh_flags = pieces[i].flags;
+    entry.sh_offset = out.size();
+    entry.sh_size = pieces[i].bytes.size();
+    entry.sh_addralign = 1;
+    entry.sh_entsize = pieces[i].entrySize;
+    out.append(pieces[i].bytes.begin(), pieces[i].bytes.end());
+    pieces[i].bytes = {};
+  }
+  ELF64LE::Shdr &nameTable = table.back();
+  std::memset(&nameTable, 0, sizeof nameTable);
+  std::memset(&table.front(), 0, sizeof(ELF64LE::Shdr));
+  nameTable.sh_name = addName(".shstrtab");
+  nameTable.sh_type = ELF::SHT_STRTAB;
+  nameTable.sh_offset = out.size();
+  nameTable.sh_size = names.size();
+  nameTable.sh_addralign = 1;
+  out.append(names.begin(), names.end());
+  out.resize(alignTo(out.size(), 8), 0);
+  uint64_t tableOffset = out.size();
+  const char *tableBytes = reinterpret_cast<const char *>(table.data());
+  out.append(tableBytes, tableBytes + table.size() * sizeof(ELF64LE::Shdr));
+
+  ELF64LE::Ehdr twin;
+  std::memset(&twin, 0, sizeof twin);
+  std::memcpy(twin.e_ident, header.e_ident, ELF::EI_NIDENT);
+  twin.e_type = header.e_type;
+  twin.e_machine = header.e_machine;
+  twin.e_version = ELF::EV_CURRENT;
+  twin.e_shoff = tableOffset;
+  twin.e_ehsize = sizeof(ELF64LE::Ehdr);
+  twin.e_shentsize = sizeof(ELF64LE::Shdr);
+  twin.e_shnum = uint16_t(table.size());
+  twin.e_shstrndx = uint16_t(table.size() - 1);
+  if (table.size() >= ELF::SHN_LORESERVE) return createStringError("too many debug sections");
+  std::memcpy(out.data(), &twin, sizeof twin);
   return out;
 }
 
@@ -97,6 +175,12 @@ std::unique_ptr<ModuleImage> DecompressedDebugCache::openChecked(const std::stri
       support::endian::read64le(trailer.data() + 8) != body.size() ||
       support::endian::read64le(trailer.data() + 16) != xxh3_64bits(body))
     return nullptr;
+  // The check read every page; the walk needs few of them again.
+  if ((*buffer)->getBufferKind() == MemoryBuffer::MemoryBuffer_MMap) {
+    uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+    uintptr_t start = (uintptr_t(data.data()) + page - 1) & ~(page - 1), end = uintptr_t(data.end()) & ~(page - 1);
+    if (start < end) madvise(reinterpret_cast<void *>(start), end - start, MADV_DONTNEED);
+  }
   auto image = ModuleImage::fromFileBuffer(std::move(*buffer), path);
   if (!image) {
     consumeError(image.takeError());

@@ -1,5 +1,6 @@
 #include "stackwalk/core/DecompressedDebugCache.h"
 
+#include "llvm/BinaryFormat/ELF.h"
 #include "llvm/ObjCopy/CommonConfig.h"
 #include "llvm/ObjCopy/ELF/ELFConfig.h"
 #include "llvm/ObjCopy/ELF/ELFObjcopy.h"
@@ -12,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -152,4 +154,32 @@ TEST_CASE("past its size limit the cache removes the least recently used entries
   CHECK(debugStr(*twin) == std::string(3000, 'b'));
   CHECK_FALSE(llvm::sys::fs::exists(firstEntry));
   CHECK(llvm::sys::fs::exists(bounded.entryPath(llvm::arrayRefFromStringRef(second->object().getData()))));
+}
+
+TEST_CASE("a section's claimed alignment does not size the twin (fuzz/findings/objcopy-section-alignment-2pow40)") {
+  // The finding: its DWARF does not inflate, but nothing may be allocated for the alignment.
+  auto finding = contents(STACKWALK_FINDINGS_DIR "/objcopy-section-alignment-2pow40");
+  auto image = ModuleImage::fromBytes(std::vector<uint8_t>(finding.begin(), finding.end()), "finding");
+  REQUIRE(bool(image));
+  auto twin = decompressDebugSections(**image, 64 << 20);
+  if (!twin) llvm::consumeError(twin.takeError());
+
+  // A good file with a section claiming 2^40 alignment has its twin as ever.
+  TempDir dir;
+  compressedFile(dir.file("lib.debug"), std::string(5000, 'x'));
+  std::string bytes = contents(dir.file("lib.debug"));
+  llvm::ELF::Elf64_Ehdr header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  llvm::ELF::Elf64_Shdr section;
+  std::memcpy(&section, &bytes[header.e_shoff + sizeof section], sizeof section);
+  section.sh_addralign = uint64_t(1) << 40;
+  std::memcpy(&bytes[header.e_shoff + sizeof section], &section, sizeof section);
+  auto aligned = ModuleImage::fromBytes(std::vector<uint8_t>(bytes.begin(), bytes.end()), "aligned");
+  REQUIRE(bool(aligned));
+  auto alignedTwin = decompressDebugSections(**aligned, 64 << 20);
+  REQUIRE(bool(alignedTwin));
+  CHECK(alignedTwin->size() < bytes.size() + 64 * 1024);
+  auto parsed = ModuleImage::fromBytes(std::vector<uint8_t>(alignedTwin->begin(), alignedTwin->end()), "twin");
+  REQUIRE(bool(parsed));
+  CHECK(debugStr(**parsed) == std::string(5000, 'x'));
 }

@@ -4,8 +4,9 @@
 // LLVM's DWARFContext inflates every compressed section of a file when it is
 // created, whatever the walk then reads: libc's debug file is 4 MB of zlib
 // that take 35-40 ms to inflate, most of a small dump's walk. A file's
-// decompressed twin (LLVM's objcopy --decompress-debug-sections) is mapped
-// instead, so a walk reads only the pages it touches.
+// decompressed twin (an ELF file of its .debug_* sections, decompressed by
+// LLVM's Decompressor) is mapped instead, so a walk reads only the pages it
+// touches.
 //
 // An entry is named by the BLAKE3 hash of the whole source file (what the
 // twin is made from, not a build-id a stripped and an unstripped file share)
@@ -26,9 +27,10 @@
 
 namespace stackwalk {
 
-// The ELF file with its compressed sections decompressed, in memory; an
-// error when it has none, when they claim more than maxDebugBytes
-// uncompressed (ModuleImage::debugInfoBytes), or it cannot be rewritten.
+// A linked 64-bit little-endian ELF file's DWARF sections, decompressed, as
+// an ELF file of their own, in memory; an error when it has no compressed
+// section, when they claim more than maxDebugBytes uncompressed
+// (ModuleImage::debugInfoBytes), or they cannot be read.
 llvm::Expected<llvm::SmallVector<char, 0>> decompressDebugSections(const ModuleImage &file, uint64_t maxDebugBytes);
 
 class DecompressedDebugCache {
