@@ -1,8 +1,8 @@
 // ELF and PE module files: layout, identity, debug links, PDB references,
-// their compressed sections decompressed (DecompressedDebugCache),
+// their DWARF sections decompressed into a twin (DebugSectionTwin),
 // symbols and call frame information; the same bytes as an image loaded in
 // memory (LoadedElf: dynamic section, hash tables, dynamic symbols).
-#include "stackwalk/core/DecompressedDebugCache.h"
+#include "stackwalk/core/DebugSectionTwin.h"
 #include "stackwalk/core/LoadedElf.h"
 #include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/core/Symbolizer.h"
@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   // What --symbol-cache keeps of a debug file: LLVM's objcopy on the bytes.
-  auto inflated = stackwalk::decompressDebugSections(**image, 64 << 20);
+  auto inflated = stackwalk::debugSectionTwin(**image, 64 << 20);
   if (!inflated) llvm::consumeError(inflated.takeError());
   (void)(*image)->debugLink();
   (void)(*image)->pdbReference();

@@ -1,13 +1,11 @@
 #include "stackwalk/core/DecompressedDebugCache.h"
 
+#include "stackwalk/core/DebugSectionTwin.h"
 #include "stackwalk/core/RegularFile.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Object/Decompressor.h"
-#include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/Endian.h"
-#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -21,7 +19,6 @@
 #include <unistd.h>
 
 using namespace llvm;
-using llvm::object::ELF64LE;
 
 namespace stackwalk {
 namespace {
@@ -30,12 +27,6 @@ namespace {
 constexpr char TrailerMagic[8] = {'S', 'W', 'I', 'N', 'F', 'L', '0', '1'};
 constexpr size_t TrailerSize = 24;
 
-bool hasCompressedSection(const object::ObjectFile &object) {
-  for (const object::SectionRef &section : object.sections())
-    if (object::ELFSectionRef(section).getFlags() & ELF::SHF_COMPRESSED) return true;
-  return false;
-}
-
 std::string join(std::initializer_list<StringRef> parts) {
   SmallString<256> out;
   for (StringRef part : parts) sys::path::append(out, part);
@@ -43,98 +34,6 @@ std::string join(std::initializer_list<StringRef> parts) {
 }
 
 } // namespace
-
-// The twin is written here rather than by LLVM's objcopy, which lays every
-// section of the input out again with its alignment and allocates what a
-// hostile file claims (fuzz_module_image: an alignment of 2^40). The twin
-// needs only the DWARF: an ELF header, the .debug_* sections (decompressed)
-// back to back, their names and the section table. Linked files only: an
-// object file's DWARF would need its relocation sections too.
-Expected<SmallVector<char, 0>> decompressDebugSections(const ModuleImage &file, uint64_t maxDebugBytes) {
-  const auto *elf = dyn_cast<object::ELF64LEObjectFile>(&file.object());
-  if (!elf) return createStringError("not a 64-bit little-endian ELF file");
-  const ELF64LE::Ehdr &header = elf->getELFFile().getHeader();
-  if (header.e_type != ELF::ET_EXEC && header.e_type != ELF::ET_DYN) return createStringError("not a linked file");
-  if (!hasCompressedSection(*elf)) return createStringError("no compressed section");
-  if (file.debugInfoBytes() > maxDebugBytes) return createStringError("the sections claim too much to decompress");
-
-  struct Piece {
-    StringRef name;
-    uint64_t flags, entrySize;
-    SmallVector<char, 0> bytes;
-  };
-  std::vector<Piece> pieces;
-  for (const object::SectionRef &section : elf->sections()) {
-    Expected<StringRef> name = section.getName();
-    if (!name) return name.takeError();
-    if (!name->starts_with(".debug_") && *name != ".gdb_index") continue;
-    Expected<StringRef> contents = section.getContents();
-    if (!contents) return contents.takeError();
-    object::ELFSectionRef elfSection(section);
-    Piece piece{*name, elfSection.getFlags() & ~uint64_t(ELF::SHF_COMPRESSED), 0, {}};
-    if (auto shdr = elf->getELFFile().getSection(section.getIndex())) piece.entrySize = (*shdr)->sh_entsize;
-    else consumeError(shdr.takeError());
-    if (elfSection.getFlags() & ELF::SHF_COMPRESSED) {
-      auto decompressor = object::Decompressor::create(*name, *contents, /*IsLE=*/true, /*Is64Bit=*/true);
-      if (!decompressor) return decompressor.takeError();
-      if (Error err = decompressor->resizeAndDecompress(piece.bytes)) return err;
-    } else {
-      piece.bytes.assign(contents->begin(), contents->end());
-    }
-    pieces.push_back(std::move(piece));
-  }
-
-  // Header, section contents, names, then the table (null, pieces, names).
-  SmallVector<char, 0> out(sizeof(ELF64LE::Ehdr), 0);
-  std::vector<ELF64LE::Shdr> table(1 + pieces.size() + 1);
-  std::string names(1, '\0');
-  auto addName = [&](StringRef name) {
-    uint32_t at = uint32_t(names.size());
-    names.append(name.data(), name.size()).push_back('\0');
-    return at;
-  };
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    ELF64LE::Shdr &entry = table[1 + i];
-    std::memset(&entry, 0, sizeof entry);
-    entry.sh_name = addName(pieces[i].name);
-    entry.sh_type = ELF::SHT_PROGBITS;
-    entry.sh_flags = pieces[i].flags;
-    entry.sh_offset = out.size();
-    entry.sh_size = pieces[i].bytes.size();
-    entry.sh_addralign = 1;
-    entry.sh_entsize = pieces[i].entrySize;
-    out.append(pieces[i].bytes.begin(), pieces[i].bytes.end());
-    pieces[i].bytes = {};
-  }
-  ELF64LE::Shdr &nameTable = table.back();
-  std::memset(&nameTable, 0, sizeof nameTable);
-  std::memset(&table.front(), 0, sizeof(ELF64LE::Shdr));
-  nameTable.sh_name = addName(".shstrtab");
-  nameTable.sh_type = ELF::SHT_STRTAB;
-  nameTable.sh_offset = out.size();
-  nameTable.sh_size = names.size();
-  nameTable.sh_addralign = 1;
-  out.append(names.begin(), names.end());
-  out.resize(alignTo(out.size(), 8), 0);
-  uint64_t tableOffset = out.size();
-  const char *tableBytes = reinterpret_cast<const char *>(table.data());
-  out.append(tableBytes, tableBytes + table.size() * sizeof(ELF64LE::Shdr));
-
-  ELF64LE::Ehdr twin;
-  std::memset(&twin, 0, sizeof twin);
-  std::memcpy(twin.e_ident, header.e_ident, ELF::EI_NIDENT);
-  twin.e_type = header.e_type;
-  twin.e_machine = header.e_machine;
-  twin.e_version = ELF::EV_CURRENT;
-  twin.e_shoff = tableOffset;
-  twin.e_ehsize = sizeof(ELF64LE::Ehdr);
-  twin.e_shentsize = sizeof(ELF64LE::Shdr);
-  twin.e_shnum = uint16_t(table.size());
-  twin.e_shstrndx = uint16_t(table.size() - 1);
-  if (table.size() >= ELF::SHN_LORESERVE) return createStringError("too many debug sections");
-  std::memcpy(out.data(), &twin, sizeof twin);
-  return out;
-}
 
 DecompressedDebugCache::DecompressedDebugCache(std::string dir, uint64_t maxBytes)
     : dir_(std::move(dir)), maxBytes_(maxBytes) {}
@@ -146,21 +45,18 @@ std::string DecompressedDebugCache::entryPath(ArrayRef<uint8_t> source) const {
 }
 
 std::unique_ptr<ModuleImage> DecompressedDebugCache::twin(const ModuleImage &file, uint64_t maxDebugBytes) const {
-  if (file.inMemory() || !file.isElf() || !hasCompressedSection(file.object())) return nullptr;
-  StringRef data = file.object().getData();
-  std::string path = entryPath(arrayRefFromStringRef(data));
-  // Hashing read the compressed sections' pages, which nothing reads again.
-  file.releaseCompressedPages();
+  if (file.inMemory() || !hasCompressedSection(file)) return nullptr;
+  std::string path = entryPath(arrayRefFromStringRef(file.object().getData()));
   if (auto cached = openChecked(path)) {
     utimensat(AT_FDCWD, path.c_str(), nullptr, 0); // recently used: kept longest
     return cached;
   }
-  auto bytes = decompressDebugSections(file, maxDebugBytes);
+  auto bytes = debugSectionTwin(file, maxDebugBytes);
   if (!bytes) {
     consumeError(bytes.takeError());
     return nullptr;
   }
-  if (!store(path, std::move(*bytes))) return nullptr;
+  if (!store(path, *bytes)) return nullptr;
   evictBeyondLimit();
   return openChecked(path);
 }
@@ -189,12 +85,11 @@ std::unique_ptr<ModuleImage> DecompressedDebugCache::openChecked(const std::stri
   return std::move(*image);
 }
 
-bool DecompressedDebugCache::store(const std::string &path, SmallVector<char, 0> bytes) const {
+bool DecompressedDebugCache::store(const std::string &path, const std::vector<uint8_t> &bytes) const {
   char trailer[TrailerSize];
   std::memcpy(trailer, TrailerMagic, sizeof TrailerMagic);
   support::endian::write64le(trailer + 8, bytes.size());
-  support::endian::write64le(trailer + 16, xxh3_64bits(StringRef(bytes.data(), bytes.size())));
-  bytes.append(std::begin(trailer), std::end(trailer));
+  support::endian::write64le(trailer + 16, xxh3_64bits(bytes));
   // Beside the entries (one file system, so the rename is atomic), not in
   // their folders: a reader sees a whole entry or none.
   std::string partial = join({dir_, ".partial"});
@@ -205,7 +100,8 @@ bool DecompressedDebugCache::store(const std::string &path, SmallVector<char, 0>
   bool written;
   {
     raw_fd_ostream out(fd, /*shouldClose=*/true);
-    out.write(bytes.data(), bytes.size());
+    out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+    out.write(trailer, sizeof trailer);
     out.close();
     written = !out.has_error();
     if (!written) out.clear_error();

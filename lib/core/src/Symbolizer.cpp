@@ -1,5 +1,6 @@
 #include "stackwalk/core/Symbolizer.h"
 
+#include "stackwalk/core/DebugSectionTwin.h"
 #include "stackwalk/core/DecompressedDebugCache.h"
 #include "stackwalk/core/PdbFrames.h"
 #include "stackwalk/core/RegularFile.h"
@@ -124,10 +125,26 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
 }
 
 
+// From the cache when there is one, else made in memory: libdeflate
+// inflates what LLVM would have inflated with zlib, in a third of the time.
 const ModuleImage *Symbolizer::decompressedTwin(const ModuleImage &file) {
-  if (!inflated_) return nullptr;
-  std::unique_ptr<ModuleImage> twin = inflated_->twin(file, maxDebugBytes_);
-  if (!twin) return nullptr;
+  if (!hasCompressedSection(file)) return nullptr;
+  std::unique_ptr<ModuleImage> twin = inflated_ ? inflated_->twin(file, maxDebugBytes_) : nullptr;
+  if (!twin) {
+    auto bytes = debugSectionTwin(file, maxDebugBytes_);
+    if (!bytes) {
+      consumeError(bytes.takeError());
+      return nullptr;
+    }
+    auto image = ModuleImage::fromBytes(std::move(*bytes), file.path() + " (decompressed)");
+    if (!image) {
+      consumeError(image.takeError());
+      return nullptr;
+    }
+    twin = std::move(*image);
+  }
+  // The compressed pages will not be read again.
+  file.releaseCompressedPages();
   return (twins_[&file] = std::move(twin)).get();
 }
 

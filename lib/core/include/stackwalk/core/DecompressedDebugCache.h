@@ -1,12 +1,9 @@
 // Debug files whose DWARF sections are compressed (Debian's -dbg packages,
 // most distributions' debug files, debuginfod's) kept decompressed on disk.
 //
-// LLVM's DWARFContext inflates every compressed section of a file when it is
-// created, whatever the walk then reads: libc's debug file is 4 MB of zlib
-// that take 35-40 ms to inflate, most of a small dump's walk. A file's
-// decompressed twin (an ELF file of its .debug_* sections, decompressed by
-// LLVM's Decompressor) is mapped instead, so a walk reads only the pages it
-// touches.
+// A file's decompressed twin (DebugSectionTwin.h) is stored on disk and
+// mapped by later walks, which then inflate nothing and read only the pages
+// they touch.
 //
 // An entry is named by the BLAKE3 hash of the whole source file (what the
 // twin is made from, not a build-id a stripped and an unstripped file share)
@@ -18,20 +15,14 @@
 
 #include "stackwalk/core/ModuleImage.h"
 
-#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace stackwalk {
-
-// A linked 64-bit little-endian ELF file's DWARF sections, decompressed, as
-// an ELF file of their own, in memory; an error when it has no compressed
-// section, when they claim more than maxDebugBytes uncompressed
-// (ModuleImage::debugInfoBytes), or they cannot be read.
-llvm::Expected<llvm::SmallVector<char, 0>> decompressDebugSections(const ModuleImage &file, uint64_t maxDebugBytes);
 
 class DecompressedDebugCache {
 public:
@@ -48,7 +39,7 @@ public:
 
 private:
   std::unique_ptr<ModuleImage> openChecked(const std::string &path) const;
-  bool store(const std::string &path, llvm::SmallVector<char, 0> bytes) const;
+  bool store(const std::string &path, const std::vector<uint8_t> &bytes) const;
   void evictBeyondLimit() const;
 
   std::string dir_;

@@ -1,0 +1,149 @@
+#include "stackwalk/core/DebugSectionTwin.h"
+
+#include "stackwalk/core/Fail.h"
+
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Support/Compression.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <libdeflate.h>
+
+#include <cstring>
+#include <memory>
+
+using namespace llvm;
+using llvm::object::ELF64LE;
+
+namespace stackwalk {
+namespace {
+
+// A section of the twin: where its bytes come from, and their size there.
+struct TwinSection {
+  StringRef name, contents;
+  uint64_t flags, entrySize, size;
+  bool compressed;
+};
+
+// Inflates a compressed section (an Elf64_Chdr, then a zlib or zstd stream)
+// into `out`, which has the size its header gives.
+Error inflate(StringRef contents, MutableArrayRef<uint8_t> out) {
+  const auto *chdr = reinterpret_cast<const ELF64LE::Chdr *>(contents.data());
+  auto input = arrayRefFromStringRef(contents.drop_front(sizeof(ELF64LE::Chdr)));
+  if (chdr->ch_type == ELF::ELFCOMPRESS_ZSTD) {
+    size_t size = out.size();
+    if (Error err = compression::zstd::decompress(input, out.data(), size)) return err;
+    return size == out.size() ? Error::success() : fail("a zstd section is shorter than its header says");
+  }
+  if (chdr->ch_type != ELF::ELFCOMPRESS_ZLIB) return fail("a section compressed in an unknown way");
+  std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> decompressor(
+      libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
+  if (!decompressor) return fail("out of memory for a decompressor");
+  size_t size = 0;
+  if (libdeflate_zlib_decompress(decompressor.get(), input.data(), input.size(), out.data(), out.size(), &size) !=
+          LIBDEFLATE_SUCCESS ||
+      size != out.size())
+    return fail("a zlib section does not inflate to the size its header says");
+  return Error::success();
+}
+
+// The .debug_* sections with the size each takes decompressed.
+Expected<std::vector<TwinSection>> twinSections(const object::ELF64LEObjectFile &elf) {
+  std::vector<TwinSection> sections;
+  for (const object::SectionRef &section : elf.sections()) {
+    Expected<StringRef> name = section.getName();
+    if (!name) return name.takeError();
+    if (!name->starts_with(".debug_") && *name != ".gdb_index") continue;
+    Expected<StringRef> contents = section.getContents();
+    if (!contents) return contents.takeError();
+    auto header = elf.getELFFile().getSection(section.getIndex());
+    if (!header) return header.takeError();
+    bool compressed = (*header)->sh_flags & ELF::SHF_COMPRESSED;
+    if (compressed && contents->size() < sizeof(ELF64LE::Chdr)) return fail("a compressed section has no header");
+    uint64_t size = compressed ? reinterpret_cast<const ELF64LE::Chdr *>(contents->data())->ch_size : contents->size();
+    sections.push_back({*name, *contents, (*header)->sh_flags & ~uint64_t(ELF::SHF_COMPRESSED), (*header)->sh_entsize,
+                        size, compressed});
+  }
+  return sections;
+}
+
+} // namespace
+
+bool hasCompressedSection(const ModuleImage &file) {
+  if (!file.isElf()) return false;
+  for (const object::SectionRef &section : file.object().sections())
+    if (object::ELFSectionRef(section).getFlags() & ELF::SHF_COMPRESSED) return true;
+  return false;
+}
+
+// Written here rather than by LLVM's objcopy, which lays every section of
+// its input out again at its alignment and allocates what a hostile file
+// claims (fuzz_module_image: an alignment of 2^40). Linked files only: an
+// object file's DWARF would need its relocation sections too.
+Expected<std::vector<uint8_t>> debugSectionTwin(const ModuleImage &file, uint64_t maxDebugBytes) {
+  const auto *elf = dyn_cast<object::ELF64LEObjectFile>(&file.object());
+  if (!elf) return fail("not a 64-bit little-endian ELF file");
+  const ELF64LE::Ehdr &header = elf->getELFFile().getHeader();
+  if (header.e_type != ELF::ET_EXEC && header.e_type != ELF::ET_DYN) return fail("not a linked file");
+  if (!hasCompressedSection(file)) return fail("no compressed section");
+  auto sections = twinSections(*elf);
+  if (!sections) return sections.takeError();
+  if (sections->size() + 2 >= ELF::SHN_LORESERVE) return fail("too many debug sections");
+
+  // Header, section contents, names, then the table (null, sections, names).
+  std::string names(1, '\0');
+  uint64_t contentsEnd = sizeof(ELF64LE::Ehdr), claimed = 0;
+  for (const TwinSection &section : *sections) {
+    // A compressed section can claim any size.
+    if (section.size > maxDebugBytes - claimed) return fail("the sections claim too much to decompress");
+    claimed += section.size;
+    contentsEnd += section.size;
+    names.append(section.name.data(), section.name.size()).push_back('\0');
+  }
+  names.append(".shstrtab").push_back('\0');
+  uint64_t tableOffset = alignTo(contentsEnd + names.size(), 8);
+  std::vector<ELF64LE::Shdr> table(sections->size() + 2);
+  std::memset(table.data(), 0, table.size() * sizeof(ELF64LE::Shdr));
+  std::vector<uint8_t> out(tableOffset + table.size() * sizeof(ELF64LE::Shdr));
+
+  uint64_t offset = sizeof(ELF64LE::Ehdr), nameOffset = 1;
+  for (size_t i = 0; i < sections->size(); ++i) {
+    const TwinSection &section = (*sections)[i];
+    MutableArrayRef<uint8_t> bytes(out.data() + offset, section.size);
+    if (!section.compressed) std::memcpy(bytes.data(), section.contents.data(), section.size);
+    else if (Error err = inflate(section.contents, bytes)) return err;
+    ELF64LE::Shdr &entry = table[1 + i];
+    entry.sh_name = uint32_t(nameOffset);
+    entry.sh_type = ELF::SHT_PROGBITS;
+    entry.sh_flags = section.flags;
+    entry.sh_offset = offset;
+    entry.sh_size = section.size;
+    entry.sh_addralign = 1;
+    entry.sh_entsize = section.entrySize;
+    offset += section.size;
+    nameOffset += section.name.size() + 1;
+  }
+  ELF64LE::Shdr &nameTable = table.back();
+  nameTable.sh_name = uint32_t(nameOffset);
+  nameTable.sh_type = ELF::SHT_STRTAB;
+  nameTable.sh_offset = contentsEnd;
+  nameTable.sh_size = names.size();
+  nameTable.sh_addralign = 1;
+  std::memcpy(out.data() + contentsEnd, names.data(), names.size());
+  std::memcpy(out.data() + tableOffset, table.data(), table.size() * sizeof(ELF64LE::Shdr));
+
+  ELF64LE::Ehdr twin;
+  std::memset(&twin, 0, sizeof twin);
+  std::memcpy(twin.e_ident, header.e_ident, ELF::EI_NIDENT);
+  twin.e_type = header.e_type;
+  twin.e_machine = header.e_machine;
+  twin.e_version = ELF::EV_CURRENT;
+  twin.e_shoff = tableOffset;
+  twin.e_ehsize = sizeof(ELF64LE::Ehdr);
+  twin.e_shentsize = sizeof(ELF64LE::Shdr);
+  twin.e_shnum = uint16_t(table.size());
+  twin.e_shstrndx = uint16_t(table.size() - 1);
+  std::memcpy(out.data(), &twin, sizeof twin);
+  return out;
+}
+
+} // namespace stackwalk

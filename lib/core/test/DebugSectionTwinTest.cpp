@@ -1,0 +1,63 @@
+#include "stackwalk/core/DebugSectionTwin.h"
+
+#include "CompressedElf.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+using namespace stackwalk;
+using namespace stackwalk::test;
+
+TEST_CASE("a twin holds the .debug_* sections decompressed, in an ELF file of their own") {
+  TempDir dir;
+  const std::string text = std::string(5000, 'x') + "the strings of the unit";
+  auto file = compressedFile(dir.file("lib.debug"), text);
+  REQUIRE(hasCompressedSection(*file));
+  auto twin = debugSectionTwin(*file, UINT64_MAX);
+  REQUIRE(bool(twin));
+  auto parsed = ModuleImage::fromBytes(std::move(*twin), "twin");
+  REQUIRE(bool(parsed));
+  CHECK(debugStr(**parsed) == text);
+  CHECK_FALSE(hasCompressedSection(**parsed));
+  CHECK_FALSE(bool((*parsed)->section(".text")));
+}
+
+TEST_CASE("sections claiming more than the debug budget are not decompressed") {
+  TempDir dir;
+  auto file = compressedFile(dir.file("lib.debug"), std::string(5000, 'x'));
+  auto bytes = debugSectionTwin(*file, 4000);
+  REQUIRE_FALSE(bool(bytes));
+  llvm::consumeError(bytes.takeError());
+  CHECK(bool(debugSectionTwin(*file, 5000 + 1000)));
+}
+
+TEST_CASE("a section's claimed alignment does not size the twin (fuzz/findings/objcopy-section-alignment-2pow40)") {
+  // The finding: its DWARF does not inflate, but nothing may be allocated for the alignment.
+  auto finding = contents(STACKWALK_FINDINGS_DIR "/objcopy-section-alignment-2pow40");
+  auto image = ModuleImage::fromBytes(std::vector<uint8_t>(finding.begin(), finding.end()), "finding");
+  REQUIRE(bool(image));
+  auto twin = debugSectionTwin(**image, 64 << 20);
+  if (!twin) llvm::consumeError(twin.takeError());
+
+  // A good file with a section claiming 2^40 alignment has its twin as ever.
+  TempDir dir;
+  compressedFile(dir.file("lib.debug"), std::string(5000, 'x'));
+  std::string bytes = contents(dir.file("lib.debug"));
+  llvm::ELF::Elf64_Ehdr header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  llvm::ELF::Elf64_Shdr section;
+  std::memcpy(&section, &bytes[header.e_shoff + sizeof section], sizeof section);
+  section.sh_addralign = uint64_t(1) << 40;
+  std::memcpy(&bytes[header.e_shoff + sizeof section], &section, sizeof section);
+  auto aligned = ModuleImage::fromBytes(std::vector<uint8_t>(bytes.begin(), bytes.end()), "aligned");
+  REQUIRE(bool(aligned));
+  auto alignedTwin = debugSectionTwin(**aligned, 64 << 20);
+  REQUIRE(bool(alignedTwin));
+  CHECK(alignedTwin->size() < bytes.size() + 64 * 1024);
+  auto parsed = ModuleImage::fromBytes(std::vector<uint8_t>(alignedTwin->begin(), alignedTwin->end()), "twin");
+  REQUIRE(bool(parsed));
+  CHECK(debugStr(**parsed) == std::string(5000, 'x'));
+}
