@@ -7,9 +7,9 @@ cd "$(dirname "$0")"
 BUILD=${BUILD:-build}
 
 # Debian packages. To build: the toolchain, LLVM 19 (linked statically),
-# CLI11, nlohmann/json, Catch2, libcurl (symbol servers) and libdeflate (compressed DWARF). To test, also: gdb
-# and elfutils for the oracle tests, python3-jsonschema for the schema, clang for
-# the fuzz targets, Wine and MinGW-w64 for the Windows tests (winedbg's oracle,
+# CLI11, nlohmann/json, Catch2, libcurl (symbol servers) and libdeflate
+# (compressed DWARF). To test, also: gdb and elfutils for the oracle tests,
+# python3-jsonschema for the schema, clang for the fuzz targets, Wine and MinGW-w64 for the Windows tests (winedbg's oracle,
 # .NET under Wine), debuginfod for the symbol-server tests.
 BUILD_PACKAGES="cmake ninja-build g++ python3 xz-utils llvm-19-dev libcli11-dev nlohmann-json3-dev catch2
   libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev libcurl4-openssl-dev libdeflate-dev"
