@@ -146,4 +146,19 @@ Expected<std::vector<uint8_t>> debugSectionTwin(const ModuleImage &file, uint64_
   return out;
 }
 
+std::unique_ptr<ModuleImage> debugSectionTwinImage(const ModuleImage &file, uint64_t maxDebugBytes,
+                                                   const std::string &name) {
+  auto bytes = debugSectionTwin(file, maxDebugBytes);
+  if (!bytes) {
+    consumeError(bytes.takeError());
+    return nullptr;
+  }
+  auto image = ModuleImage::fromBytes(std::move(*bytes), name);
+  if (!image) {
+    consumeError(image.takeError());
+    return nullptr;
+  }
+  return std::move(*image);
+}
+
 } // namespace stackwalk

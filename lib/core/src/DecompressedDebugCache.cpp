@@ -56,9 +56,18 @@ std::unique_ptr<ModuleImage> DecompressedDebugCache::twin(const ModuleImage &fil
     consumeError(bytes.takeError());
     return nullptr;
   }
-  if (!store(path, *bytes)) return nullptr;
-  evictBeyondLimit();
-  return openChecked(path);
+  if (store(path, *bytes)) {
+    evictBeyondLimit();
+    if (auto stored = openChecked(path)) return stored;
+  }
+  // The cache cannot keep it (read-only, full): the twin in memory still
+  // spares LLVM's inflating.
+  auto image = ModuleImage::fromBytes(std::move(*bytes), path);
+  if (!image) {
+    consumeError(image.takeError());
+    return nullptr;
+  }
+  return std::move(*image);
 }
 
 std::unique_ptr<ModuleImage> DecompressedDebugCache::openChecked(const std::string &path) const {

@@ -129,20 +129,9 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
 // inflates what LLVM would have inflated with zlib, in a third of the time.
 const ModuleImage *Symbolizer::decompressedTwin(const ModuleImage &file) {
   if (!hasCompressedSection(file)) return nullptr;
-  std::unique_ptr<ModuleImage> twin = inflated_ ? inflated_->twin(file, maxDebugBytes_) : nullptr;
-  if (!twin) {
-    auto bytes = debugSectionTwin(file, maxDebugBytes_);
-    if (!bytes) {
-      consumeError(bytes.takeError());
-      return nullptr;
-    }
-    auto image = ModuleImage::fromBytes(std::move(*bytes), file.path() + " (decompressed)");
-    if (!image) {
-      consumeError(image.takeError());
-      return nullptr;
-    }
-    twin = std::move(*image);
-  }
+  std::unique_ptr<ModuleImage> twin = inflated_ ? inflated_->twin(file, maxDebugBytes_)
+                                                 : debugSectionTwinImage(file, maxDebugBytes_, file.path() + " (decompressed)");
+  if (!twin) return nullptr;
   // The compressed pages will not be read again.
   file.releaseCompressedPages();
   return (twins_[&file] = std::move(twin)).get();

@@ -79,3 +79,15 @@ TEST_CASE("past its size limit the cache removes the least recently used entries
   CHECK_FALSE(llvm::sys::fs::exists(firstEntry));
   CHECK(llvm::sys::fs::exists(bounded.entryPath(llvm::arrayRefFromStringRef(second->object().getData()))));
 }
+
+TEST_CASE("a cache that cannot be written still gives the twin, in memory") {
+  TempDir dir;
+  const std::string text = std::string(4000, 'y');
+  auto file = compressedFile(dir.file("lib.debug"), text);
+  std::ofstream(dir.file("not-a-directory")) << "x";
+  DecompressedDebugCache cache(dir.file("not-a-directory/cache"));
+  auto twin = cache.twin(*file, UINT64_MAX);
+  REQUIRE(twin);
+  CHECK(debugStr(*twin) == text);
+  CHECK(twin->inMemory());
+}

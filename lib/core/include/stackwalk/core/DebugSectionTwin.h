@@ -13,6 +13,8 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace stackwalk {
@@ -26,5 +28,8 @@ bool hasCompressedSection(const ModuleImage &file);
 // section, when its sections claim more than maxDebugBytes uncompressed
 // (ModuleImage::debugInfoBytes), or they cannot be read.
 llvm::Expected<std::vector<uint8_t>> debugSectionTwin(const ModuleImage &file, uint64_t maxDebugBytes);
+// The same as an image named `name`; null when there is no twin to make.
+std::unique_ptr<ModuleImage> debugSectionTwinImage(const ModuleImage &file, uint64_t maxDebugBytes,
+                                                   const std::string &name);
 
 } // namespace stackwalk

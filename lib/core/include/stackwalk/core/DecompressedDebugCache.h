@@ -30,8 +30,8 @@ public:
   explicit DecompressedDebugCache(std::string dir, uint64_t maxBytes = DefaultMaxBytes);
 
   // The twin of `file` (a file on disk with compressed sections): the cached
-  // one when it checks, else made now and stored. Null when the file needs
-  // none, or no twin can be made or stored (LLVM then decompresses as ever).
+  // one when it checks, else made now and stored (kept in memory when it
+  // cannot be stored). Null when the file needs none or none can be made.
   // Sections claiming more than maxDebugBytes uncompressed are not read.
   std::unique_ptr<ModuleImage> twin(const ModuleImage &file, uint64_t maxDebugBytes) const;
   // Where the entry for a file with these contents lies.
