@@ -7,13 +7,14 @@ cd "$(dirname "$0")"
 BUILD=${BUILD:-build}
 
 # Debian packages. To build: the toolchain, LLVM 19 (linked statically),
-# CLI11, nlohmann/json, Catch2, libcurl (symbol servers) and libdeflate
-# (compressed DWARF). To test, also: gdb and elfutils for the oracle tests,
-# python3-jsonschema for the schema, clang for the fuzz targets, Wine and MinGW-w64 for the Windows tests (winedbg's oracle,
-# .NET under Wine), debuginfod for the symbol-server tests.
+# CLI11, nlohmann/json, Catch2, libcurl and libmspack (symbol servers, their
+# cabinets) and libdeflate (compressed DWARF). To test, also: gdb and elfutils
+# for the oracle tests, python3-jsonschema for the schema, clang for the fuzz
+# targets, Wine and MinGW-w64 for the Windows tests (winedbg's oracle, .NET
+# under Wine), debuginfod and gcab for the symbol-server tests.
 BUILD_PACKAGES="cmake ninja-build g++ python3 xz-utils llvm-19-dev libcli11-dev nlohmann-json3-dev catch2
-  libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev libcurl4-openssl-dev libdeflate-dev"
-TEST_PACKAGES="llvm-19 gdb elfutils python3-jsonschema clang-19 libclang-rt-19-dev wine wine64 gcc-mingw-w64-x86-64 strace debuginfod"
+  libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev libcurl4-openssl-dev libdeflate-dev libmspack-dev"
+TEST_PACKAGES="llvm-19 gdb elfutils python3-jsonschema clang-19 libclang-rt-19-dev wine wine64 gcc-mingw-w64-x86-64 strace debuginfod gcab"
 PACKAGES="$BUILD_PACKAGES $TEST_PACKAGES"
 
 install_missing() {

@@ -13,6 +13,9 @@ Usage: symbol_server_test.py STACKWALK UNPACKED_DUMPS_DIR
   with no local module file but the sysroot's libraries: names, lines and
   arguments equal the walk with every file on disk; with the server stopped,
   a second walk gives the same report and no warning (nothing was asked).
+- A Microsoft store keeping the PDB of pdb-threads.exe as a cabinet
+  (pdb-threads.pd_, made by gcab): the Windows dump's frames named, with lines,
+  as with the PDB on disk, and the module says it came from the .pd_ URL.
 """
 import json
 import os
@@ -132,10 +135,36 @@ def debuginfod(stackwalk, unpacked, tmp):
           "debuginfod: with the server stopped, a second walk gives the same frames and asks nothing")
 
 
+def cabinet(stackwalk, unpacked, tmp):
+    if not shutil.which("gcab"):
+        print("skip cabinet: gcab is not installed (Debian package gcab)")
+        return
+    windows = os.path.join(unpacked, "windows")
+    pdb_dir = os.path.join(windows, "symbols", "pdb-threads.pdb")
+    key = next(d for d in os.listdir(pdb_dir) if os.path.isdir(os.path.join(pdb_dir, d)))
+    store = os.path.join(tmp, "ms", "pdb-threads.pdb", key)
+    os.makedirs(store)
+    shutil.copy(os.path.join(pdb_dir, key, "pdb-threads.pdb"), tmp)
+    subprocess.run(["gcab", "-c", "-z", os.path.join(store, "pdb-threads.pd_"), "pdb-threads.pdb"], cwd=tmp,
+                   check=True)
+    local = ["--module-path", "bin", "--module-path", "system32"]
+    on_disk = walk(stackwalk, windows, "dumps/pdb-threads.dmp", *local, "--module-path", "symbols")
+    without = walk(stackwalk, windows, "dumps/pdb-threads.dmp", *local)
+    with dumps.HttpServer(os.path.join(tmp, "ms"), os.path.join(tmp, "ms.log")) as server:
+        fetched = walk(stackwalk, windows, "dumps/pdb-threads.dmp", *local, "--symbol-server", server.url,
+                       "--symbol-cache", os.path.join(tmp, "ms-cache"))
+    exe = module(fetched, "pdb-threads.exe")
+    check(exe["symbols"] == "pdb" and "pdb-threads.pd_" in (exe["note"] or ""),
+          f"cabinet: the PDB fetched as pdb-threads.pd_ and extracted ({exe['note']})")
+    check(frames(fetched) == frames(on_disk) and frames(fetched) != frames(without),
+          "cabinet: every frame and line as with the PDB on disk (and not as without it)")
+
+
 def main(stackwalk, unpacked, options):
     with tempfile.TemporaryDirectory() as tmp:
         ssqp(stackwalk, unpacked, tmp)
         debuginfod(stackwalk, unpacked, tmp)
+        cabinet(stackwalk, unpacked, tmp)
     return check.summary()
 
 

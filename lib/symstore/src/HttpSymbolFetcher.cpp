@@ -1,5 +1,6 @@
 #include "stackwalk/symstore/HttpSymbolFetcher.h"
 
+#include "Cabinet.h"
 #include "CurlLibrary.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -71,8 +72,8 @@ std::string HttpSymbolFetcher::cachePath(const SymbolRequest &request) {
   return "";
 }
 
-std::vector<std::pair<std::string, std::string>> HttpSymbolFetcher::urlsFor(const SymbolRequest &request) const {
-  std::vector<std::pair<std::string, std::string>> urls;
+std::vector<SymbolUrl> HttpSymbolFetcher::urlsFor(const SymbolRequest &request) const {
+  std::vector<SymbolUrl> urls;
   if (!curl_) return urls;
   auto escape = [this](const std::string &text) { return escaped(*curl_, text); };
   std::string name = escape(request.name), key = escape(request.key);
@@ -87,12 +88,18 @@ std::vector<std::pair<std::string, std::string>> HttpSymbolFetcher::urlsFor(cons
     case Kind::Pdb: path = name + "/" + key + "/" + name; break;
     case Kind::BreakpadSymbols: path = name + "/" + key + "/" + escape(symName(request.name)); break;
     }
-    urls.emplace_back(server, joinUrl(server, path));
+    urls.push_back({server, joinUrl(server, path), ""});
+    // Then the cabinet a Microsoft store may keep instead (foo.pd_), as symsrv asks.
+    if (request.kind == Kind::PeImage || request.kind == Kind::Pdb)
+      urls.push_back({server, joinUrl(server, name + "/" + key + "/" + escape(compressedName(request.name))),
+                      request.name});
   }
   if (request.kind == Kind::ElfExecutable || request.kind == Kind::ElfDebugFile)
     for (const std::string &server : servers_.debuginfod)
-      urls.emplace_back(server, joinUrl(server, "buildid/" + ssqpKey +
-                                                    (request.kind == Kind::ElfExecutable ? "/executable" : "/debuginfo")));
+      urls.push_back({server,
+                      joinUrl(server, "buildid/" + ssqpKey +
+                                          (request.kind == Kind::ElfExecutable ? "/executable" : "/debuginfo")),
+                      ""});
   return urls;
 }
 
@@ -109,12 +116,13 @@ std::optional<std::string> HttpSymbolFetcher::originOf(const std::string &cached
   return url;
 }
 
-// One file being fetched: its URLs in order (server, URL), the one being asked.
+// One file being fetched: its URLs in order, the one being asked.
 struct HttpSymbolFetcher::Transfer {
   std::string destination;
-  std::vector<std::pair<std::string, std::string>> urls;
+  std::vector<SymbolUrl> urls;
   size_t next = 0;
-  std::string server, url, temporary;
+  SymbolUrl asked;
+  std::string temporary;
   std::FILE *file = nullptr;
   uint64_t bytes = 0, limit = 0;
   CURL *easy = nullptr;
@@ -128,6 +136,20 @@ struct HttpSymbolFetcher::Transfer {
   }
 };
 
+// A cabinet that arrived becomes the file it holds, in its place.
+bool HttpSymbolFetcher::extracted(Transfer &t) const {
+  std::string file = t.temporary + ".extracted";
+  if (llvm::Error err = extractFromCabinet(t.temporary, t.asked.cabinetOf, file, servers_.maxFileBytes)) {
+    llvm::consumeError(std::move(err));
+    std::remove(t.temporary.c_str());
+    std::remove(file.c_str());
+    return false;
+  }
+  std::remove(t.temporary.c_str());
+  t.temporary = file;
+  return true;
+}
+
 void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::vector<std::string> &warnings) {
   if (!curl_) {
     if (!requests.empty()) warnings.push_back("symbol servers were not asked: " + curlError_);
@@ -140,8 +162,8 @@ void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::v
     if (transfers.count(destination) || llvm::sys::fs::exists(destination)) continue;
     auto transfer = std::make_unique<Transfer>();
     transfer->destination = destination;
-    for (auto &[server, url] : urlsFor(request))
-      if (!llvm::sys::fs::exists(missMarker(url))) transfer->urls.emplace_back(server, url);
+    for (SymbolUrl &url : urlsFor(request))
+      if (!llvm::sys::fs::exists(missMarker(url.url))) transfer->urls.push_back(std::move(url));
     if (!transfer->urls.empty()) transfers.emplace(destination, std::move(transfer));
   }
   if (transfers.empty()) return;
@@ -151,8 +173,8 @@ void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::v
   unsigned counter = 0;
   auto start = [&](Transfer &t) {
     while (t.next < t.urls.size()) {
-      std::tie(t.server, t.url) = t.urls[t.next++];
-      if (down_.count(t.server)) continue;
+      t.asked = t.urls[t.next++];
+      if (down_.count(t.asked.server)) continue;
       // Beside the cache's files (one file system, so the rename is atomic),
       // but not in their folders, which are made only for files that arrive.
       std::string partial = joinPath(servers_.cacheDir, ".partial");
@@ -163,7 +185,7 @@ void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::v
       t.bytes = 0;
       t.limit = servers_.maxFileBytes;
       t.easy = curl.easyInit();
-      curl.easySetopt(t.easy, CURLOPT_URL, t.url.c_str());
+      curl.easySetopt(t.easy, CURLOPT_URL, t.asked.url.c_str());
       curl.easySetopt(t.easy, CURLOPT_PROTOCOLS_STR, "http,https");
       curl.easySetopt(t.easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
       curl.easySetopt(t.easy, CURLOPT_FOLLOWLOCATION, 1L);
@@ -189,21 +211,22 @@ void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::v
     t.easy = nullptr;
     bool written = std::fclose(t.file) == 0;
     t.file = nullptr;
-    if (result == CURLE_OK && status == 200 && written && t.bytes > 0 &&
-        !llvm::sys::fs::create_directories(llvm::sys::path::parent_path(t.destination)) &&
+    bool arrived = result == CURLE_OK && status == 200 && written && t.bytes > 0;
+    if (arrived && !t.asked.cabinetOf.empty() && !extracted(t)) return false; // a damaged cabinet: the next URL
+    if (arrived && !llvm::sys::fs::create_directories(llvm::sys::path::parent_path(t.destination)) &&
         std::rename(t.temporary.c_str(), t.destination.c_str()) == 0) {
-      std::ofstream(t.destination + ".origin") << t.url << "\n";
+      std::ofstream(t.destination + ".origin") << t.asked.url << "\n";
       return true;
     }
     std::remove(t.temporary.c_str());
     if (result == CURLE_OK && (status == 404 || status == 410)) {
       llvm::sys::fs::create_directories(joinPath(servers_.cacheDir, ".misses"));
-      std::ofstream(missMarker(t.url)) << t.url << "\n";
+      std::ofstream(missMarker(t.asked.url)) << t.asked.url << "\n";
     } else if (result == CURLE_OK && status == 200) {
       // Empty, or the cache cannot be written: nothing to keep, the server is fine.
     } else {
-      down_.insert(t.server);
-      auto &failure = failures[t.server];
+      down_.insert(t.asked.server);
+      auto &failure = failures[t.asked.server];
       if (failure.first.empty())
         failure.first = result != CURLE_OK ? curl.easyStrerror(result) : "HTTP status " + std::to_string(status);
       ++failure.second;

@@ -15,7 +15,7 @@ HttpSymbolFetcher fetcher() {
 }
 std::vector<std::string> urls(const SymbolRequest &request) {
   std::vector<std::string> out;
-  for (auto &[server, url] : fetcher().urlsFor(request)) out.push_back(url);
+  for (const SymbolUrl &url : fetcher().urlsFor(request)) out.push_back(url.url);
   return out;
 }
 } // namespace
@@ -35,10 +35,14 @@ TEST_CASE("ELF files by build-id: SSQP keys in lower case from each store, then 
 
 TEST_CASE("PE images, PDBs and Breakpad files in store layout, from the stores only") {
   SymbolRequest image{Kind::PeImage, "Crash.exe", "5F2A1B3C7000"};
-  CHECK(urls(image).front() == "http://127.0.0.1:1/store/Crash.exe/5F2A1B3C7000/Crash.exe");
-  CHECK(urls(image).size() == 2);
+  // Each store's file, then its cabinet (the name's last character '_'), as symsrv asks.
+  CHECK(urls(image) == std::vector<std::string>{"http://127.0.0.1:1/store/Crash.exe/5F2A1B3C7000/Crash.exe",
+                                                "http://127.0.0.1:1/store/Crash.exe/5F2A1B3C7000/Crash.ex_",
+                                                "http://127.0.0.1:2/Crash.exe/5F2A1B3C7000/Crash.exe",
+                                                "http://127.0.0.1:2/Crash.exe/5F2A1B3C7000/Crash.ex_"});
   SymbolRequest pdb{Kind::Pdb, "crash.pdb", "0123456789ABCDEF0123456789ABCDEF1"};
-  CHECK(urls(pdb).back() == "http://127.0.0.1:2/crash.pdb/0123456789ABCDEF0123456789ABCDEF1/crash.pdb");
+  CHECK(urls(pdb).back() == "http://127.0.0.1:2/crash.pdb/0123456789ABCDEF0123456789ABCDEF1/crash.pd_");
+  CHECK(fetcher().urlsFor(pdb).back().cabinetOf == "crash.pdb");
   SymbolRequest sym{Kind::BreakpadSymbols, "crash.pdb", "0123456789ABCDEF0123456789ABCDEF1"};
   CHECK(urls(sym).front() == "http://127.0.0.1:1/store/crash.pdb/0123456789ABCDEF0123456789ABCDEF1/crash.sym");
   CHECK(HttpSymbolFetcher::cachePath(sym) == "crash.pdb/0123456789ABCDEF0123456789ABCDEF1/crash.sym");

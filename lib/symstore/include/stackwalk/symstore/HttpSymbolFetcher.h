@@ -1,6 +1,6 @@
-// Symbol servers over HTTP (libcurl, loaded when first needed): Microsoft-style symbol stores and SSQP
-// (name/KEY/name; .NET's runtime libraries are published this way), Breakpad
-// .sym stores, and debuginfod (/buildid/ID/executable and /debuginfo). Each
+// Symbol servers over HTTP (libcurl, loaded when first needed): Microsoft-
+// style symbol stores (their cabinets, foo.pd_, too) and SSQP (name/KEY/name;
+// .NET's runtime libraries are published this way), Breakpad .sym stores, and debuginfod (/buildid/ID/executable and /debuginfo). Each
 // file lands in a local cache in the layout ModuleResolver searches, written
 // to a temporary file and renamed, so concurrent walks share the cache; what
 // a server said it lacks is remembered there too, so a second walk asks
@@ -32,6 +32,12 @@ std::string defaultSymbolCache();
 
 struct CurlLibrary;
 
+// A URL to ask for a file, the server it is on, and for a store's cabinet
+// (foo.pd_) the name of the file inside it.
+struct SymbolUrl {
+  std::string server, url, cabinetOf;
+};
+
 class HttpSymbolFetcher : public SymbolFetcher {
 public:
   explicit HttpSymbolFetcher(SymbolServers servers);
@@ -42,11 +48,12 @@ public:
   // Where a request's file lies in the cache, relative to it.
   static std::string cachePath(const SymbolRequest &request);
   // The servers and URLs to try for a request, in order (none without libcurl).
-  std::vector<std::pair<std::string, std::string>> urlsFor(const SymbolRequest &request) const;
+  std::vector<SymbolUrl> urlsFor(const SymbolRequest &request) const;
 
 private:
   struct Transfer;
   std::string missMarker(const std::string &url) const;
+  bool extracted(Transfer &t) const;
   std::set<std::string> down_; // servers that failed: asked nothing more
   SymbolServers servers_;
   const CurlLibrary *curl_ = nullptr; // loaded at construction
