@@ -33,12 +33,13 @@ inline llvm::SmallVector<char, 0> objcopy(llvm::StringRef bytes, const llvm::obj
   return out;
 }
 
-// This test program's file with a .debug_str section of `text` added, then
+// This test program's file without its DWARF, with a .debug_str section of `text` added, then
 // zlib-compressed (as Debian's debug files have theirs), written to `path`.
 inline std::unique_ptr<ModuleImage> compressedFile(const std::string &path, const std::string &text) {
   std::ifstream self("/proc/self/exe", std::ios::binary);
   std::string bytes{std::istreambuf_iterator<char>(self), std::istreambuf_iterator<char>()};
   llvm::objcopy::CommonConfig add, compress;
+  add.StripDebug = true; // a build with -g has DWARF of its own
   add.AddSection.emplace_back(".debug_str", llvm::MemoryBuffer::getMemBufferCopy(text));
   compress.CompressionType = llvm::DebugCompressionType::Zlib;
   auto added = objcopy(bytes, add);
