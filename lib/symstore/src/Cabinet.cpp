@@ -1,5 +1,7 @@
 #include "Cabinet.h"
 
+#include "stackwalk/core/Fail.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <mspack.h>
@@ -7,11 +9,6 @@
 #include <memory>
 
 namespace stackwalk {
-namespace {
-
-llvm::Error fail(const std::string &message) { return llvm::createStringError(message); }
-
-} // namespace
 
 std::string compressedName(const std::string &name) {
   if (name.empty()) return name;

@@ -1,5 +1,7 @@
 #include "CurlLibrary.h"
 
+#include "stackwalk/core/Fail.h"
+
 #include "llvm/Support/DynamicLibrary.h"
 
 #include <string>
@@ -56,7 +58,7 @@ Loaded load() {
 
 llvm::Expected<const CurlLibrary &> CurlLibrary::get() {
   static const Loaded loaded = load();
-  if (!loaded.error.empty()) return llvm::createStringError(loaded.error);
+  if (!loaded.error.empty()) return fail(loaded.error);
   return loaded.curl;
 }
 
