@@ -21,6 +21,7 @@ void readDictionary(const Reader &reader, const LocationDescriptor &where, const
   };
   std::span<const uint8_t> dictionary = reader.slice(where, what);
   for (const Entry &entry : reader.list<Entry>(dictionary, what)) {
+    if (reader.stringBudgetSpent()) return;
     auto key = reader.utf8String(entry.key);
     auto value = reader.utf8String(entry.value);
     if (key && value) out.emplace_back(*key, *value);
@@ -31,8 +32,10 @@ void readDictionary(const Reader &reader, const LocationDescriptor &where, const
 std::vector<std::string> readStringList(const Reader &reader, const LocationDescriptor &where) {
   std::vector<std::string> out;
   std::span<const uint8_t> list = reader.slice(where, "a module's list annotations");
-  for (uint32_t rva : reader.list<uint32_t>(list, "a module's list annotations"))
+  for (uint32_t rva : reader.list<uint32_t>(list, "a module's list annotations")) {
+    if (reader.stringBudgetSpent()) break;
     if (auto text = reader.utf8String(rva)) out.push_back(*text);
+  }
   return out;
 }
 
@@ -48,6 +51,7 @@ void readAnnotationObjects(const Reader &reader, const LocationDescriptor &where
   };
   std::span<const uint8_t> list = reader.slice(where, "a module's annotation objects");
   for (const Object &object : reader.list<Object>(list, "a module's annotation objects")) {
+    if (reader.stringBudgetSpent()) return;
     auto name = reader.utf8String(object.name);
     auto bytes = reader.utf8String(object.value); // the same layout: a length, then the bytes
     if (!name || !bytes) continue;
@@ -97,8 +101,10 @@ CrashpadInfo readCrashpadInfo(const Reader &reader) {
   };
   if (auto modules = reader.read<LocationDescriptor>(*stream, 44)) {
     std::span<const uint8_t> list = reader.slice(*modules, "Crashpad's module list");
-    for (const Link &link : reader.list<Link>(list, "Crashpad's module list"))
+    for (const Link &link : reader.list<Link>(list, "Crashpad's module list")) {
+      if (reader.stringBudgetSpent()) break;
       out.modules.push_back(readModuleInfo(reader, link.moduleIndex, link.info));
+    }
   }
   return out;
 }

@@ -10,7 +10,33 @@ namespace stackwalk::minidump {
 namespace {
 constexpr size_t MaxStreams = 4096;
 constexpr uint32_t MaxStringBytes = 64 * 1024;
+// Far above what writers put in a dump (module names, Crashpad annotations of
+// at most 20 KiB each), far below what a report can hold.
+constexpr uint64_t MaxStringBytesPerDump = 8 << 20;
+constexpr size_t MaxWarnings = 256;
 } // namespace
+
+Reader::Reader(std::span<const uint8_t> file, std::vector<std::string> &warnings)
+    : file_(file), warnings_(warnings), stringBytesLeft_(MaxStringBytesPerDump) {}
+
+void Reader::warn(std::string message) const {
+  if (warningsGiven_ < MaxWarnings) warnings_.push_back(std::move(message));
+  else if (warningsGiven_ == MaxWarnings) warnings_.push_back("further warnings about the dump's streams were not kept");
+  else return;
+  ++warningsGiven_;
+}
+
+bool Reader::takeStringBytes(uint32_t length) const {
+  if (stringBytesLeft_ == 0) return false;
+  if (length > stringBytesLeft_) {
+    stringBytesLeft_ = 0;
+    // Past the bound on other warnings: it says what is missing.
+    warnings_.push_back("the dump's strings past " + std::to_string(MaxStringBytesPerDump >> 20) + " MiB were not read");
+    return false;
+  }
+  stringBytesLeft_ -= length;
+  return true;
+}
 
 llvm::Expected<Reader> Reader::create(std::span<const uint8_t> file, std::vector<std::string> &warnings) {
   Reader reader(file, warnings);
@@ -80,7 +106,7 @@ std::optional<std::string> Reader::string(uint64_t rva) const {
   auto length = readAt<uint32_t>(rva);
   if (!length || *length > MaxStringBytes || *length % 2) return std::nullopt;
   std::span<const uint8_t> bytes = slice(rva + 4, *length, "a string");
-  if (bytes.size() != *length) return std::nullopt;
+  if (bytes.size() != *length || !takeStringBytes(*length)) return std::nullopt;
   // Strings sit at any offset: assemble the UTF-16 units byte by byte.
   std::vector<llvm::UTF16> units(bytes.size() / 2);
   for (size_t i = 0; i < units.size(); ++i) units[i] = llvm::UTF16(bytes[2 * i] | bytes[2 * i + 1] << 8);
@@ -103,7 +129,7 @@ std::optional<std::string> Reader::utf8String(uint64_t rva) const {
   auto length = readAt<uint32_t>(rva);
   if (!length || *length > MaxStringBytes) return std::nullopt;
   std::span<const uint8_t> bytes = slice(rva + 4, *length, "a string");
-  if (bytes.size() != *length) return std::nullopt;
+  if (bytes.size() != *length || !takeStringBytes(*length)) return std::nullopt;
   return std::string(bytes.begin(), bytes.end());
 }
 

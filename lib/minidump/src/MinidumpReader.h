@@ -48,6 +48,10 @@ public:
   static std::string utf16ToUtf8(std::vector<llvm::UTF16> units);
   // A Crashpad MinidumpUTF8String (u32 length, bytes).
   std::optional<std::string> utf8String(uint64_t rva) const;
+  // True once the dump's strings have used their per-dump budget: lists of
+  // string RVAs may name one long string many times, so without it a small
+  // file decodes to gigabytes of text. Readers of such lists stop early.
+  bool stringBudgetSpent() const { return stringBytesLeft_ == 0; }
 
   // The entries of a list stream {u32 count; T entries[]}, tolerating the
   // 4 bytes of padding some writers put after the count; a count that does
@@ -65,15 +69,20 @@ public:
   std::vector<std::span<const uint8_t>> sizedEntries(std::span<const uint8_t> stream, bool count64, size_t minEntrySize,
                                                      const std::string &what) const;
 
-  void warn(std::string message) const { warnings_.push_back(std::move(message)); }
+  // Kept up to a bound: a hostile list can fail once per entry.
+  void warn(std::string message) const;
 
 private:
-  Reader(std::span<const uint8_t> file, std::vector<std::string> &warnings) : file_(file), warnings_(warnings) {}
+  Reader(std::span<const uint8_t> file, std::vector<std::string> &warnings);
+  // Takes length bytes from the string budget; false (with one warning) when spent.
+  bool takeStringBytes(uint32_t length) const;
 
   std::span<const uint8_t> file_;
   std::vector<llvm::minidump::Directory> directory_;
   uint32_t timeDateStamp_ = 0;
   std::vector<std::string> &warnings_;
+  mutable size_t warningsGiven_ = 0;
+  mutable uint64_t stringBytesLeft_;
 };
 
 template <typename T>

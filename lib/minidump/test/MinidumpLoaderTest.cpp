@@ -280,3 +280,48 @@ TEST_CASE("Minidump strings keep a name around a lone surrogate", "[minidump]") 
   CHECK(Reader::utf16ToUtf8({0xd83d, 0xde00}) == "\xf0\x9f\x98\x80");         // a pair stays a pair (U+1F600)
   CHECK(Reader::utf16ToUtf8({'n', 't', 'd', 'l', 'l'}) == "ntdll");
 }
+
+TEST_CASE("strings named many times cost a bounded amount, and hostile lists a bounded number of warnings") {
+  // A Crashpad info stream (found by fuzz_walk): 2,000 module links to one
+  // module info whose list has 2,000 entries outside the file, then names one
+  // 60 KiB string 2,000 times. Read in full that is 240 GB of text and 4
+  // million warnings.
+  B builder = windowsDump();
+  std::vector<uint8_t> text;
+  B::put32(text, 60 * 1024);
+  text.resize(4 + 60 * 1024, 'a');
+  uint32_t textRva = builder.add(text);
+  std::vector<uint8_t> list;
+  B::put32(list, 4000);
+  for (int i = 0; i < 2000; ++i) B::put32(list, 0x7ffffff0);
+  for (int i = 0; i < 2000; ++i) B::put32(list, textRva);
+  uint32_t listRva = builder.add(list);
+  std::vector<uint8_t> info; // version; list_annotations, simple_annotations, annotation_objects
+  B::put32(info, 1);
+  B::put32(info, uint32_t(list.size()));
+  B::put32(info, listRva);
+  info.resize(28, 0);
+  uint32_t infoRva = builder.add(info);
+  std::vector<uint8_t> links;
+  B::put32(links, 2000);
+  for (int i = 0; i < 2000; ++i) {
+    B::put32(links, 0);
+    B::put32(links, uint32_t(info.size()));
+    B::put32(links, infoRva);
+  }
+  uint32_t linksRva = builder.add(links);
+  std::vector<uint8_t> stream(36, 0); // version, report id, client id
+  B::put32(stream, 0);                // no process-wide annotations
+  B::put32(stream, 0);
+  B::put32(stream, uint32_t(links.size()));
+  B::put32(stream, linksRva);
+  builder.stream(0x43500001, stream);
+  auto target = load(builder.build());
+  size_t bytes = 0;
+  for (const Module &module : target->modules)
+    for (const std::string &annotation : module.listAnnotations) bytes += annotation.size();
+  CHECK(bytes > 0);
+  CHECK(bytes <= 8u << 20);
+  CHECK(target->warnings.size() <= 260);
+  CHECK(std::count(target->warnings.begin(), target->warnings.end(), "the dump's strings past 8 MiB were not read") == 1);
+}
