@@ -34,15 +34,17 @@ Json codeId(const Module &module) {
 
 Json dumpJson(const Report &report) {
   const Target &target = *report.target;
-  return Json{{"path", report.dumpPath},
-              {"format", target.format()},
-              {"os", std::string(osName(target.os()))},
-              {"arch", std::string(archName(target.arch()))},
-              {"pid", orNull(target.process.pid)},
-              {"process_name", stringOrNull(target.process.name)},
-              {"command_line", stringOrNull(target.process.commandLine)},
-              {"os_version", stringOrNull(target.osVersion)},
-              {"annotations", annotationsJson(target)}};
+  Json out{{"path", report.dumpPath},
+           {"format", target.format()},
+           {"os", std::string(osName(target.os()))},
+           {"arch", std::string(archName(target.arch()))},
+           {"pid", orNull(target.process.pid)},
+           {"process_name", stringOrNull(target.process.name)},
+           {"command_line", stringOrNull(target.process.commandLine)},
+           {"os_version", stringOrNull(target.osVersion)},
+           {"annotations", annotationsJson(target)}};
+  if (target.process.pauseMicroseconds) out["pause_us"] = *target.process.pauseMicroseconds;
+  return out;
 }
 
 Json crashJson(const Target &target) {

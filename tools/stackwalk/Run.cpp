@@ -7,6 +7,7 @@
 
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/core/PrintableText.h"
+#include "stackwalk/live/LiveProcess.h"
 
 #include <csignal>
 #include <cstdlib>
@@ -93,6 +94,32 @@ int reportDump(const std::string &path, const RunOptions &options, std::ostream 
     if (options.format == RunOptions::Format::Json) printJsonError(out, path, *failure, options.print.compact);
     return failure->exitCode();
   }
+  return ExitOk;
+}
+
+int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::ostream &err) {
+  std::string name = "pid " + std::to_string(pid);
+  auto unreadable = [&](llvm::Error error) {
+    DumpFailure failure = DumpFailure::fromError(std::move(error));
+    err << "stackwalk: " << printable(failure.message) << "\n";
+    if (options.format == RunOptions::Format::Json) printJsonError(out, name, failure, options.print.compact);
+    return ExitUnreadable;
+  };
+  auto live = LiveProcess::attach(pid);
+  if (!live) return unreadable(live.takeError());
+  std::unique_ptr<Target> target = (*live)->takeTarget();
+  Target &process = *target; // owned by the walk from here on; the pause is written into it below
+  WalkSession session(options.maxDebugBytes, options.symbolCache);
+  auto walk = ProcessWalk::open(std::move(target), name, options.walk, session);
+  if (!walk) return unreadable(walk.takeError());
+  // The threads are walked while the process is stopped, then it runs on.
+  std::vector<ReportThread> threads;
+  while (auto thread = (*walk)->nextThread()) threads.push_back(std::move(*thread));
+  process.process.pauseMicroseconds = uint64_t((*live)->resume().count());
+  std::unique_ptr<ReportPrinter> printer = makePrinter(options, out);
+  printer->begin((*walk)->report());
+  for (const ReportThread &thread : threads) printer->thread(thread);
+  printer->end(printer->printsSignature() ? (*walk)->finish() : (*walk)->report());
   return ExitOk;
 }
 

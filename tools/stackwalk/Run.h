@@ -10,6 +10,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace stackwalk {
@@ -34,6 +35,10 @@ struct RunOptions {
 
 // One dump's report on `out`; why it could not be read on `err`.
 int reportDump(const std::string &path, const RunOptions &options, std::ostream &out, std::ostream &err);
+
+// A running process's report (Linux): its threads are stopped while the walk
+// reads them and resumed before the report is printed (LiveProcess.h).
+int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::ostream &err);
 
 // Each dump's report in the order given, `jobs` dumps walked at a time, each
 // in a worker process (WorkerPool.h). In JSON, one document per line (NDJSON),

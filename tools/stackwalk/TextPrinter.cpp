@@ -76,6 +76,11 @@ void printHeader(std::ostream &out, const Report &report, const TextStyle &paint
   out << (target.process.name.empty() ? "?" : printable(target.process.name));
   if (!target.process.commandLine.empty()) out << " (" << printable(target.process.commandLine) << ")";
   out << "\n";
+  if (auto pause = target.process.pauseMicroseconds) {
+    char milliseconds[32];
+    std::snprintf(milliseconds, sizeof milliseconds, "%.2f", double(*pause) / 1000);
+    out << "paused:  " << milliseconds << " ms, " << target.threads.size() << " threads stopped while they were read\n";
+  }
   if (target.crash) {
     const CrashInfo &crash = *target.crash;
     out << "crash:   " << paint(Paint::Crashed, crash.name);

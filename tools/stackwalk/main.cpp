@@ -48,7 +48,8 @@ int usageError(const CLI::App &app, const CLI::ParseError &e) {
 }
 
 // The paths the options name exist and can be read; --from's list is read.
-int checkInputs(const stackwalk::RunOptions &options, const std::string &fromFile, std::vector<std::string> &dumps) {
+int checkInputs(const stackwalk::RunOptions &options, const std::string &fromFile, std::vector<std::string> &dumps,
+                bool dumpsNeeded) {
   const stackwalk::ModuleSearchOptions &search = options.walk.search;
   llvm::Error problems = llvm::Error::success();
   if (!search.executable.empty())
@@ -64,7 +65,7 @@ int checkInputs(const stackwalk::RunOptions &options, const std::string &fromFil
   if (!fromFile.empty()) {
     if (auto listed = stackwalk::readPathList(fromFile)) dumps.insert(dumps.end(), listed->begin(), listed->end());
     else problems = llvm::joinErrors(std::move(problems), listed.takeError());
-  } else if (dumps.empty()) {
+  } else if (dumps.empty() && dumpsNeeded) {
     problems = llvm::joinErrors(std::move(problems), stackwalk::fail("no dump given (a path, or --from FILE)"));
   }
   if (!problems) return stackwalk::ExitOk;
@@ -72,6 +73,19 @@ int checkInputs(const stackwalk::RunOptions &options, const std::string &fromFil
     std::cerr << "stackwalk: " << stackwalk::printable(error.message()) << "\n";
   });
   return stackwalk::ExitUsage;
+}
+
+// Each process in turn, in this process: ptrace's stops belong to the thread
+// that made them, and a process is not input that a worker must be kept from.
+int reportProcesses(const std::vector<pid_t> &pids, const stackwalk::RunOptions &options) {
+  int exitCode = stackwalk::ExitOk;
+  for (size_t i = 0; i < pids.size(); ++i) {
+    if (i > 0 && options.format == stackwalk::RunOptions::Format::Text) std::cout << "\n";
+    int code = stackwalk::reportProcess(pids[i], options, std::cout, std::cerr);
+    if (code != stackwalk::ExitOk) exitCode = pids.size() > 1 ? stackwalk::ExitSomeFailed : code;
+    std::cout << std::flush;
+  }
+  return exitCode;
 }
 
 } // namespace
@@ -87,6 +101,11 @@ int main(int argc, char **argv) {
   app.set_version_flag("--version", "stackwalk " STACKWALK_VERSION " (" STACKWALK_GIT_ID ", LLVM " LLVM_VERSION_STRING ")");
   app.add_option("dumps", dumpPaths, "dump files (several: a batch, printed in the order given)");
   app.add_option("--from", fromFile, "read dump paths from FILE, one per line (- for standard input)");
+  std::vector<pid_t> pids;
+  auto *optPid = app.add_option("-p,--pid", pids,
+                                "walk this running process instead of a dump, its threads stopped while they are read "
+                                "(Linux; repeatable: one report each, in turn)")
+                     ->allow_extra_args(false);
   app.add_flag("-a,--all-threads", options.walk.allThreads, "walk every thread");
   app.add_option("--thread", options.walk.threadIds, "walk this thread (repeatable)")->allow_extra_args(false);
   app.add_flag("--json", json, "print JSON (schema stackwalk/1); several dumps: one document per line");
@@ -191,6 +210,11 @@ int main(int argc, char **argv) {
     if (summary && (json || ndjson)) throw CLI::ValidationError("--summary", "cannot be combined with --json");
     if (*optUnwindInfo && (json || ndjson || summary))
       throw CLI::ValidationError("--unwind-info", "prints text: it cannot be combined with --json or --summary");
+    if (*optPid && (!dumpPaths.empty() || !fromFile.empty()))
+      throw CLI::ValidationError("--pid", "walks running processes: give no dump with it");
+    if (*optPid && (*optScanFrom || *optUnwindInfo || options.runtimeInfo || *optTimeout || *optMaxMemory || untrusted))
+      throw CLI::ValidationError("--pid", "cannot be combined with --scan-from, --unwind-info, --runtime-info, "
+                                          "--timeout, --max-memory or --untrusted");
     if (*optStartSp && (options.walk.allThreads || options.walk.threadIds.size() > 1 || summary))
       throw CLI::ValidationError("--start-sp", "walks one thread: give at most one --thread");
   } catch (const CLI::CallForHelp &e) {
@@ -200,7 +224,7 @@ int main(int argc, char **argv) {
   } catch (const CLI::ParseError &e) {
     return usageError(app, e);
   }
-  if (int code = checkInputs(options, fromFile, dumpPaths); code != stackwalk::ExitOk) return code;
+  if (int code = checkInputs(options, fromFile, dumpPaths, pids.empty()); code != stackwalk::ExitOk) return code;
   options.format = summary ? RunOptions::Format::Summary
                    : json || ndjson ? RunOptions::Format::Json
                                     : RunOptions::Format::Text;
@@ -209,10 +233,10 @@ int main(int argc, char **argv) {
     options.walk.start = stackwalk::ManualStart{startSp, startIp, *optStartFp ? std::optional(startFp) : std::nullopt};
   if (*optScanFrom) options.scanFrom = scanFrom;
   options.walk.signatureFrames = options.print.signatureFrames;
-  options.print.compact = ndjson || dumpPaths.size() > 1;
+  options.print.compact = ndjson || dumpPaths.size() > 1 || pids.size() > 1;
   options.print.colour = options.format == RunOptions::Format::Text && stackwalk::colourWanted(colour);
   std::ios::sync_with_stdio(false);
-  if (dumpPaths.empty()) return stackwalk::ExitOk; // --from an empty list: nothing to do
+  if (dumpPaths.empty() && pids.empty()) return stackwalk::ExitOk; // --from an empty list: nothing to do
   options.walk.search.hostFiles = !(noHostFiles || untrusted);
   std::unique_ptr<stackwalk::HttpSymbolFetcher> fetcher;
   for (const std::string &list : debuginfodLists)
@@ -229,6 +253,7 @@ int main(int argc, char **argv) {
     options.isolation = stackwalk::WorkerLimits{
         .timeout = std::chrono::seconds(*optTimeout ? timeoutSeconds : DefaultBatchTimeoutSeconds),
         .maxMemoryMiB = *optMaxMemory ? maxMemoryMiB : DefaultBatchMaxMemoryMiB};
+  if (!pids.empty()) return reportProcesses(pids, options);
   if (dumpPaths.size() == 1) return stackwalk::reportDump(dumpPaths.front(), options, std::cout, std::cerr);
   return stackwalk::reportBatch(dumpPaths, options, std::cout, std::cerr);
 }

@@ -1,4 +1,4 @@
-#include "CoreModules.h"
+#include "stackwalk/elfcore/CoreModules.h"
 
 #include "stackwalk/core/ElfNotes.h"
 

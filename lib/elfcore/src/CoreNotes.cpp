@@ -1,4 +1,4 @@
-#include "CoreNotes.h"
+#include "stackwalk/elfcore/CoreNotes.h"
 
 #include <cstring>
 
@@ -26,18 +26,26 @@ constexpr int X86_64PrReg[] = {15, 14, 13, 12, 6,  3,  11, 10, 9,  8,  0,  2,  1
 
 } // namespace
 
-std::optional<PrStatus> parsePrStatus(std::span<const uint8_t> desc, Arch arch) {
+std::optional<RegisterFile> parseUserRegs(std::span<const uint8_t> regs, Arch arch) {
   size_t count = arch == Arch::X86_64 ? std::size(X86_64PrReg) : arch == Arch::Arm64 ? 34 : 0;
-  if (count == 0 || desc.size() < PrReg + count * 8) return std::nullopt;
-  PrStatus status;
-  status.tid = load<uint32_t>(desc, PrPid);
-  status.signal = load<int16_t>(desc, PrCursig);
-  status.registers = RegisterFile(arch);
+  if (count == 0 || regs.size() < count * 8) return std::nullopt;
+  RegisterFile registers(arch);
   for (size_t i = 0; i < count; ++i) {
     // arm64's user_pt_regs is x0-x30, sp, pc, pstate: DWARF numbers 0-33.
     int reg = arch == Arch::X86_64 ? X86_64PrReg[i] : int(i);
-    if (reg >= 0) status.registers.set(unsigned(reg), load<uint64_t>(desc, PrReg + i * 8));
+    if (reg >= 0) registers.set(unsigned(reg), load<uint64_t>(regs, i * 8));
   }
+  return registers;
+}
+
+std::optional<PrStatus> parsePrStatus(std::span<const uint8_t> desc, Arch arch) {
+  if (desc.size() < PrReg) return std::nullopt;
+  auto registers = parseUserRegs(desc.subspan(PrReg), arch);
+  if (!registers) return std::nullopt;
+  PrStatus status;
+  status.tid = load<uint32_t>(desc, PrPid);
+  status.signal = load<int16_t>(desc, PrCursig);
+  status.registers = *registers;
   return status;
 }
 

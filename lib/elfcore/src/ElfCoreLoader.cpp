@@ -1,8 +1,8 @@
 #include "stackwalk/elfcore/ElfCoreLoader.h"
 
 #include "CoreMemory.h"
-#include "CoreModules.h"
-#include "CoreNotes.h"
+#include "stackwalk/elfcore/CoreModules.h"
+#include "stackwalk/elfcore/CoreNotes.h"
 
 #include "stackwalk/core/ElfNotes.h"
 #include "stackwalk/core/Fail.h"

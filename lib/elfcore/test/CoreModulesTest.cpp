@@ -1,4 +1,4 @@
-#include "CoreModules.h"
+#include "stackwalk/elfcore/CoreModules.h"
 
 #include "llvm/BinaryFormat/ELF.h"
 

@@ -1,5 +1,5 @@
 #include "CoreBuilder.h"
-#include "CoreNotes.h"
+#include "stackwalk/elfcore/CoreNotes.h"
 
 #include <catch2/catch.hpp>
 

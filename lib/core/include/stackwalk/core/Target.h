@@ -48,6 +48,8 @@ struct ProcessInfo {
   std::optional<uint64_t> pid;
   std::string name;
   std::string commandLine;
+  // A live process: how long its threads were held stopped while it was read.
+  std::optional<uint64_t> pauseMicroseconds;
 };
 
 struct MemoryRegion {

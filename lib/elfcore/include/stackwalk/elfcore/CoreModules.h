@@ -2,7 +2,7 @@
 // NT_FILE is missing, and the vDSO, whose only copy is in the dump's memory.
 #pragma once
 
-#include "CoreNotes.h"
+#include "stackwalk/elfcore/CoreNotes.h"
 
 #include "stackwalk/core/Module.h"
 #include "stackwalk/core/Memory.h"

@@ -1,10 +1,11 @@
 // Parsers for the payloads of Linux core notes. The kernel and gdb write these
-// structures in the machine's native layout; LLVM has no parsers for them.
+// structures in the machine's native layout; LLVM has no parsers for them. A
+// live process gives the same structures (ptrace's NT_PRSTATUS register set,
+// /proc/PID/auxv), so lib/live reads them here too.
 #pragma once
 
-#include "stackwalk/core/Signals.h"
-
 #include "stackwalk/core/Registers.h"
+#include "stackwalk/core/Signals.h"
 
 #include <cstdint>
 #include <optional>
@@ -52,6 +53,8 @@ struct FileMapping {
 };
 
 std::optional<PrStatus> parsePrStatus(std::span<const uint8_t> desc, Arch arch);
+// The registers alone (prstatus's pr_reg: x86-64's user_regs_struct, arm64's user_pt_regs).
+std::optional<RegisterFile> parseUserRegs(std::span<const uint8_t> regs, Arch arch);
 std::optional<PrPsInfo> parsePrPsInfo(std::span<const uint8_t> desc);
 std::optional<SigInfo> parseSigInfo(std::span<const uint8_t> desc);
 std::vector<std::pair<uint64_t, uint64_t>> parseAuxv(std::span<const uint8_t> desc);

@@ -1,0 +1,143 @@
+#include "stackwalk/live/LiveProcess.h"
+
+#include "ProcessMaps.h"
+#include "ProcessMemory.h"
+#include "ThreadStop.h"
+
+#include "stackwalk/core/Fail.h"
+#include "stackwalk/elfcore/CoreModules.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Path.h"
+
+#include <fstream>
+#include <sstream>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+namespace stackwalk {
+namespace {
+
+std::string procPath(pid_t pid, const std::string &leaf) { return "/proc/" + std::to_string(pid) + "/" + leaf; }
+
+std::optional<std::string> readProcFile(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return std::nullopt;
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::string firstLine(std::string text) { return text.substr(0, text.find('\n')); }
+
+// A "Key:\tvalue" line of /proc/PID/status.
+std::optional<long> statusField(const std::string &status, llvm::StringRef key) {
+  for (llvm::StringRef line : llvm::split(status, '\n')) {
+    auto [name, value] = line.split(':');
+    long number;
+    if (name == key && !value.trim().getAsInteger(10, number)) return number;
+  }
+  return std::nullopt;
+}
+
+// The checks that can fail before any thread is touched.
+llvm::Error checkTraceable(pid_t pid) {
+  auto status = readProcFile(procPath(pid, "status"));
+  if (!status || status->empty()) return fail("no process " + std::to_string(pid));
+  auto tgid = statusField(*status, "Tgid");
+  if (tgid && *tgid != pid)
+    return fail(std::to_string(pid) + " is a thread of process " + std::to_string(*tgid) + "; give the process's id");
+  if (pid == getpid()) return fail("stackwalk cannot stop itself");
+  auto tracer = statusField(*status, "TracerPid");
+  if (tracer && *tracer != 0)
+    return fail("process " + std::to_string(pid) + " is already traced by process " + std::to_string(*tracer) +
+                " (a debugger?); detach it first");
+  return llvm::Error::success();
+}
+
+std::string commandLine(pid_t pid) {
+  std::string text = readProcFile(procPath(pid, "cmdline")).value_or("");
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  std::replace(text.begin(), text.end(), '\0', ' ');
+  return text;
+}
+
+std::optional<uint64_t> auxvValue(const std::vector<std::pair<uint64_t, uint64_t>> &auxv, uint64_t type) {
+  for (auto [key, value] : auxv)
+    if (key == type) return value;
+  return std::nullopt;
+}
+
+// A module whose file was deleted or replaced since it was mapped is read
+// through /proc/PID/map_files, which still holds what is running.
+void useMappedFile(Module &module, pid_t pid, const std::vector<elfcore::FileMapping> &files) {
+  llvm::StringRef path(module.recordedPath);
+  if (!path.consume_back(" (deleted)")) return;
+  module.name = llvm::sys::path::filename(path).str();
+  for (const elfcore::FileMapping &file : files)
+    if (file.start == module.base) {
+      std::string mapped = procPath(pid, "map_files/" + llvm::utohexstr(file.start, /*LowerCase=*/true) + "-" +
+                                             llvm::utohexstr(file.end, /*LowerCase=*/true));
+      if (access(mapped.c_str(), R_OK) == 0) module.recordedPath = mapped;
+      return;
+    }
+}
+
+void addModules(Target &target, pid_t pid, const live::ProcessMaps &maps) {
+  auto auxv = elfcore::parseAuxv([&] {
+    std::string bytes = readProcFile(procPath(pid, "auxv")).value_or("");
+    return std::vector<uint8_t>(bytes.begin(), bytes.end());
+  }());
+  target.modules = elfcore::modulesFromFileNote(maps.files, target);
+  for (Module &module : target.modules) useMappedFile(module, pid, maps.files);
+  if (auto entry = auxvValue(auxv, elfcore::AT_ENTRY))
+    for (Module &module : target.modules)
+      if (module.contains(*entry)) module.isMainExecutable = true;
+  if (maps.vdso)
+    if (auto vdso = elfcore::vdsoModule(maps.vdso->start, maps.vdso->end, target))
+      target.modules.push_back(std::move(*vdso));
+  target.sortModules();
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<LiveProcess>> LiveProcess::attach(pid_t pid) {
+  if (auto error = checkTraceable(pid)) return error;
+  std::unique_ptr<LiveProcess> live(new LiveProcess);
+  auto stop = live::ThreadStop::stop(pid);
+  if (!stop) return stop.takeError();
+  live->stop_ = std::move(*stop);
+  live->memory_ = std::make_shared<live::ProcessMemory>(pid);
+  auto target = std::make_unique<Target>(live->stop_->threads().front().registers.arch(), OS::Linux, "live",
+                                         std::make_unique<live::SharedProcessMemory>(live->memory_));
+  target->process.pid = uint64_t(pid);
+  target->process.name = firstLine(readProcFile(procPath(pid, "comm")).value_or(""));
+  target->process.commandLine = commandLine(pid);
+  utsname host;
+  if (uname(&host) == 0) target->osVersion = host.release;
+  for (const live::StoppedThread &stopped : live->stop_->threads()) {
+    ThreadInfo thread;
+    thread.tid = uint64_t(stopped.tid);
+    thread.context = stopped.registers;
+    if (auto comm = readProcFile(procPath(pid, "task/" + std::to_string(stopped.tid) + "/comm")))
+      thread.name = firstLine(*comm);
+    target->threads.push_back(std::move(thread));
+  }
+  if (size_t dropped = live->stop_->droppedThreads())
+    target->warnings.push_back(std::to_string(dropped) + " thread(s) exited or did not stop in time; not walked");
+  live::ProcessMaps maps = live::parseProcessMaps(readProcFile(procPath(pid, "maps")).value_or(""));
+  target->regions = maps.regions;
+  addModules(*target, pid, maps);
+  live->target_ = std::move(target);
+  return live;
+}
+
+LiveProcess::~LiveProcess() { resume(); }
+
+std::chrono::microseconds LiveProcess::resume() {
+  if (memory_) memory_->freeze();
+  return stop_ ? stop_->resume() : std::chrono::microseconds(0);
+}
+
+} // namespace stackwalk

@@ -1,0 +1,53 @@
+#include "ProcessMemory.h"
+
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <sys/uio.h>
+#include <unistd.h>
+
+namespace stackwalk::live {
+
+ProcessMemory::~ProcessMemory() {
+  if (memFile_ >= 0) close(memFile_);
+}
+
+bool ProcessMemory::readLive(uint64_t address, std::span<uint8_t> out) {
+  iovec local{out.data(), out.size()};
+  iovec remote{reinterpret_cast<void *>(address), out.size()};
+  ssize_t got = process_vm_readv(pid_, &local, 1, &remote, 1, 0);
+  if (got == ssize_t(out.size())) return true;
+  // process_vm_readv is refused under some seccomp profiles and kernels
+  // built without it; /proc/PID/mem reads the same for a tracer.
+  if (got < 0 && (errno == ENOSYS || errno == EPERM)) {
+    if (memFile_ < 0) memFile_ = open(("/proc/" + std::to_string(pid_) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
+    return memFile_ >= 0 && pread(memFile_, out.data(), out.size(), off_t(address)) == ssize_t(out.size());
+  }
+  return false;
+}
+
+const ProcessMemory::Page *ProcessMemory::page(uint64_t number) {
+  auto kept = pages_.find(number);
+  if (kept != pages_.end()) return kept->second.get();
+  if (frozen_) return nullptr;
+  auto bytes = std::make_unique<Page>();
+  if (!readLive(number * PageSize, *bytes)) bytes.reset();
+  return pages_.emplace(number, std::move(bytes)).first->second.get();
+}
+
+bool ProcessMemory::read(uint64_t address, std::span<uint8_t> out) {
+  if (out.empty()) return true;
+  if (address + out.size() < address) return false;
+  size_t done = 0;
+  while (done < out.size()) {
+    uint64_t at = address + done;
+    const Page *bytes = page(at / PageSize);
+    if (!bytes) return false;
+    size_t offset = at % PageSize, length = std::min<size_t>(PageSize - offset, out.size() - done);
+    std::memcpy(out.data() + done, bytes->data() + offset, length);
+    done += length;
+  }
+  return true;
+}
+
+} // namespace stackwalk::live

@@ -1,0 +1,51 @@
+// A live process's memory, read with process_vm_readv (else /proc/PID/mem)
+// a page at a time, and every page kept: while the process is stopped each
+// read sees the same instant; once it runs again (freeze()) only kept pages
+// are read, so later reads cannot mix in a different moment.
+#pragma once
+
+#include "stackwalk/core/Memory.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <sys/types.h>
+#include <unordered_map>
+
+namespace stackwalk::live {
+
+class ProcessMemory {
+public:
+  explicit ProcessMemory(pid_t pid) : pid_(pid) {}
+  ~ProcessMemory();
+
+  bool read(uint64_t address, std::span<uint8_t> out);
+  // From now on, only pages already read are read.
+  void freeze() { frozen_ = true; }
+  size_t pagesKept() const { return pages_.size(); }
+
+private:
+  static constexpr uint64_t PageSize = 4096;
+  using Page = std::array<uint8_t, PageSize>;
+  // A page, read now if not kept; null when unreadable (also remembered).
+  const Page *page(uint64_t number);
+  bool readLive(uint64_t address, std::span<uint8_t> out);
+
+  pid_t pid_;
+  bool frozen_ = false;
+  int memFile_ = -1; // /proc/PID/mem, opened when process_vm_readv is refused
+  std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
+};
+
+// The MemorySource a Target holds: shares the memory with the LiveProcess
+// that freezes it.
+class SharedProcessMemory : public MemorySource {
+public:
+  explicit SharedProcessMemory(std::shared_ptr<ProcessMemory> memory) : memory_(std::move(memory)) {}
+  bool read(uint64_t address, std::span<uint8_t> out) const override { return memory_->read(address, out); }
+
+private:
+  std::shared_ptr<ProcessMemory> memory_;
+};
+
+} // namespace stackwalk::live

@@ -1,0 +1,134 @@
+#include "ThreadStop.h"
+
+#include "stackwalk/core/Fail.h"
+#include "stackwalk/elfcore/CoreNotes.h"
+
+#include <algorithm>
+#include <cstring>
+#include <cerrno>
+#include <csignal>
+#include <dirent.h>
+#include <elf.h>
+#include <fstream>
+#include <string>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <thread>
+
+namespace stackwalk::live {
+namespace {
+
+// A thread that does not stop within this (asleep in the kernel where a
+// ptrace stop cannot reach it, as on a hung NFS mount) is not walked.
+constexpr auto StopTimeout = std::chrono::seconds(2);
+constexpr int MaxSeizeRounds = 100; // threads appearing while others are stopped
+
+#if defined(__x86_64__)
+constexpr Arch HostArch = Arch::X86_64;
+#elif defined(__aarch64__)
+constexpr Arch HostArch = Arch::Arm64;
+#else
+constexpr Arch HostArch = Arch::Unknown;
+#endif
+
+std::vector<pid_t> listThreads(pid_t pid) {
+  std::vector<pid_t> tids;
+  DIR *dir = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+  if (!dir) return tids;
+  while (dirent *entry = readdir(dir))
+    if (entry->d_name[0] >= '1' && entry->d_name[0] <= '9') tids.push_back(pid_t(std::stol(entry->d_name)));
+  closedir(dir);
+  return tids;
+}
+
+std::string ptraceScope() {
+  std::ifstream file("/proc/sys/kernel/yama/ptrace_scope");
+  std::string scope;
+  return file >> scope ? scope : "";
+}
+
+llvm::Error notPermitted(pid_t pid) {
+  std::string why = "not permitted to trace process " + std::to_string(pid) +
+                    ": run stackwalk as the process's user with CAP_SYS_PTRACE, or as root";
+  std::string scope = ptraceScope();
+  if (scope == "1") why += " (Yama's ptrace_scope is 1: only a parent may trace its children without it)";
+  if (scope == "2") why += " (Yama's ptrace_scope is 2: only CAP_SYS_PTRACE may trace)";
+  if (scope == "3") why += " (Yama's ptrace_scope is 3: no process may be traced until reboot)";
+  return fail(why);
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<ThreadStop>> ThreadStop::stop(pid_t pid) {
+  if (HostArch == Arch::Unknown) return fail("reading a live process is not implemented on this machine's architecture");
+  std::unique_ptr<ThreadStop> stop(new ThreadStop(pid));
+  stop->firstStop_ = std::chrono::steady_clock::now();
+  stop->held_ = true;
+  for (int round = 0; round < MaxSeizeRounds; ++round) {
+    auto added = stop->seizeNewThreads();
+    if (!added) return added.takeError(); // the destructor lets the seized ones go
+    if (*added == 0) break;
+  }
+  if (stop->threads_.empty()) return fail("process " + std::to_string(pid) + " has no thread that could be stopped");
+  return stop;
+}
+
+llvm::Expected<size_t> ThreadStop::seizeNewThreads() {
+  size_t first = threads_.size();
+  for (pid_t tid : listThreads(pid_)) {
+    bool held = std::any_of(threads_.begin(), threads_.end(), [&](const StoppedThread &t) { return t.tid == tid; });
+    if (held) continue;
+    if (ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
+      if (errno == ESRCH) continue; // exited meanwhile
+      if (errno == EPERM) return notPermitted(pid_);
+      return fail("could not trace thread " + std::to_string(tid) + " of process " + std::to_string(pid_) + ": " +
+                  std::strerror(errno));
+    }
+    ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr);
+    threads_.push_back({tid, 0, RegisterFile(HostArch)});
+  }
+  // Wait for this round's stops before listing again: a stopped thread
+  // starts no new one.
+  size_t added = 0;
+  for (size_t i = first; i < threads_.size();) {
+    if (awaitStop(threads_[i])) {
+      ++i, ++added;
+      continue;
+    }
+    threads_.erase(threads_.begin() + i);
+    ++dropped_;
+  }
+  return added;
+}
+
+bool ThreadStop::awaitStop(StoppedThread &thread) {
+  auto deadline = std::chrono::steady_clock::now() + StopTimeout;
+  int status = 0;
+  for (;;) {
+    pid_t got = waitpid(thread.tid, &status, __WALL | WNOHANG);
+    if (got == thread.tid) break;
+    if (got < 0 || std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  if (!WIFSTOPPED(status)) return false; // exited or killed
+  // PTRACE_EVENT_STOP is the interrupt's stop; a plain stop with a signal is
+  // a signal-delivery stop: the signal is handed back when detaching.
+  if (status >> 16 != PTRACE_EVENT_STOP) thread.pendingSignal = WSTOPSIG(status);
+  uint8_t regs[1024];
+  iovec io{regs, sizeof regs};
+  if (ptrace(PTRACE_GETREGSET, thread.tid, reinterpret_cast<void *>(NT_PRSTATUS), &io) == 0)
+    if (auto registers = elfcore::parseUserRegs({regs, io.iov_len}, HostArch)) thread.registers = *registers;
+  return true;
+}
+
+std::chrono::microseconds ThreadStop::resume() {
+  if (!held_) return pause_;
+  for (const StoppedThread &thread : threads_)
+    ptrace(PTRACE_DETACH, thread.tid, nullptr, reinterpret_cast<void *>(intptr_t(thread.pendingSignal)));
+  held_ = false;
+  pause_ = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - firstStop_);
+  return pause_;
+}
+
+} // namespace stackwalk::live

@@ -1,0 +1,52 @@
+// Every thread of a process held in a ptrace stop: PTRACE_SEIZE and
+// PTRACE_INTERRUPT, which unlike PTRACE_ATTACH send no SIGSTOP the process
+// could see, repeated until no thread appears that is not held; each held
+// thread's registers read with PTRACE_GETREGSET. If stackwalk dies while
+// holding them, the kernel detaches them and they run on.
+#pragma once
+
+#include "stackwalk/core/Registers.h"
+
+#include "llvm/Support/Error.h"
+
+#include <chrono>
+#include <memory>
+#include <sys/types.h>
+#include <vector>
+
+namespace stackwalk::live {
+
+struct StoppedThread {
+  pid_t tid = 0;
+  int pendingSignal = 0; // a signal it was about to take, given back at resume
+  RegisterFile registers;
+};
+
+class ThreadStop {
+public:
+  static llvm::Expected<std::unique_ptr<ThreadStop>> stop(pid_t pid);
+  ~ThreadStop() { resume(); }
+
+  const std::vector<StoppedThread> &threads() const { return threads_; }
+  // Threads that exited while being stopped, or did not stop in time (they
+  // stay traced, and stopped, until stackwalk exits and the kernel lets go).
+  size_t droppedThreads() const { return dropped_; }
+  // Detaches every thread; the time since the first was stopped. Idempotent.
+  std::chrono::microseconds resume();
+
+private:
+  explicit ThreadStop(pid_t pid) : pid_(pid) {}
+  // Seizes and interrupts the threads in /proc/PID/task not held yet; how many.
+  llvm::Expected<size_t> seizeNewThreads();
+  // Waits for a seized thread's stop and reads its registers; false if it exited.
+  bool awaitStop(StoppedThread &thread);
+
+  pid_t pid_;
+  std::vector<StoppedThread> threads_;
+  size_t dropped_ = 0;
+  bool held_ = false;
+  std::chrono::steady_clock::time_point firstStop_;
+  std::chrono::microseconds pause_{0};
+};
+
+} // namespace stackwalk::live

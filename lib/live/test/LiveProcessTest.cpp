@@ -1,0 +1,79 @@
+// Stops a child process of this test with threads parked in known places,
+// and checks what a walk would be given; the child must run on afterwards.
+#include "stackwalk/live/LiveProcess.h"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <csignal>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace stackwalk;
+
+namespace {
+
+volatile uint64_t marker = 0x5354414b57414c4b; // read back through the live memory
+
+// A child with three sleeping threads that answers each byte written to
+// `requests` with one on `answers`.
+pid_t startChild(int requests, int answers) {
+  pid_t child = fork();
+  if (child != 0) return child;
+  for (int i = 0; i < 3; ++i) std::thread([] { for (;;) pause(); }).detach();
+  char byte;
+  while (read(requests, &byte, 1) == 1) (void)!write(answers, &byte, 1);
+  _exit(0);
+}
+
+} // namespace
+
+TEST_CASE("a live process is stopped, read and resumed") {
+  int requests[2], answers[2];
+  REQUIRE(pipe(requests) == 0);
+  REQUIRE(pipe(answers) == 0);
+  pid_t child = startChild(requests[0], answers[1]);
+  char byte = 'a';
+  REQUIRE(write(requests[1], &byte, 1) == 1); // the child is up once it answers
+  REQUIRE(read(answers[0], &byte, 1) == 1);
+  while (std::distance(std::filesystem::directory_iterator("/proc/" + std::to_string(child) + "/task"),
+                       std::filesystem::directory_iterator()) < 4)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  auto live = LiveProcess::attach(child);
+  REQUIRE(bool(live));
+  std::unique_ptr<Target> target = (*live)->takeTarget();
+  CHECK(target->format() == "live");
+  CHECK(target->process.pid == uint64_t(child));
+  REQUIRE(target->threads.size() == 4);
+  CHECK(target->threads[0].tid == uint64_t(child));
+  for (const ThreadInfo &thread : target->threads) {
+    CHECK(thread.context.pc());
+    CHECK(target->isExecutable(*thread.context.pc()));
+  }
+  CHECK(target->readValue<uint64_t>(uint64_t(&marker)) == marker);
+  bool sawLibc = false;
+  for (const Module &module : target->modules) sawLibc |= module.name.starts_with("libc.so");
+  CHECK(sawLibc);
+  uint64_t pageAlreadyRead = uint64_t(&marker);
+  uint64_t stackTop = *target->threads[1].context.sp();
+
+  CHECK((*live)->resume().count() > 0);
+  // After resuming, only what was read while stopped can be read.
+  CHECK(target->readValue<uint64_t>(pageAlreadyRead) == marker);
+  CHECK_FALSE(target->readValue<uint64_t>(stackTop + 0x100000));
+  REQUIRE(write(requests[1], &byte, 1) == 1); // and the child runs on
+  REQUIRE(read(answers[0], &byte, 1) == 1);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+}
+
+TEST_CASE("no such process, a thread's id and stackwalk itself are errors with a reason") {
+  auto none = LiveProcess::attach(0x3fffffff);
+  REQUIRE_FALSE(bool(none));
+  CHECK(llvm::toString(none.takeError()) == "no process 1073741823");
+  auto self = LiveProcess::attach(getpid());
+  REQUIRE_FALSE(bool(self));
+  CHECK(llvm::toString(self.takeError()) == "stackwalk cannot stop itself");
+}

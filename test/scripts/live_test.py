@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""stackwalk --pid on running processes (issue 24).
+
+Usage: live_test.py STACKWALK UNPACKED_DUMPS_DIR
+
+Each test program that parks its threads in known places (test/dumps) is
+started and, once every thread is asleep, walked by `stackwalk --pid` and by
+`eu-stack -p`, one after the other: each thread's physical frames (their
+addresses) must be equal. Afterwards every thread of the program must be
+running again, untraced, and the program must still be there. Then the
+errors: a pid that does not exist, another user's process, a process a
+debugger holds: one line each, exit code 3, the process untouched.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+PROGRAMS = ["threads-O2-nofp", "threads-O0-fp", "args-O2", "sighandler", "stripped"]
+
+
+def start(path):
+    process = subprocess.Popen([path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/tmp")
+    if process.stdout.readline().strip() != b"READY":
+        process.kill()
+        raise SystemExit(f"{path} never became ready")
+    return process
+
+
+def task_states(pid):
+    states = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/status") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        states[int(tid)] = (fields["State"].split()[0], int(fields["TracerPid"]))
+    return states
+
+
+def wait_asleep(pid):
+    for _ in range(200):
+        if all(state == "S" for state, _ in task_states(pid).values()):
+            return
+        time.sleep(0.01)
+    raise SystemExit(f"not every thread of {pid} is asleep")
+
+
+def stackwalk_frames(stackwalk, pid):
+    out = subprocess.run([stackwalk, "--pid", str(pid), "--all-threads", "--json"], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"stackwalk --pid {pid}: exit {out.returncode}: {out.stderr}")
+    report = json.loads(out.stdout)
+    assert report["dump"]["format"] == "live" and report["dump"]["pause_us"] > 0, report["dump"]
+    return {t["tid"]: [int(f["ip"], 16) for f in t["frames"] if not f["inlined"] and not f["tail_call"]]
+            for t in report["threads"]}
+
+
+def eu_stack_frames(pid):
+    out = subprocess.run(["eu-stack", "-p", str(pid)], capture_output=True, text=True)
+    threads, current = {}, None
+    for line in out.stdout.splitlines():
+        if m := re.match(r"TID (\d+):", line):
+            current = threads.setdefault(int(m.group(1)), [])
+        elif (m := re.match(r"#\d+\s+0x([0-9a-f]+)", line)) and current is not None:
+            current.append(int(m.group(1), 16))
+    return threads
+
+
+def check_running(pid, name):
+    time.sleep(0.05)
+    states = task_states(pid)
+    held = {tid: s for tid, s in states.items() if s[0] not in "SR" or s[1] != 0}
+    if held:
+        raise SystemExit(f"{name}: threads left stopped or traced after the walk: {held}")
+
+
+def errors(stackwalk, victim):
+    failures = []
+
+    def expect(args, pattern, what, user=None):
+        command = ([shutil.which("setpriv"), "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if user else []) + \
+            [stackwalk, "--pid", str(args)]
+        out = subprocess.run(command, capture_output=True, text=True)
+        lines = out.stderr.strip().splitlines()
+        if out.returncode != 3 or len(lines) != 1 or not re.search(pattern, lines[0]):
+            failures.append(f"{what}: exit {out.returncode}, stderr {out.stderr!r}")
+
+    expect(2**22 + 12345, r"^stackwalk: no process \d+$", "no such process")
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        expect(victim.pid, r"not permitted to trace process \d+", "another user's process", user="nobody")
+    if shutil.which("gdb"):
+        gdb = subprocess.Popen(["gdb", "-q", "-nx", "-batch", "-p", str(victim.pid), "-ex", "shell sleep 5"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(400):
+            if any(tracer for _, tracer in task_states(victim.pid).values()):
+                break
+            time.sleep(0.01)
+        expect(victim.pid, r"already traced by process \d+", "a traced process")
+        gdb.kill()
+        gdb.wait()
+    return failures
+
+
+def main():
+    stackwalk, dumps = sys.argv[1], sys.argv[2]
+    if not shutil.which("eu-stack"):
+        print("SKIP: eu-stack is not installed")
+        return 77
+    failures, frames = [], 0
+    for name in PROGRAMS:
+        process = start(os.path.join(dumps, "bin", name))
+        try:
+            wait_asleep(process.pid)
+            ours = stackwalk_frames(stackwalk, process.pid)
+            check_running(process.pid, name)
+            theirs = eu_stack_frames(process.pid)
+            if sorted(ours) != sorted(theirs):
+                failures.append(f"{name}: threads {sorted(ours)} vs eu-stack's {sorted(theirs)}")
+            for tid in sorted(set(ours) & set(theirs)):
+                frames += len(theirs[tid])
+                if ours[tid] != theirs[tid]:
+                    failures.append(f"{name} thread {tid}: {[hex(a) for a in ours[tid]]} vs eu-stack's "
+                                    f"{[hex(a) for a in theirs[tid]]}")
+            if name == PROGRAMS[0]:
+                failures += errors(stackwalk, process)
+                check_running(process.pid, name)
+            if process.poll() is not None:
+                failures.append(f"{name} exited after the walk")
+        finally:
+            process.kill()
+            process.wait()
+    for failure in failures:
+        print("FAIL", failure)
+    print(f"{len(PROGRAMS)} programs, {frames} eu-stack frames compared, {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
