@@ -10,6 +10,10 @@ addresses) must be equal. Afterwards every thread of the program must be
 running again, untraced, and the program must still be there. Then the
 errors: a pid that does not exist, another user's process, a process a
 debugger holds: one line each, exit code 3, the process untouched.
+
+With dotnet (an SDK and createdump): test/dumps/dotnet/program is built and
+parked; its managed frames and runtime Frames walked live must equal those
+of a createdump dump of the same process taken right after.
 """
 import json
 import os
@@ -17,13 +21,14 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 PROGRAMS = ["threads-O2-nofp", "threads-O0-fp", "args-O2", "sighandler", "stripped"]
 
 
-def start(path):
-    process = subprocess.Popen([path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/tmp")
+def start(path, *args):
+    process = subprocess.Popen([path, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/tmp")
     if process.stdout.readline().strip() != b"READY":
         process.kill()
         raise SystemExit(f"{path} never became ready")
@@ -103,6 +108,46 @@ def errors(stackwalk, victim):
     return failures
 
 
+MANAGED = re.compile(r"[\w.]+\.dll!.*\+0x[0-9a-f]+|\[\w+Frame")
+
+
+def managed_frames(stackwalk, *args):
+    out = subprocess.run([stackwalk, "--all-threads", *args], capture_output=True, text=True)
+    return out.returncode, [m.group(0) for line in out.stdout.splitlines() if (m := MANAGED.search(line))]
+
+
+def dotnet_case(stackwalk):
+    """The parked .NET program: live managed frames against a createdump dump's."""
+    dotnet = shutil.which("dotnet")
+    if not dotnet or not subprocess.run([dotnet, "--list-sdks"], capture_output=True, text=True).stdout.strip():
+        print("     (no dotnet SDK: the .NET program is not walked live)")
+        return []
+    program = os.path.join(os.path.dirname(__file__), "..", "dumps", "dotnet", "program")
+    with tempfile.TemporaryDirectory(prefix="stackwalk-live-") as tmp:
+        build = subprocess.run([dotnet, "build", "-c", "Release", "-nologo", "-v:q", "-o", f"{tmp}/app",
+                                f"-p:BaseIntermediateOutputPath={tmp}/obj/"], cwd=program, capture_output=True, text=True)
+        if build.returncode != 0:
+            return [f"building the .NET program failed: {build.stdout[-2000:]}"]
+        process = start(os.path.join(tmp, "app", "StackwalkDotnet"), "park", f"{tmp}/park.json")
+        try:
+            wait_asleep(process.pid)
+            code, live = managed_frames(stackwalk, "--pid", str(process.pid))
+            check_running(process.pid, "the .NET program")
+            # the runtime the program runs on: the one dotnet lists last, as make-dumps.sh picks
+            version, folder = re.findall(r"Microsoft.NETCore.App ([\d.]+) \[(.*)\]", subprocess.run(
+                [dotnet, "--list-runtimes"], capture_output=True, text=True).stdout)[-1]
+            createdump = os.path.join(folder, version, "createdump")
+            subprocess.run([createdump, "-f", f"{tmp}/park.core", str(process.pid)], capture_output=True, check=True)
+            _, dumped = managed_frames(stackwalk, f"{tmp}/park.core")
+        finally:
+            process.kill()
+            process.wait()
+    print(f"     .NET program: {len(live)} managed and runtime frames live, {len(dumped)} in its dump")
+    if code != 0 or not live or live != dumped:
+        return [f".NET program: live {live} vs dump {dumped} (exit {code})"]
+    return []
+
+
 def main():
     stackwalk, dumps = sys.argv[1], sys.argv[2]
     if not shutil.which("eu-stack"):
@@ -131,6 +176,7 @@ def main():
         finally:
             process.kill()
             process.wait()
+    failures += dotnet_case(stackwalk)
     for failure in failures:
         print("FAIL", failure)
     print(f"{len(PROGRAMS)} programs, {frames} eu-stack frames compared, {len(failures)} failure(s)")
