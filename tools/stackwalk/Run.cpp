@@ -112,13 +112,13 @@ int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::
   WalkSession session(options.maxDebugBytes, options.symbolCache);
   auto walk = ProcessWalk::open(std::move(target), name, options.walk, session);
   if (!walk) return unreadable(walk.takeError());
-  // The threads are walked while the process is stopped, then it runs on.
-  std::vector<ReportThread> threads;
-  while (auto thread = (*walk)->nextThread()) threads.push_back(std::move(*thread));
+  // The threads are unwound while the process is stopped; it runs on while
+  // their frames are named from the module files.
+  (*walk)->unwindAll();
   process.process.pauseMicroseconds = uint64_t((*live)->resume().count());
   std::unique_ptr<ReportPrinter> printer = makePrinter(options, out);
   printer->begin((*walk)->report());
-  for (const ReportThread &thread : threads) printer->thread(thread);
+  while (auto thread = (*walk)->nextThread()) printer->thread(*thread);
   printer->end(printer->printsSignature() ? (*walk)->finish() : (*walk)->report());
   return ExitOk;
 }

@@ -128,6 +128,9 @@ llvm::Expected<std::unique_ptr<LiveProcess>> LiveProcess::attach(pid_t pid) {
     target->warnings.push_back(std::to_string(dropped) + " thread(s) exited or did not stop in time; not walked");
   live::ProcessMaps maps = live::parseProcessMaps(readProcFile(procPath(pid, "maps")).value_or(""));
   target->regions = maps.regions;
+  for (const elfcore::FileMapping &file : maps.files)
+    if (const MemoryRegion *region = target->regionAt(file.start); region && !region->writable)
+      live->unchanging_.push_back(*region);
   addModules(*target, pid, maps);
   live->target_ = std::move(target);
   return live;
@@ -136,7 +139,7 @@ llvm::Expected<std::unique_ptr<LiveProcess>> LiveProcess::attach(pid_t pid) {
 LiveProcess::~LiveProcess() { resume(); }
 
 std::chrono::microseconds LiveProcess::resume() {
-  if (memory_) memory_->freeze();
+  if (memory_) memory_->freeze(std::move(unchanging_));
   return stop_ ? stop_->resume() : std::chrono::microseconds(0);
 }
 

@@ -1,16 +1,20 @@
 // A live process's memory, read with process_vm_readv (else /proc/PID/mem)
 // a page at a time, and every page kept: while the process is stopped each
 // read sees the same instant; once it runs again (freeze()) only kept pages
-// are read, so later reads cannot mix in a different moment.
+// and mappings that cannot change (read-only mappings of files: code,
+// constants, symbol tables) are read, so later reads cannot mix in a
+// different moment.
 #pragma once
 
 #include "stackwalk/core/Memory.h"
+#include "stackwalk/core/Target.h"
 
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <sys/types.h>
 #include <unordered_map>
+#include <vector>
 
 namespace stackwalk::live {
 
@@ -20,8 +24,11 @@ public:
   ~ProcessMemory();
 
   bool read(uint64_t address, std::span<uint8_t> out);
-  // From now on, only pages already read are read.
-  void freeze() { frozen_ = true; }
+  // From now on, only pages already read, and those in `unchanging`, are read.
+  void freeze(std::vector<MemoryRegion> unchanging) {
+    frozen_ = true;
+    unchanging_ = std::move(unchanging);
+  }
   size_t pagesKept() const { return pages_.size(); }
 
 private:
@@ -33,6 +40,7 @@ private:
 
   pid_t pid_;
   bool frozen_ = false;
+  std::vector<MemoryRegion> unchanging_; // sorted
   int memFile_ = -1; // /proc/PID/mem, opened when process_vm_readv is refused
   std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
 };

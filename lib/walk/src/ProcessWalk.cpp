@@ -106,56 +106,83 @@ ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, c
   unwinders_ = std::make_unique<DumpUnwinders>(*target_, session.cfi, registered_.dynamicUnwinder());
 }
 
-void ProcessWalk::addEntries(ReportThread &thread, std::span<const Frame> physical, ManagedThreadWalk *managed,
-                             const WalkOptions &options) {
-  std::vector<std::vector<std::vector<FunctionArgument>>> arguments;
-  if (options.arguments) {
-    FrameArguments reader(*target_, session_.symbolizer, physical);
-    arguments.resize(physical.size());
-    // From the outermost frame in: a frame's entry values build on its caller's.
-    for (size_t i = physical.size(); i-- > 0;) arguments[i] = reader.at(i);
-  }
-  thread.frames.reserve(physical.size()); // at least one entry each; entries carry registers
-  auto append = [&](ReportFrame entry) {
-    entry.index = unsigned(thread.frames.size());
-    thread.frames.push_back(std::move(entry));
-  };
-  for (size_t i = 0; i < physical.size(); ++i) {
-    if (managed) {
-      std::optional<uint64_t> callerSp;
-      if (i + 1 < physical.size()) callerSp = physical[i + 1].sp;
-      for (ReportFrame &entry : managed->transitionFramesBelow(callerSp, physical[i])) append(std::move(entry));
-      if (auto entry = managed->managedFrame(physical[i], thread.frames)) {
-        append(std::move(*entry));
-        continue;
-      }
-    }
-    appendNativeEntries(thread.frames, physical[i], session_.symbolizer, registered_,
-                        arguments.empty() ? nullptr : &arguments[i]);
-    if (i + 1 < physical.size())
-      appendTailCallEntries(thread.frames, tailCallsBetween(*target_, session_.symbolizer, physical, i), physical[i],
-                            physical[i + 1].sp, session_.symbolizer);
-  }
-}
-
-ReportThread ProcessWalk::walkThread(const ThreadInfo &info, const WalkOptions &options) {
-  ReportThread thread;
+ProcessWalk::UnwoundThread ProcessWalk::unwindThread(const ThreadInfo &info, const WalkOptions &options) {
+  UnwoundThread out;
+  ReportThread &thread = out.thread;
   thread.tid = info.tid;
   thread.name = info.name;
   thread.crashed = target_->crash && target_->crash->threadId == info.tid;
   std::unique_ptr<ManagedThreadWalk> managed = runtime_ ? runtime_->beginThread(thread, options.managedOnly) : nullptr;
   StackWalker walker(*target_, info, unwinders_->chainFor(managed.get()), options.limits, options.start);
-  std::vector<Frame> physical;
-  while (auto frame = walker.next()) physical.push_back(std::move(*frame));
+  while (auto frame = walker.next()) out.physical.push_back(std::move(*frame));
   thread.stopReason = walker.stopReason();
   thread.stopDetail = walker.stopDetail();
-  addEntries(thread, physical, managed.get(), options);
-  if (options.managedOnly) {
-    // The runtime's own walk (StackWalk.md) reports no native frames.
-    std::erase_if(thread.frames, [](const ReportFrame &f) { return f.kind == FrameKind::Native; });
-    for (size_t i = 0; i < thread.frames.size(); ++i) thread.frames[i].index = unsigned(i);
+  const std::vector<Frame> &physical = out.physical;
+  if (options.arguments) {
+    FrameArguments reader(*target_, session_.symbolizer, physical);
+    out.arguments.resize(physical.size());
+    // From the outermost frame in: a frame's entry values build on its caller's.
+    for (size_t i = physical.size(); i-- > 0;) out.arguments[i] = reader.at(i);
   }
+  auto append = [&](ReportFrame entry, std::optional<size_t> native) {
+    thread.frames.push_back(std::move(entry));
+    out.nativeFrame.push_back(native);
+  };
+  for (size_t i = 0; i < physical.size(); ++i) {
+    if (managed) {
+      std::optional<uint64_t> callerSp;
+      if (i + 1 < physical.size()) callerSp = physical[i + 1].sp;
+      for (ReportFrame &entry : managed->transitionFramesBelow(callerSp, physical[i])) append(std::move(entry), {});
+      if (auto entry = managed->managedFrame(physical[i], thread.frames)) {
+        append(std::move(*entry), {});
+        continue;
+      }
+    }
+    ReportFrame unnamed; // what the runtime layer may look at: a native frame was here
+    unnamed.kind = FrameKind::Native;
+    unnamed.ip = physical[i].ip;
+    unnamed.sp = physical[i].sp;
+    append(std::move(unnamed), i);
+  }
+  return out;
+}
+
+ReportThread ProcessWalk::nameThread(UnwoundThread unwound, const WalkOptions &options) {
+  ReportThread thread = std::move(unwound.thread);
+  std::vector<ReportFrame> entries = std::move(thread.frames);
+  const std::vector<Frame> &physical = unwound.physical;
+  thread.frames.reserve(entries.size()); // at least one entry each; entries carry registers
+  for (size_t e = 0; e < entries.size(); ++e) {
+    std::optional<size_t> native = unwound.nativeFrame[e];
+    if (!native) {
+      thread.frames.push_back(std::move(entries[e]));
+      continue;
+    }
+    size_t i = *native;
+    appendNativeEntries(thread.frames, physical[i], session_.symbolizer, registered_,
+                        unwound.arguments.empty() ? nullptr : &unwound.arguments[i]);
+    if (i + 1 < physical.size())
+      appendTailCallEntries(thread.frames, tailCallsBetween(*target_, session_.symbolizer, physical, i), physical[i],
+                            physical[i + 1].sp, session_.symbolizer);
+  }
+  // The runtime's own walk (StackWalk.md) reports no native frames.
+  if (options.managedOnly)
+    std::erase_if(thread.frames, [](const ReportFrame &f) { return f.kind == FrameKind::Native; });
+  for (size_t i = 0; i < thread.frames.size(); ++i) thread.frames[i].index = unsigned(i);
   return thread;
+}
+
+ReportThread ProcessWalk::walkThread(const ThreadInfo &info, const WalkOptions &options) {
+  return nameThread(unwindThread(info, options), options);
+}
+
+void ProcessWalk::unwindAll() {
+  unwound_.resize(report_.threads.size());
+  size_t frames = 0; // physical frames: fewer than the entries nextThread() counts against maxTotalFrames
+  for (size_t i = nextThread_; i < report_.threads.size() && frames < options_.maxTotalFrames; ++i) {
+    if (!unwound_[i]) unwound_[i] = unwindThread(*report_.threads[i], options_);
+    frames += unwound_[i]->physical.size();
+  }
 }
 
 std::optional<ReportThread> ProcessWalk::nextThread() {
@@ -167,7 +194,10 @@ std::optional<ReportThread> ProcessWalk::nextThread() {
     nextThread_ = report_.threads.size();
     return std::nullopt;
   }
-  ReportThread thread = walkThread(*report_.threads[nextThread_++], options_);
+  size_t index = nextThread_++;
+  ReportThread thread = index < unwound_.size() && unwound_[index]
+                            ? nameThread(std::move(*std::exchange(unwound_[index], std::nullopt)), options_)
+                            : walkThread(*report_.threads[index], options_);
   framesWalked_ += thread.frames.size();
   if (thread.crashed && walksAsSignatureDoes(options_))
     report_.signature = threadSignature(thread, options_.signatureFrames, options_.trustUncheckedFiles);

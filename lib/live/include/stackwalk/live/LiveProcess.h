@@ -29,7 +29,7 @@ public:
   ~LiveProcess(); // resumes the process if resume() was not called
 
   // The process as a target; its memory reads the stopped process, and
-  // after resume() only the pages read before.
+  // after resume() only the pages read before and read-only file mappings.
   std::unique_ptr<Target> takeTarget() { return std::move(target_); }
 
   // Lets every thread run again (each with any signal it was stopped with)
@@ -42,6 +42,7 @@ private:
   std::unique_ptr<live::ThreadStop> stop_;
   std::shared_ptr<live::ProcessMemory> memory_;
   std::unique_ptr<Target> target_;
+  std::vector<MemoryRegion> unchanging_; // read-only mappings of files
 };
 
 } // namespace stackwalk
