@@ -31,7 +31,7 @@ def timed(argv):
 
 
 def park(argv, ready):
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     while True:
         line = process.stdout.readline()
         if not line:

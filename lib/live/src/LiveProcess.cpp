@@ -11,7 +11,9 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Path.h"
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -69,6 +71,17 @@ std::optional<uint64_t> auxvValue(const std::vector<std::pair<uint64_t, uint64_t
   return std::nullopt;
 }
 
+std::map<pid_t, std::string> threadNames(pid_t pid) {
+  std::map<pid_t, std::string> names;
+  std::error_code error;
+  for (const auto &task : std::filesystem::directory_iterator(procPath(pid, "task"), error)) {
+    std::string tid = task.path().filename().string();
+    if (auto comm = readProcFile(task.path().string() + "/comm"); comm && !tid.empty() && std::isdigit(tid[0]))
+      names[pid_t(std::stol(tid))] = firstLine(*comm);
+  }
+  return names;
+}
+
 // A module whose file was deleted or replaced since it was mapped is read
 // through /proc/PID/map_files, which still holds what is running.
 void useMappedFile(Module &module, pid_t pid, const std::vector<elfcore::FileMapping> &files) {
@@ -104,6 +117,8 @@ void addModules(Target &target, pid_t pid, const live::ProcessMaps &maps) {
 
 llvm::Expected<std::unique_ptr<LiveProcess>> LiveProcess::attach(pid_t pid) {
   if (auto error = checkTraceable(pid)) return error;
+  // Names first: reading them is not worth the threads' time stopped.
+  std::map<pid_t, std::string> names = threadNames(pid);
   std::unique_ptr<LiveProcess> live(new LiveProcess);
   auto stop = live::ThreadStop::stop(pid);
   if (!stop) return stop.takeError();
@@ -120,8 +135,10 @@ llvm::Expected<std::unique_ptr<LiveProcess>> LiveProcess::attach(pid_t pid) {
     ThreadInfo thread;
     thread.tid = uint64_t(stopped.tid);
     thread.context = stopped.registers;
-    if (auto comm = readProcFile(procPath(pid, "task/" + std::to_string(stopped.tid) + "/comm")))
-      thread.name = firstLine(*comm);
+    auto name = names.find(stopped.tid);
+    if (name != names.end()) thread.name = name->second;
+    else if (auto comm = readProcFile(procPath(pid, "task/" + std::to_string(stopped.tid) + "/comm")))
+      thread.name = firstLine(*comm); // a thread started since
     target->threads.push_back(std::move(thread));
   }
   if (size_t dropped = live->stop_->droppedThreads())
