@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 
 namespace stackwalk::frames {
@@ -242,7 +243,14 @@ llvm::Expected<uint64_t> exportFromMemory(const Target &target, const Module &mo
 
 llvm::Expected<ContractDescriptor> ContractDescriptor::locate(const Target &target) {
   std::vector<std::string> unreadable;
-  for (const Module &module : target.modules) {
+  // The runtime's own module first: every other module's symbol table is
+  // read only when it is not there (a single-file app exports the
+  // descriptor from its executable).
+  std::vector<const Module *> candidates;
+  for (const Module &module : target.modules) candidates.push_back(&module);
+  std::stable_partition(candidates.begin(), candidates.end(), [](const Module *m) { return isRuntimeModule(*m); });
+  for (const Module *candidate : candidates) {
+    const Module &module = *candidate;
     std::optional<uint64_t> address;
     if (module.image) {
       if (auto fileAddress = module.image->symbolAddress(ExportName)) address = *fileAddress + module.loadBias();
