@@ -9,7 +9,8 @@ started and, once every thread is asleep, walked by `stackwalk --pid` and by
 addresses) must be equal. Afterwards every thread of the program must be
 running again, untraced, and the program must still be there. Then the
 errors: a pid that does not exist, another user's process, a process a
-debugger holds: one line each, exit code 3, the process untouched.
+debugger holds: one line each, exit code 3, the process untouched; a
+--thread the process does not have: exit code 2, as for a dump.
 
 With dotnet (an SDK and createdump): test/dumps/dotnet/program is built and
 parked; its managed frames and runtime Frames walked live must equal those
@@ -84,15 +85,17 @@ def check_running(pid, name):
 def errors(stackwalk, victim):
     failures = []
 
-    def expect(args, pattern, what, user=None):
+    def expect(args, pattern, what, user=None, code=3, options=()):
         command = ([shutil.which("setpriv"), "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if user else []) + \
-            [stackwalk, "--pid", str(args)]
+            [stackwalk, "--pid", str(args), *options]
         out = subprocess.run(command, capture_output=True, text=True)
         lines = out.stderr.strip().splitlines()
-        if out.returncode != 3 or len(lines) != 1 or not re.search(pattern, lines[0]):
+        if out.returncode != code or len(lines) != 1 or not re.search(pattern, lines[0]):
             failures.append(f"{what}: exit {out.returncode}, stderr {out.stderr!r}")
 
     expect(2**22 + 12345, r"^stackwalk: no process \d+$", "no such process")
+    expect(victim.pid, r"thread 1 is not in the process \(its threads: \d+", "a thread it does not have",
+           code=2, options=("--thread", "1"))
     if os.geteuid() == 0 and shutil.which("setpriv"):
         expect(victim.pid, r"not permitted to trace process \d+", "another user's process", user="nobody")
     if shutil.which("gdb"):

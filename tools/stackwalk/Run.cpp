@@ -103,23 +103,29 @@ int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::
     DumpFailure failure = DumpFailure::fromError(std::move(error));
     err << "stackwalk: " << printable(failure.message) << "\n";
     if (options.format == RunOptions::Format::Json) printJsonError(out, name, failure, options.print.compact);
-    return ExitUnreadable;
+    return failure.exitCode();
   };
-  auto live = LiveProcess::attach(pid);
+  auto live = LiveProcess::open(pid);
   if (!live) return unreadable(live.takeError());
   std::unique_ptr<Target> target = (*live)->takeTarget();
   Target &process = *target; // owned by the walk from here on; the pause is written into it below
   WalkSession session(options.maxDebugBytes, options.symbolCache);
-  auto walk = ProcessWalk::open(std::move(target), name, options.walk, session);
-  if (!walk) return unreadable(walk.takeError());
-  // The threads are unwound while the process is stopped; it runs on while
-  // their frames are named from the module files.
-  (*walk)->unwindAll();
+  // Module files, registrations and the runtime are found while the process
+  // runs; its threads are stopped only to be unwound, and run on while their
+  // frames are named from the module files.
+  std::unique_ptr<ProcessWalk> walk = ProcessWalk::openWithoutThreads(std::move(target), name, options.walk, session);
+  auto stopped = (*live)->stop();
+  if (!stopped) return unreadable(stopped.takeError());
+  if (llvm::Error error = walk->adoptThreads(std::move(stopped->threads), stopped->warnings)) {
+    (*live)->resume();
+    return unreadable(std::move(error));
+  }
+  walk->unwindAll();
   process.process.pauseMicroseconds = uint64_t((*live)->resume().count());
   std::unique_ptr<ReportPrinter> printer = makePrinter(options, out);
-  printer->begin((*walk)->report());
-  while (auto thread = (*walk)->nextThread()) printer->thread(*thread);
-  printer->end(printer->printsSignature() ? (*walk)->finish() : (*walk)->report());
+  printer->begin(walk->report());
+  while (auto thread = walk->nextThread()) printer->thread(*thread);
+  printer->end(printer->printsSignature() ? walk->finish() : walk->report());
   return ExitOk;
 }
 

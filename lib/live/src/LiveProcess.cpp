@@ -115,34 +115,19 @@ void addModules(Target &target, pid_t pid, const live::ProcessMaps &maps) {
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<LiveProcess>> LiveProcess::attach(pid_t pid) {
+llvm::Expected<std::unique_ptr<LiveProcess>> LiveProcess::open(pid_t pid) {
   if (auto error = checkTraceable(pid)) return error;
-  // Names first: reading them is not worth the threads' time stopped.
-  std::map<pid_t, std::string> names = threadNames(pid);
   std::unique_ptr<LiveProcess> live(new LiveProcess);
-  auto stop = live::ThreadStop::stop(pid);
-  if (!stop) return stop.takeError();
-  live->stop_ = std::move(*stop);
+  live->pid_ = pid;
+  live->threadNames_ = threadNames(pid);
   live->memory_ = std::make_shared<live::ProcessMemory>(pid);
-  auto target = std::make_unique<Target>(live->stop_->threads().front().registers.arch(), OS::Linux, "live",
+  auto target = std::make_unique<Target>(live::HostArch, OS::Linux, "live",
                                          std::make_unique<live::SharedProcessMemory>(live->memory_));
   target->process.pid = uint64_t(pid);
   target->process.name = firstLine(readProcFile(procPath(pid, "comm")).value_or(""));
   target->process.commandLine = commandLine(pid);
   utsname host;
   if (uname(&host) == 0) target->osVersion = host.release;
-  for (const live::StoppedThread &stopped : live->stop_->threads()) {
-    ThreadInfo thread;
-    thread.tid = uint64_t(stopped.tid);
-    thread.context = stopped.registers;
-    auto name = names.find(stopped.tid);
-    if (name != names.end()) thread.name = name->second;
-    else if (auto comm = readProcFile(procPath(pid, "task/" + std::to_string(stopped.tid) + "/comm")))
-      thread.name = firstLine(*comm); // a thread started since
-    target->threads.push_back(std::move(thread));
-  }
-  if (size_t dropped = live->stop_->droppedThreads())
-    target->warnings.push_back(std::to_string(dropped) + " thread(s) exited or did not stop in time; not walked");
   live::ProcessMaps maps = live::parseProcessMaps(readProcFile(procPath(pid, "maps")).value_or(""));
   target->regions = maps.regions;
   for (const elfcore::FileMapping &file : maps.files)
@@ -153,11 +138,33 @@ llvm::Expected<std::unique_ptr<LiveProcess>> LiveProcess::attach(pid_t pid) {
   return live;
 }
 
+llvm::Expected<LiveProcess::Threads> LiveProcess::stop() {
+  auto stop = live::ThreadStop::stop(pid_);
+  if (!stop) return stop.takeError();
+  stop_ = std::move(*stop);
+  memory_->forget(); // what was read while the process ran
+  Threads out;
+  for (const live::StoppedThread &stopped : stop_->threads()) {
+    ThreadInfo thread;
+    thread.tid = uint64_t(stopped.tid);
+    thread.context = stopped.registers;
+    auto name = threadNames_.find(stopped.tid);
+    if (name != threadNames_.end()) thread.name = name->second;
+    else if (auto comm = readProcFile(procPath(pid_, "task/" + std::to_string(stopped.tid) + "/comm")))
+      thread.name = firstLine(*comm); // a thread started since
+    out.threads.push_back(std::move(thread));
+  }
+  if (size_t dropped = stop_->droppedThreads())
+    out.warnings.push_back(std::to_string(dropped) + " thread(s) exited or did not stop in time; not walked");
+  return out;
+}
+
 LiveProcess::~LiveProcess() { resume(); }
 
 std::chrono::microseconds LiveProcess::resume() {
-  if (memory_) memory_->freeze(std::move(unchanging_));
-  return stop_ ? stop_->resume() : std::chrono::microseconds(0);
+  if (!stop_) return std::chrono::microseconds(0);
+  memory_->freeze(std::move(unchanging_));
+  return stop_->resume();
 }
 
 } // namespace stackwalk

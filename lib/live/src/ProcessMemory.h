@@ -24,6 +24,8 @@ public:
   ~ProcessMemory();
 
   bool read(uint64_t address, std::span<uint8_t> out);
+  // Drops the pages read so far: the process was running when they were read.
+  void forget() { pages_.clear(); }
   // From now on, only pages already read, and those in `unchanging`, are read.
   void freeze(std::vector<MemoryRegion> unchanging) {
     frozen_ = true;

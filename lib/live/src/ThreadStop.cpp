@@ -24,14 +24,6 @@ namespace {
 constexpr auto StopTimeout = std::chrono::seconds(2);
 constexpr int MaxSeizeRounds = 100; // threads appearing while others are stopped
 
-#if defined(__x86_64__)
-constexpr Arch HostArch = Arch::X86_64;
-#elif defined(__aarch64__)
-constexpr Arch HostArch = Arch::Arm64;
-#else
-constexpr Arch HostArch = Arch::Unknown;
-#endif
-
 std::vector<pid_t> listThreads(pid_t pid) {
   std::vector<pid_t> tids;
   DIR *dir = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());

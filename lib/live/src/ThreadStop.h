@@ -16,6 +16,15 @@
 
 namespace stackwalk::live {
 
+// The machine stackwalk runs on: a traced process's registers are in its layout.
+#if defined(__x86_64__)
+constexpr Arch HostArch = Arch::X86_64;
+#elif defined(__aarch64__)
+constexpr Arch HostArch = Arch::Arm64;
+#else
+constexpr Arch HostArch = Arch::Unknown;
+#endif
+
 struct StoppedThread {
   pid_t tid = 0;
   int pendingSignal = 0; // a signal it was about to take, given back at resume

@@ -42,9 +42,13 @@ TEST_CASE("a live process is stopped, read and resumed") {
                        std::filesystem::directory_iterator()) < 4)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
-  auto live = LiveProcess::attach(child);
+  auto live = LiveProcess::open(child);
   REQUIRE(bool(live));
   std::unique_ptr<Target> target = (*live)->takeTarget();
+  CHECK(target->threads.empty());
+  auto stopped = (*live)->stop();
+  REQUIRE(bool(stopped));
+  target->threads = stopped->threads;
   CHECK(target->format() == "live");
   CHECK(target->process.pid == uint64_t(child));
   REQUIRE(target->threads.size() == 4);
@@ -73,10 +77,10 @@ TEST_CASE("a live process is stopped, read and resumed") {
 }
 
 TEST_CASE("no such process, a thread's id and stackwalk itself are errors with a reason") {
-  auto none = LiveProcess::attach(0x3fffffff);
+  auto none = LiveProcess::open(0x3fffffff);
   REQUIRE_FALSE(bool(none));
   CHECK(llvm::toString(none.takeError()) == "no process 1073741823");
-  auto self = LiveProcess::attach(getpid());
+  auto self = LiveProcess::open(getpid());
   REQUIRE_FALSE(bool(self));
   CHECK(llvm::toString(self.takeError()) == "stackwalk cannot stop itself");
 }

@@ -17,8 +17,8 @@ const ThreadInfo *threadById(const Target &target, uint64_t tid) {
   return it == target.threads.end() ? nullptr : &*it;
 }
 
-// Every thread asked for is in the dump; else which are, to pick from.
-llvm::Error checkRequestedThreads(const Target &target, const WalkOptions &options) {
+// Every thread asked for is in the dump (or process); else which are, to pick from.
+llvm::Error checkRequestedThreads(const Target &target, const WalkOptions &options, const std::string &where) {
   if (options.allThreads) return llvm::Error::success();
   for (uint64_t tid : options.threadIds) {
     if (threadById(target, tid)) continue;
@@ -27,7 +27,7 @@ llvm::Error checkRequestedThreads(const Target &target, const WalkOptions &optio
     for (size_t i = 0; i < target.threads.size() && i < Listed; ++i)
       existing += (i ? ", " : "") + std::to_string(target.threads[i].tid);
     if (target.threads.size() > Listed) existing += " and " + std::to_string(target.threads.size() - Listed) + " more";
-    return failRequest("thread " + std::to_string(tid) + " is not in the dump (its threads: " + existing + ")");
+    return failRequest("thread " + std::to_string(tid) + " is not in " + where + " (its threads: " + existing + ")");
   }
   return llvm::Error::success();
 }
@@ -77,8 +77,22 @@ llvm::Expected<std::unique_ptr<ProcessWalk>> ProcessWalk::open(std::unique_ptr<T
     for (const std::string &warning : target->warnings) why += "; " + warning;
     return fail(why);
   }
-  if (llvm::Error error = checkRequestedThreads(*target, options)) return error;
+  if (llvm::Error error = checkRequestedThreads(*target, options, "the dump")) return error;
   return std::unique_ptr<ProcessWalk>(new ProcessWalk(std::move(target), std::move(dumpPath), options, session));
+}
+
+std::unique_ptr<ProcessWalk> ProcessWalk::openWithoutThreads(std::unique_ptr<Target> target, std::string name,
+                                                             const WalkOptions &options, WalkSession &session) {
+  return std::unique_ptr<ProcessWalk>(new ProcessWalk(std::move(target), std::move(name), options, session));
+}
+
+llvm::Error ProcessWalk::adoptThreads(std::vector<ThreadInfo> threads, const std::vector<std::string> &warnings) {
+  if (threads.empty()) return fail("no thread of " + report_.dumpPath + " could be stopped");
+  target_->threads = std::move(threads);
+  report_.warnings.insert(report_.warnings.end(), warnings.begin(), warnings.end());
+  if (llvm::Error error = checkRequestedThreads(*target_, options_, "the process")) return error;
+  report_.threads = selectThreads(*target_, options_, report_.warnings);
+  return llvm::Error::success();
 }
 
 llvm::Expected<std::unique_ptr<ProcessWalk>> ProcessWalk::open(const std::string &dumpPath, const WalkOptions &options,

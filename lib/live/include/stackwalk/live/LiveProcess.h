@@ -1,8 +1,9 @@
 // A running Linux process as a Target: the third source beside the two dump
-// loaders. Every thread is stopped (ptrace's PTRACE_SEIZE and
-// PTRACE_INTERRUPT) while the walk reads it, and resumed as soon as the walk
-// has what it needs; memory comes from process_vm_readv, and each page read
-// while stopped is kept, so the report is one instant's.
+// loaders. What does not change while it runs (its mappings, modules, thread
+// names) is read first; then every thread is stopped (ptrace's PTRACE_SEIZE
+// and PTRACE_INTERRUPT) while the walk reads its stacks, and resumed as soon
+// as the walk has what it needs. Memory comes from process_vm_readv, and each
+// page read while stopped is kept, so the report is one instant's.
 #pragma once
 
 #include "stackwalk/core/Target.h"
@@ -10,6 +11,7 @@
 #include "llvm/Support/Error.h"
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <sys/types.h>
 
@@ -22,15 +24,25 @@ class ProcessMemory;
 
 class LiveProcess {
 public:
-  // Stops every thread of process `pid` and reads its threads, registers,
-  // mappings and modules. Fails (the process untouched) when there is no
-  // such process, it is another's to trace, or a tracer already holds it.
-  static llvm::Expected<std::unique_ptr<LiveProcess>> attach(pid_t pid);
-  ~LiveProcess(); // resumes the process if resume() was not called
+  // Reads process `pid`'s mappings, modules and thread names, the process
+  // running on. Fails when there is no such process, the number is a
+  // thread's, or a tracer already holds it.
+  static llvm::Expected<std::unique_ptr<LiveProcess>> open(pid_t pid);
+  ~LiveProcess(); // resumes the process if it is stopped
 
-  // The process as a target; its memory reads the stopped process, and
-  // after resume() only the pages read before and read-only file mappings.
+  // The process as a target, without threads until stop(). Its memory reads
+  // the process; once stopped, it forgets what it read before; after
+  // resume(), it reads only the pages read while stopped and the read-only
+  // mappings of files.
   std::unique_ptr<Target> takeTarget() { return std::move(target_); }
+
+  struct Threads {
+    std::vector<ThreadInfo> threads; // with their registers and names
+    std::vector<std::string> warnings;
+  };
+  // Stops every thread. Fails (the process running on) when it is another
+  // user's to trace, or has no thread left.
+  llvm::Expected<Threads> stop();
 
   // Lets every thread run again (each with any signal it was stopped with)
   // and returns how long the process was stopped. Idempotent.
@@ -42,7 +54,9 @@ private:
   std::unique_ptr<live::ThreadStop> stop_;
   std::shared_ptr<live::ProcessMemory> memory_;
   std::unique_ptr<Target> target_;
-  std::vector<MemoryRegion> unchanging_; // read-only mappings of files
+  pid_t pid_ = 0;
+  std::map<pid_t, std::string> threadNames_; // read before stopping
+  std::vector<MemoryRegion> unchanging_;      // read-only mappings of files
 };
 
 } // namespace stackwalk

@@ -43,6 +43,13 @@ public:
   // Fails when the target has no thread to walk.
   static llvm::Expected<std::unique_ptr<ProcessWalk>> open(std::unique_ptr<Target> target, std::string dumpPath,
                                                            const WalkOptions &options, WalkSession &session);
+  // For a running process: the walk prepared before its threads are
+  // stopped (module files, registered code, the managed runtime found while
+  // it runs on), then given them by adoptThreads().
+  static std::unique_ptr<ProcessWalk> openWithoutThreads(std::unique_ptr<Target> target, std::string name,
+                                                         const WalkOptions &options, WalkSession &session);
+  // The stopped process's threads; fails when there is none, or one asked for is not among them.
+  llvm::Error adoptThreads(std::vector<ThreadInfo> threads, const std::vector<std::string> &warnings);
   // The same, loading the dump first.
   static llvm::Expected<std::unique_ptr<ProcessWalk>> open(const std::string &dumpPath, const WalkOptions &options,
                                                            WalkSession &session);
