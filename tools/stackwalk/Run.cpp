@@ -113,7 +113,9 @@ int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::
   // Module files, registrations and the runtime are found while the process
   // runs; its threads are stopped only to be unwound, and run on while their
   // frames are named from the module files.
-  std::unique_ptr<ProcessWalk> walk = ProcessWalk::openWithoutThreads(std::move(target), name, options.walk, session);
+  WalkOptions walkOptions = options.walk;
+  if (walkOptions.perfMap.empty()) walkOptions.perfMap = (*live)->perfMap().value_or("");
+  std::unique_ptr<ProcessWalk> walk = ProcessWalk::openWithoutThreads(std::move(target), name, walkOptions, session);
   auto stopped = (*live)->stop();
   if (!stopped) return unreadable(stopped.takeError());
   if (llvm::Error error = walk->adoptThreads(std::move(stopped->threads), stopped->warnings)) {

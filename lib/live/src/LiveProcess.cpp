@@ -15,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -157,6 +158,14 @@ llvm::Expected<LiveProcess::Threads> LiveProcess::stop() {
   if (size_t dropped = stop_->droppedThreads())
     out.warnings.push_back(std::to_string(dropped) + " thread(s) exited or did not stop in time; not walked");
   return out;
+}
+
+std::optional<std::string> LiveProcess::perfMap() const {
+  std::string path = "/tmp/perf-" + std::to_string(pid_) + ".map";
+  struct stat file, process;
+  if (stat(path.c_str(), &file) != 0 || stat(procPath(pid_, "").c_str(), &process) != 0) return std::nullopt;
+  if (!S_ISREG(file.st_mode) || file.st_uid != process.st_uid) return std::nullopt;
+  return path;
 }
 
 LiveProcess::~LiveProcess() { resume(); }

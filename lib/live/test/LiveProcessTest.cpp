@@ -4,7 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <csignal>
 #include <sys/wait.h>
 #include <thread>
@@ -62,6 +64,17 @@ TEST_CASE("a live process is stopped, read and resumed") {
   for (const Module &module : target->modules) sawLibc |= module.name.starts_with("libc.so");
   CHECK(sawLibc);
   uint64_t pageAlreadyRead = uint64_t(&marker);
+
+  // The process's perf map is used only when the process's user wrote it.
+  std::string perfMap = "/tmp/perf-" + std::to_string(child) + ".map";
+  CHECK_FALSE((*live)->perfMap());
+  { std::ofstream(perfMap) << "7f0000000000 10 jitted\n"; }
+  CHECK((*live)->perfMap() == perfMap);
+  if (geteuid() == 0) {
+    REQUIRE(chown(perfMap.c_str(), 65534, 65534) == 0);
+    CHECK_FALSE((*live)->perfMap());
+  }
+  std::remove(perfMap.c_str());
 
   CHECK((*live)->resume().count() > 0);
   // After resuming, only what was read while stopped can be read, and

@@ -13,6 +13,8 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <sys/types.h>
 
 namespace stackwalk {
@@ -35,6 +37,11 @@ public:
   // resume(), it reads only the pages read while stopped and the read-only
   // mappings of files.
   std::unique_ptr<Target> takeTarget() { return std::move(target_); }
+
+  // The perf map the process wrote (/tmp/perf-PID.map, as perf and .NET's
+  // DOTNET_PerfMapEnabled name it), when it exists and belongs to the
+  // process's user: here, unlike for a dump, the pid is this process's.
+  std::optional<std::string> perfMap() const;
 
   struct Threads {
     std::vector<ThreadInfo> threads; // with their registers and names
