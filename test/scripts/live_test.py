@@ -15,6 +15,10 @@ debugger holds: one line each, exit code 3, the process untouched; a
 With dotnet (an SDK and createdump): test/dumps/dotnet/program is built and
 parked; its managed frames and runtime Frames walked live must equal those
 of a createdump dump of the same process taken right after.
+
+--save-core: the core written of the first program reads back, in stackwalk
+and in gdb, to the frames of the live walk; the .NET program's, in stackwalk,
+to the same managed frames.
 """
 import json
 import os
@@ -53,14 +57,50 @@ def wait_asleep(pid):
     raise SystemExit(f"not every thread of {pid} is asleep")
 
 
-def stackwalk_frames(stackwalk, pid):
-    out = subprocess.run([stackwalk, "--pid", str(pid), "--all-threads", "--json"], capture_output=True, text=True)
+def physical_frames(report):
+    return {t["tid"]: [int(f["ip"], 16) for f in t["frames"] if not f["inlined"] and not f["tail_call"]]
+            for t in report["threads"]}
+
+
+def stackwalk_frames(stackwalk, pid, *options):
+    out = subprocess.run([stackwalk, "--pid", str(pid), "--all-threads", "--json", *options],
+                         capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"stackwalk --pid {pid}: exit {out.returncode}: {out.stderr}")
     report = json.loads(out.stdout)
     assert report["dump"]["format"] == "live" and report["dump"]["pause_us"] > 0, report["dump"]
-    return {t["tid"]: [int(f["ip"], 16) for f in t["frames"] if not f["inlined"] and not f["tail_call"]]
-            for t in report["threads"]}
+    return physical_frames(report)
+
+
+GDB_FRAMES = """python
+for thread in gdb.selected_inferior().threads():
+    thread.switch()
+    frame, pcs = gdb.newest_frame(), []
+    while frame is not None:
+        if frame.type() not in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME):
+            pcs.append(frame.pc())
+        frame = frame.older()
+    print("FRAMES", thread.ptid[1], " ".join(map(str, pcs)))
+"""
+
+
+def saved_core(stackwalk, exe, pid, tmp):
+    """--save-core: the core it writes walks to the same frames in stackwalk and in gdb."""
+    core = os.path.join(tmp, "saved.core")
+    live = stackwalk_frames(stackwalk, pid, "--save-core", core)
+    out = subprocess.run([stackwalk, core, "--all-threads", "--json"], capture_output=True, text=True)
+    failures = []
+    if out.returncode != 0 or physical_frames(json.loads(out.stdout)) != live:
+        failures.append(f"--save-core: stackwalk reads other frames from the core (exit {out.returncode})")
+    if shutil.which("gdb"):
+        gdb = subprocess.run(["gdb", "-q", "-nx", "-batch", "-ex", "set backtrace past-main on", "-ex", GDB_FRAMES,
+                              exe, core], capture_output=True, text=True)
+        theirs = {int(line.split()[1]): [int(a) for a in line.split()[2:]]
+                  for line in gdb.stdout.splitlines() if line.startswith("FRAMES")}
+        if theirs != live:
+            failures.append(f"--save-core: gdb's frames {theirs} vs the live walk's {live}")
+    print(f"     --save-core: {os.path.getsize(core)} bytes, {sum(map(len, live.values()))} frames read back")
+    return failures
 
 
 def eu_stack_frames(pid):
@@ -134,7 +174,7 @@ def dotnet_case(stackwalk):
         process = start(os.path.join(tmp, "app", "StackwalkDotnet"), "park", f"{tmp}/park.json")
         try:
             wait_asleep(process.pid)
-            code, live = managed_frames(stackwalk, "--pid", str(process.pid))
+            code, live = managed_frames(stackwalk, "--pid", str(process.pid), "--save-core", f"{tmp}/saved.core")
             check_running(process.pid, "the .NET program")
             # the runtime the program runs on: the one dotnet lists last, as make-dumps.sh picks
             version, folder = re.findall(r"Microsoft.NETCore.App ([\d.]+) \[(.*)\]", subprocess.run(
@@ -142,12 +182,14 @@ def dotnet_case(stackwalk):
             createdump = os.path.join(folder, version, "createdump")
             subprocess.run([createdump, "-f", f"{tmp}/park.core", str(process.pid)], capture_output=True, check=True)
             _, dumped = managed_frames(stackwalk, f"{tmp}/park.core")
+            _, saved = managed_frames(stackwalk, f"{tmp}/saved.core")
         finally:
             process.kill()
             process.wait()
-    print(f"     .NET program: {len(live)} managed and runtime frames live, {len(dumped)} in its dump")
-    if code != 0 or not live or live != dumped:
-        return [f".NET program: live {live} vs dump {dumped} (exit {code})"]
+    print(f"     .NET program: {len(live)} managed and runtime frames live, {len(dumped)} in its dump, "
+          f"{len(saved)} in the core --save-core wrote")
+    if code != 0 or not live or live != dumped or saved != live:
+        return [f".NET program: live {live} vs dump {dumped} vs saved core {saved} (exit {code})"]
     return []
 
 
@@ -173,6 +215,8 @@ def main():
                                     f"{[hex(a) for a in theirs[tid]]}")
             if name == PROGRAMS[0]:
                 failures += errors(stackwalk, process)
+                with tempfile.TemporaryDirectory(prefix="stackwalk-live-") as tmp:
+                    failures += saved_core(stackwalk, os.path.join(dumps, "bin", name), process.pid, tmp)
                 check_running(process.pid, name)
             if process.poll() is not None:
                 failures.append(f"{name} exited after the walk")

@@ -116,7 +116,7 @@ int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::
   WalkOptions walkOptions = options.walk;
   if (walkOptions.perfMap.empty()) walkOptions.perfMap = (*live)->perfMap().value_or("");
   std::unique_ptr<ProcessWalk> walk = ProcessWalk::openWithoutThreads(std::move(target), name, walkOptions, session);
-  auto stopped = (*live)->stop();
+  auto stopped = (*live)->stop(/*forCore=*/!options.saveCore.empty());
   if (!stopped) return unreadable(stopped.takeError());
   if (llvm::Error error = walk->adoptThreads(std::move(stopped->threads), stopped->warnings)) {
     (*live)->resume();
@@ -124,11 +124,17 @@ int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::
   }
   walk->unwindAll();
   process.process.pauseMicroseconds = uint64_t((*live)->resume().count());
+  int exitCode = ExitOk;
+  if (!options.saveCore.empty())
+    if (llvm::Error error = (*live)->saveCore(options.saveCore)) {
+      err << "stackwalk: --save-core: " << printable(llvm::toString(std::move(error))) << "\n";
+      exitCode = ExitUnreadable;
+    }
   std::unique_ptr<ReportPrinter> printer = makePrinter(options, out);
   printer->begin(walk->report());
   while (auto thread = walk->nextThread()) printer->thread(*thread);
   printer->end(printer->printsSignature() ? walk->finish() : walk->report());
-  return ExitOk;
+  return exitCode;
 }
 
 int reportBatch(const std::vector<std::string> &paths, const RunOptions &options, std::ostream &out, std::ostream &err) {

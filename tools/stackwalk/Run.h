@@ -28,6 +28,7 @@ struct RunOptions {
   std::string unwindInfo;           // --unwind-info WHERE: describe the unwind data there instead
   uint64_t maxDebugBytes = uint64_t(2) << 30; // DWARF per dump, uncompressed (DebugInfoBudget.h)
   std::string symbolCache; // decompressed debug files are kept there; empty: none kept
+  std::string saveCore;    // --pid: an ELF core of what was read is written there
   // Walk in worker processes under these limits (always for a batch; for one
   // dump when --timeout or --max-memory is given). `workers` comes from `jobs`.
   std::optional<WorkerLimits> isolation;

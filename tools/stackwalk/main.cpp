@@ -106,6 +106,10 @@ int main(int argc, char **argv) {
                                 "walk this running process instead of a dump, its threads stopped while they are read "
                                 "(Linux; repeatable: one report each, in turn)")
                      ->allow_extra_args(false);
+  auto *optSaveCore = app.add_option("--save-core", options.saveCore,
+                                     "with one --pid: also write what was read as an ELF core FILE (its threads, the "
+                                     "pages read while stopped and its whole stacks; gdb and stackwalk read it)")
+                          ->needs(optPid);
   app.add_flag("-a,--all-threads", options.walk.allThreads, "walk every thread");
   app.add_option("--thread", options.walk.threadIds, "walk this thread (repeatable)")->allow_extra_args(false);
   app.add_flag("--json", json, "print JSON (schema stackwalk/1); several dumps: one document per line");
@@ -210,6 +214,8 @@ int main(int argc, char **argv) {
     if (summary && (json || ndjson)) throw CLI::ValidationError("--summary", "cannot be combined with --json");
     if (*optUnwindInfo && (json || ndjson || summary))
       throw CLI::ValidationError("--unwind-info", "prints text: it cannot be combined with --json or --summary");
+    if (*optSaveCore && pids.size() != 1)
+      throw CLI::ValidationError("--save-core", "writes the core of one process: give one --pid");
     if (*optPid && (!dumpPaths.empty() || !fromFile.empty()))
       throw CLI::ValidationError("--pid", "walks running processes: give no dump with it");
     if (*optPid && (*optScanFrom || *optUnwindInfo || options.runtimeInfo || *optTimeout || *optMaxMemory || untrusted))

@@ -1,5 +1,6 @@
 #include "stackwalk/live/LiveProcess.h"
 
+#include "CoreWriter.h"
 #include "ProcessMaps.h"
 #include "ProcessMemory.h"
 #include "ThreadStop.h"
@@ -98,11 +99,8 @@ void useMappedFile(Module &module, pid_t pid, const std::vector<elfcore::FileMap
     }
 }
 
-void addModules(Target &target, pid_t pid, const live::ProcessMaps &maps) {
-  auto auxv = elfcore::parseAuxv([&] {
-    std::string bytes = readProcFile(procPath(pid, "auxv")).value_or("");
-    return std::vector<uint8_t>(bytes.begin(), bytes.end());
-  }());
+void addModules(Target &target, pid_t pid, const live::ProcessMaps &maps, const std::vector<uint8_t> &auxvBytes) {
+  auto auxv = elfcore::parseAuxv(auxvBytes);
   target.modules = elfcore::modulesFromFileNote(maps.files, target);
   for (Module &module : target.modules) useMappedFile(module, pid, maps.files);
   if (auto entry = auxvValue(auxv, elfcore::AT_ENTRY))
@@ -134,16 +132,29 @@ llvm::Expected<std::unique_ptr<LiveProcess>> LiveProcess::open(pid_t pid) {
   for (const elfcore::FileMapping &file : maps.files)
     if (const MemoryRegion *region = target->regionAt(file.start); region && !region->writable)
       live->unchanging_.push_back(*region);
-  addModules(*target, pid, maps);
+  std::string auxv = readProcFile(procPath(pid, "auxv")).value_or("");
+  live->auxv_.assign(auxv.begin(), auxv.end());
+  addModules(*target, pid, maps, live->auxv_);
+  live->name_ = target->process.name;
+  live->commandLine_ = target->process.commandLine;
+  live->regions_ = maps.regions;
+  live->files_ = maps.files;
   live->target_ = std::move(target);
   return live;
 }
 
-llvm::Expected<LiveProcess::Threads> LiveProcess::stop() {
+llvm::Expected<LiveProcess::Threads> LiveProcess::stop(bool forCore) {
   auto stop = live::ThreadStop::stop(pid_);
   if (!stop) return stop.takeError();
   stop_ = std::move(*stop);
-  memory_->forget(); // what was read while the process ran
+  // What was read while the process ran may have changed since: a walk reads
+  // it again as it needs it; a core holds all of it, read again now.
+  if (forCore) {
+    memory_->refresh();
+    keepForCore();
+  } else {
+    memory_->forget();
+  }
   Threads out;
   for (const live::StoppedThread &stopped : stop_->threads()) {
     ThreadInfo thread;
@@ -166,6 +177,45 @@ std::optional<std::string> LiveProcess::perfMap() const {
   if (stat(path.c_str(), &file) != 0 || stat(procPath(pid_, "").c_str(), &process) != 0) return std::nullopt;
   if (!S_ISREG(file.st_mode) || file.st_uid != process.st_uid) return std::nullopt;
   return path;
+}
+
+// What a debugger reading the core needs beyond what the walk read: each
+// thread's stack, from below its stack pointer (the red zone, where a leaf
+// function keeps its locals) to the end of its mapping, at most 8 MiB; the
+// first page of each module (its ELF header and build-id, as the kernel's
+// coredump_filter keeps them); and the dynamic linker's list of modules
+// (r_debug and its link_map entries), which gdb follows to find them.
+void LiveProcess::keepForCore() {
+  constexpr uint64_t RedZone = 128, MaxStackBytes = 8 << 20;
+  for (const live::StoppedThread &thread : stop_->threads()) {
+    auto sp = thread.registers.sp();
+    if (!sp) continue;
+    auto after = std::upper_bound(regions_.begin(), regions_.end(), *sp,
+                                  [](uint64_t a, const MemoryRegion &r) { return a < r.start; });
+    if (after == regions_.begin() || *sp >= std::prev(after)->end) continue;
+    uint64_t start = std::max(std::prev(after)->start, *sp - std::min(*sp, RedZone));
+    memory_->keep(start, std::min(std::prev(after)->end, start + MaxStackBytes));
+  }
+  for (const elfcore::FileMapping &file : files_)
+    if (file.fileOffset == 0) memory_->keep(file.start, file.start + 1);
+  live::SharedProcessMemory memory(memory_);
+  std::vector<std::string> ignored;
+  for (auto [key, value] : elfcore::parseAuxv(auxv_))
+    if (key == elfcore::AT_PHDR) elfcore::modulesFromLinkMap(value, "", memory, ignored); // read to be kept
+}
+
+llvm::Error LiveProcess::saveCore(const std::string &path) const {
+  if (!stop_) return fail("the process was not stopped: there is nothing to write");
+  live::CoreContents contents;
+  contents.pid = uint32_t(pid_);
+  contents.name = name_;
+  contents.arguments = commandLine_;
+  for (const live::StoppedThread &thread : stop_->threads()) contents.threads.push_back({uint32_t(thread.tid), thread.userRegs});
+  contents.auxv = auxv_;
+  contents.files = files_;
+  contents.regions = regions_;
+  for (auto &[address, bytes] : memory_->keptRanges()) contents.memory.push_back({address, std::move(bytes)});
+  return live::writeElfCore(path, contents);
 }
 
 LiveProcess::~LiveProcess() { resume(); }

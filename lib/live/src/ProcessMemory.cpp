@@ -41,6 +41,31 @@ const ProcessMemory::Page *ProcessMemory::page(uint64_t number) {
   return pages_.emplace(number, std::move(bytes)).first->second.get();
 }
 
+void ProcessMemory::keep(uint64_t start, uint64_t end) {
+  for (uint64_t number = start / PageSize; number * PageSize < end; ++number) page(number);
+}
+
+void ProcessMemory::refresh() {
+  std::vector<uint64_t> numbers;
+  for (const auto &[number, bytes] : pages_) numbers.push_back(number);
+  pages_.clear();
+  for (uint64_t number : numbers) page(number);
+}
+
+std::vector<std::pair<uint64_t, std::vector<uint8_t>>> ProcessMemory::keptRanges() const {
+  std::vector<uint64_t> numbers;
+  for (const auto &[number, bytes] : pages_)
+    if (bytes) numbers.push_back(number);
+  std::sort(numbers.begin(), numbers.end());
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> ranges;
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    if (i == 0 || numbers[i] != numbers[i - 1] + 1) ranges.push_back({numbers[i] * PageSize, {}});
+    const Page &bytes = *pages_.at(numbers[i]);
+    ranges.back().second.insert(ranges.back().second.end(), bytes.begin(), bytes.end());
+  }
+  return ranges;
+}
+
 bool ProcessMemory::read(uint64_t address, std::span<uint8_t> out) {
   if (out.empty()) return true;
   if (address + out.size() < address) return false;

@@ -24,8 +24,16 @@ public:
   ~ProcessMemory();
 
   bool read(uint64_t address, std::span<uint8_t> out);
+  // Reads and keeps the pages of [start, end) now: a thread's whole stack,
+  // for a core file.
+  void keep(uint64_t start, uint64_t end);
+  // The readable pages kept, as runs of adjacent pages: what a core file holds.
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> keptRanges() const;
   // Drops the pages read so far: the process was running when they were read.
   void forget() { pages_.clear(); }
+  // Reads the pages read so far again: for a core, which must hold them as
+  // they are now, the process stopped.
+  void refresh();
   // From now on, only pages already read, and those in `unchanging`, are read.
   void freeze(std::vector<MemoryRegion> unchanging) {
     frozen_ = true;

@@ -78,7 +78,7 @@ llvm::Expected<size_t> ThreadStop::seizeNewThreads() {
                   std::strerror(errno));
     }
     ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr);
-    threads_.push_back({tid, 0, RegisterFile(HostArch)});
+    threads_.push_back({tid, 0, RegisterFile(HostArch), {}});
   }
   // Wait for this round's stops before listing again: a stopped thread
   // starts no new one.
@@ -109,8 +109,10 @@ bool ThreadStop::awaitStop(StoppedThread &thread) {
   if (status >> 16 != PTRACE_EVENT_STOP) thread.pendingSignal = WSTOPSIG(status);
   uint8_t regs[1024];
   iovec io{regs, sizeof regs};
-  if (ptrace(PTRACE_GETREGSET, thread.tid, reinterpret_cast<void *>(NT_PRSTATUS), &io) == 0)
-    if (auto registers = elfcore::parseUserRegs({regs, io.iov_len}, HostArch)) thread.registers = *registers;
+  if (ptrace(PTRACE_GETREGSET, thread.tid, reinterpret_cast<void *>(NT_PRSTATUS), &io) == 0) {
+    thread.userRegs.assign(regs, regs + io.iov_len);
+    if (auto registers = elfcore::parseUserRegs(thread.userRegs, HostArch)) thread.registers = *registers;
+  }
   return true;
 }
 

@@ -29,6 +29,7 @@ struct StoppedThread {
   pid_t tid = 0;
   int pendingSignal = 0; // a signal it was about to take, given back at resume
   RegisterFile registers;
+  std::vector<uint8_t> userRegs; // as PTRACE_GETREGSET gave them, for a core file
 };
 
 class ThreadStop {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "stackwalk/core/Target.h"
+#include "stackwalk/elfcore/CoreNotes.h"
 
 #include "llvm/Support/Error.h"
 
@@ -47,9 +48,15 @@ public:
     std::vector<ThreadInfo> threads; // with their registers and names
     std::vector<std::string> warnings;
   };
-  // Stops every thread. Fails (the process running on) when it is another
-  // user's to trace, or has no thread left.
-  llvm::Expected<Threads> stop();
+  // Stops every thread; with forCore, also reads what saveCore() writes
+  // beyond what the walk reads (whole stacks, the dynamic linker's module list). Fails (the process running on) when it is
+  // another user's to trace, or has no thread left.
+  llvm::Expected<Threads> stop(bool forCore = false);
+
+  // Writes an ELF core of what was read while the process was stopped
+  // (--save-core): its threads, those pages, its mappings; gdb and
+  // stackwalk read it as a core the kernel wrote. After stop().
+  llvm::Error saveCore(const std::string &path) const;
 
   // Lets every thread run again (each with any signal it was stopped with)
   // and returns how long the process was stopped. Idempotent.
@@ -57,13 +64,18 @@ public:
 
 private:
   LiveProcess() = default;
+  void keepForCore();
 
   std::unique_ptr<live::ThreadStop> stop_;
   std::shared_ptr<live::ProcessMemory> memory_;
   std::unique_ptr<Target> target_;
   pid_t pid_ = 0;
+  std::string name_, commandLine_;
+  std::vector<uint8_t> auxv_;
+  std::vector<MemoryRegion> regions_;
   std::map<pid_t, std::string> threadNames_; // read before stopping
   std::vector<MemoryRegion> unchanging_;      // read-only mappings of files
+  std::vector<elfcore::FileMapping> files_;   // what a core's NT_FILE lists
 };
 
 } // namespace stackwalk

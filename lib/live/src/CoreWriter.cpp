@@ -1,0 +1,146 @@
+#include "CoreWriter.h"
+
+#include "stackwalk/core/Fail.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Support/FileOutputBuffer.h"
+
+#include <algorithm>
+#include <cstring>
+
+using llvm::ELF::Elf64_Ehdr;
+using llvm::ELF::Elf64_Phdr;
+
+namespace stackwalk::live {
+namespace {
+
+constexpr uint64_t PageSize = 4096;
+// struct elf_prstatus and elf_prpsinfo (x86-64): the offsets CoreNotes.cpp reads.
+constexpr size_t PrStatusSize = 336, PrPid = 32, PrReg = 112, UserRegsSize = 27 * 8;
+constexpr size_t PrPsInfoSize = 136, PsPid = 24, PsFname = 40, PsArgs = 56;
+
+class NoteWriter {
+public:
+  void add(uint32_t type, const std::vector<uint8_t> &desc) {
+    put32(5); // "CORE\0"
+    put32(uint32_t(desc.size()));
+    put32(type);
+    bytes_.insert(bytes_.end(), {'C', 'O', 'R', 'E', 0, 0, 0, 0});
+    bytes_.insert(bytes_.end(), desc.begin(), desc.end());
+    bytes_.resize((bytes_.size() + 3) / 4 * 4, 0);
+  }
+  const std::vector<uint8_t> &bytes() const { return bytes_; }
+
+private:
+  void put32(uint32_t value) { bytes_.insert(bytes_.end(), (uint8_t *)&value, (uint8_t *)&value + 4); }
+  std::vector<uint8_t> bytes_;
+};
+
+template <typename T> void store(std::vector<uint8_t> &out, size_t offset, T value) {
+  std::memcpy(out.data() + offset, &value, sizeof value);
+}
+
+void storeString(std::vector<uint8_t> &out, size_t offset, size_t room, const std::string &text) {
+  std::memcpy(out.data() + offset, text.data(), std::min(text.size(), room - 1));
+}
+
+std::vector<uint8_t> fileNote(const std::vector<elfcore::FileMapping> &files) {
+  std::vector<uint8_t> out(16 + files.size() * 24);
+  store<uint64_t>(out, 0, files.size());
+  store<uint64_t>(out, 8, PageSize);
+  for (size_t i = 0; i < files.size(); ++i) {
+    store<uint64_t>(out, 16 + i * 24, files[i].start);
+    store<uint64_t>(out, 24 + i * 24, files[i].end);
+    store<uint64_t>(out, 32 + i * 24, files[i].fileOffset / PageSize);
+  }
+  for (const elfcore::FileMapping &file : files) out.insert(out.end(), file.path.c_str(), file.path.c_str() + file.path.size() + 1);
+  return out;
+}
+
+std::vector<uint8_t> notes(const CoreContents &contents) {
+  NoteWriter writer;
+  for (const CoreContents::Thread &thread : contents.threads) {
+    std::vector<uint8_t> status(PrStatusSize, 0);
+    store<uint32_t>(status, PrPid, thread.tid);
+    std::memcpy(status.data() + PrReg, thread.userRegs.data(), std::min(thread.userRegs.size(), UserRegsSize));
+    writer.add(elfcore::NT_PRSTATUS, status);
+    if (&thread == &contents.threads.front()) {
+      std::vector<uint8_t> info(PrPsInfoSize, 0);
+      store<uint32_t>(info, PsPid, contents.pid);
+      storeString(info, PsFname, 16, contents.name);
+      storeString(info, PsArgs, 80, contents.arguments);
+      writer.add(elfcore::NT_PRPSINFO, info);
+      writer.add(elfcore::NT_AUXV, contents.auxv);
+      writer.add(elfcore::NT_FILE, fileNote(contents.files));
+    }
+  }
+  return writer.bytes();
+}
+
+uint32_t segmentFlags(const std::vector<MemoryRegion> &regions, uint64_t address) {
+  auto after = std::upper_bound(regions.begin(), regions.end(), address,
+                                [](uint64_t a, const MemoryRegion &r) { return a < r.start; });
+  if (after == regions.begin() || address >= std::prev(after)->end) return llvm::ELF::PF_R;
+  const MemoryRegion &region = *std::prev(after);
+  uint32_t flags = 0;
+  if (region.readable) flags |= llvm::ELF::PF_R;
+  if (region.writable) flags |= llvm::ELF::PF_W;
+  if (region.executable) flags |= llvm::ELF::PF_X;
+  return flags;
+}
+
+} // namespace
+
+llvm::Error writeElfCore(const std::string &path, const CoreContents &contents) {
+  if (contents.threads.empty()) return fail("no thread to write");
+  if (contents.memory.size() >= elfcore::PN_XNUM - 1)
+    return fail("the pages read lie in " + std::to_string(contents.memory.size()) + " ranges, more than a core's " +
+                "program headers can count without an extension this writer does not implement");
+  std::vector<uint8_t> noteBytes = notes(contents);
+  size_t headers = sizeof(Elf64_Ehdr) + (1 + contents.memory.size()) * sizeof(Elf64_Phdr);
+  uint64_t dataStart = (headers + noteBytes.size() + PageSize - 1) / PageSize * PageSize;
+  uint64_t size = dataStart;
+  for (const CoreContents::Range &range : contents.memory) size += range.bytes.size();
+  auto buffer = llvm::FileOutputBuffer::create(path, size);
+  if (!buffer) return fail("cannot write " + path + ": " + llvm::toString(buffer.takeError()));
+  uint8_t *out = (*buffer)->getBufferStart();
+
+  Elf64_Ehdr header{};
+  std::memcpy(header.e_ident, llvm::ELF::ElfMagic, 4);
+  header.e_ident[llvm::ELF::EI_CLASS] = llvm::ELF::ELFCLASS64;
+  header.e_ident[llvm::ELF::EI_DATA] = llvm::ELF::ELFDATA2LSB;
+  header.e_ident[llvm::ELF::EI_VERSION] = llvm::ELF::EV_CURRENT;
+  header.e_type = llvm::ELF::ET_CORE;
+  header.e_machine = llvm::ELF::EM_X86_64;
+  header.e_version = llvm::ELF::EV_CURRENT;
+  header.e_phoff = sizeof(Elf64_Ehdr);
+  header.e_ehsize = sizeof(Elf64_Ehdr);
+  header.e_phentsize = sizeof(Elf64_Phdr);
+  header.e_phnum = uint16_t(1 + contents.memory.size());
+  std::memcpy(out, &header, sizeof header);
+
+  Elf64_Phdr note{};
+  note.p_type = llvm::ELF::PT_NOTE;
+  note.p_offset = headers;
+  note.p_filesz = noteBytes.size();
+  std::memcpy(out + sizeof(Elf64_Ehdr), &note, sizeof note);
+  std::memcpy(out + headers, noteBytes.data(), noteBytes.size());
+  uint64_t offset = dataStart;
+  for (size_t i = 0; i < contents.memory.size(); ++i) {
+    const CoreContents::Range &range = contents.memory[i];
+    Elf64_Phdr load{};
+    load.p_type = llvm::ELF::PT_LOAD;
+    load.p_flags = segmentFlags(contents.regions, range.address);
+    load.p_offset = offset;
+    load.p_vaddr = range.address;
+    load.p_filesz = load.p_memsz = range.bytes.size();
+    load.p_align = PageSize;
+    std::memcpy(out + sizeof(Elf64_Ehdr) + (1 + i) * sizeof(Elf64_Phdr), &load, sizeof load);
+    std::memcpy(out + offset, range.bytes.data(), range.bytes.size());
+    offset += range.bytes.size();
+  }
+  if (llvm::Error error = (*buffer)->commit()) return fail("cannot write " + path + ": " + llvm::toString(std::move(error)));
+  return llvm::Error::success();
+}
+
+} // namespace stackwalk::live
