@@ -199,6 +199,13 @@ def main():
         print("SKIP: eu-stack is not installed")
         return 77
     failures, frames = [], 0
+    probe = start(os.path.join(dumps, "bin", PROGRAMS[0]))
+    refused = subprocess.run([stackwalk, "--pid", str(probe.pid)], capture_output=True, text=True).stderr
+    probe.kill()
+    probe.wait()
+    if "not permitted to trace" in refused:
+        print(f"SKIP: this machine does not let stackwalk trace its own test program: {refused.strip()}")
+        return 77
     for name in PROGRAMS:
         process = start(os.path.join(dumps, "bin", name))
         try:
