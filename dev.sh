@@ -62,7 +62,7 @@ case "${1:-}" in
     cmake --build "$BUILD-fuzz"
     seeds="$BUILD-fuzz/seeds"
     rm -rf "$seeds" && fuzz/seeds.sh "$BUILD" "$seeds" >/dev/null
-    for target in elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind libunwind_dynamic ecma_metadata runtime_structures symbol_file process_maps walk; do
+    for target in elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind libunwind_dynamic ecma_metadata runtime_structures symbol_file process_maps cabinet walk; do
       mkdir -p "$BUILD-fuzz/corpus/$target"
       echo "dev.sh: fuzz_$target for ${seconds}s"
       UBSAN_OPTIONS=halt_on_error=1 "$BUILD-fuzz/fuzz/fuzz_$target" "$BUILD-fuzz/corpus/$target" "$seeds/$target" -max_total_time="$seconds" \

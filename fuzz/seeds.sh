@@ -6,7 +6,7 @@ build=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 corpus=$here/../../shared/corpus
-mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/frame_arguments "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/libunwind_dynamic "$out"/ecma_metadata "$out"/runtime_structures "$out"/symbol_file "$out"/process_maps "$out"/walk
+mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/frame_arguments "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/libunwind_dynamic "$out"/ecma_metadata "$out"/runtime_structures "$out"/symbol_file "$out"/process_maps "$out"/cabinet "$out"/walk
 cp "$build"/dumps/cores/*.core "$out"/elfcore/
 cp "$build"/dumps/windows/dumps/*.dmp "$out"/minidump/
 if [ -d "$corpus" ]; then
@@ -41,4 +41,11 @@ x86_64-w64-mingw32-objcopy -O binary --only-section=.xdata "$build"/dumps/window
 cp "$(dirname "$0")"/../lib/frames/test/data/Nested.dll "$out"/ecma_metadata/ 2>/dev/null || true
 head -c 4096 "$build"/dumps/dotnet/cores/park-normal.core > "$out"/runtime_structures/core-head 2>/dev/null || true
 cp /proc/self/maps "$out"/process_maps/self
+# A cabinet as symbol stores compress files (MSZIP, and none), made by gcab when it is there.
+if command -v gcab >/dev/null; then
+  seedfile=$(mktemp -d)
+  head -c 20000 "$build"/dumps/bin/args-O0 > "$seedfile"/input.pdb
+  (cd "$seedfile" && gcab -c -z "$out"/cabinet/mszip.pd_ input.pdb && gcab -c "$out"/cabinet/stored.pd_ input.pdb)
+  rm -rf "$seedfile"
+fi
 echo "seeds in $out"
