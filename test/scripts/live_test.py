@@ -5,8 +5,9 @@ Usage: live_test.py STACKWALK UNPACKED_DUMPS_DIR
 
 Each test program that parks its threads in known places (test/dumps) is
 started and, once every thread is asleep, walked by `stackwalk --pid` and by
-`eu-stack -p`, one after the other: each thread's physical frames (their
-addresses) must be equal. Afterwards every thread of the program must be
+`eu-stack -p` (by `gdb -p` for the program with JIT code registered through
+the GDB JIT interface), one after the other: each thread's physical frames
+(their addresses) must be equal. Afterwards every thread of the program must be
 running again, untraced, and the program must still be there. Then the
 errors: a pid that does not exist, another user's process, a process a
 debugger holds: one line each, exit code 3, the process untouched; a
@@ -30,14 +31,18 @@ import tempfile
 import time
 
 PROGRAMS = ["threads-O2-nofp", "threads-O0-fp", "args-O2", "sighandler", "stripped"]
+# JIT code registered through the GDB JIT interface: eu-stack does not read
+# it, so gdb -p is the oracle.
+GDB_PROGRAMS = ["jit-gdb"]
 
 
 def start(path, *args):
     process = subprocess.Popen([path, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/tmp")
-    if process.stdout.readline().strip() != b"READY":
-        process.kill()
-        raise SystemExit(f"{path} never became ready")
-    return process
+    for line in process.stdout:
+        if line.strip() == b"READY":
+            return process
+    process.kill()
+    raise SystemExit(f"{path} never became ready")
 
 
 def task_states(pid):
@@ -84,6 +89,14 @@ for thread in gdb.selected_inferior().threads():
 """
 
 
+def gdb_frames(*target):
+    """Each thread's physical frames as gdb sees them (an executable and a core, or -p PID)."""
+    gdb = subprocess.run(["gdb", "-q", "-nx", "-batch", "-ex", "set backtrace past-main on", *target, "-ex", GDB_FRAMES],
+                         capture_output=True, text=True)
+    return {int(line.split()[1]): [int(a) for a in line.split()[2:]]
+            for line in gdb.stdout.splitlines() if line.startswith("FRAMES")}
+
+
 def saved_core(stackwalk, exe, pid, tmp):
     """--save-core: the core it writes walks to the same frames in stackwalk and in gdb."""
     core = os.path.join(tmp, "saved.core")
@@ -93,10 +106,7 @@ def saved_core(stackwalk, exe, pid, tmp):
     if out.returncode != 0 or physical_frames(json.loads(out.stdout)) != live:
         failures.append(f"--save-core: stackwalk reads other frames from the core (exit {out.returncode})")
     if shutil.which("gdb"):
-        gdb = subprocess.run(["gdb", "-q", "-nx", "-batch", "-ex", "set backtrace past-main on", "-ex", GDB_FRAMES,
-                              exe, core], capture_output=True, text=True)
-        theirs = {int(line.split()[1]): [int(a) for a in line.split()[2:]]
-                  for line in gdb.stdout.splitlines() if line.startswith("FRAMES")}
+        theirs = gdb_frames(exe, core)
         if theirs != live:
             failures.append(f"--save-core: gdb's frames {theirs} vs the live walk's {live}")
     print(f"     --save-core: {os.path.getsize(core)} bytes, {sum(map(len, live.values()))} frames read back")
@@ -206,19 +216,22 @@ def main():
     if "not permitted to trace" in refused:
         print(f"SKIP: this machine does not let stackwalk trace its own test program: {refused.strip()}")
         return 77
-    for name in PROGRAMS:
+    gdb_programs = GDB_PROGRAMS if shutil.which("gdb") else []
+    for name in PROGRAMS + gdb_programs:
         process = start(os.path.join(dumps, "bin", name))
         try:
             wait_asleep(process.pid)
             ours = stackwalk_frames(stackwalk, process.pid)
             check_running(process.pid, name)
-            theirs = eu_stack_frames(process.pid)
+            oracle = "gdb -p" if name in GDB_PROGRAMS else "eu-stack -p"
+            theirs = gdb_frames("-p", str(process.pid)) if name in GDB_PROGRAMS else eu_stack_frames(process.pid)
+            check_running(process.pid, name)
             if sorted(ours) != sorted(theirs):
-                failures.append(f"{name}: threads {sorted(ours)} vs eu-stack's {sorted(theirs)}")
+                failures.append(f"{name}: threads {sorted(ours)} vs {oracle}'s {sorted(theirs)}")
             for tid in sorted(set(ours) & set(theirs)):
                 frames += len(theirs[tid])
                 if ours[tid] != theirs[tid]:
-                    failures.append(f"{name} thread {tid}: {[hex(a) for a in ours[tid]]} vs eu-stack's "
+                    failures.append(f"{name} thread {tid}: {[hex(a) for a in ours[tid]]} vs {oracle}'s "
                                     f"{[hex(a) for a in theirs[tid]]}")
             if name == PROGRAMS[0]:
                 failures += errors(stackwalk, process)
@@ -233,7 +246,8 @@ def main():
     failures += dotnet_case(stackwalk)
     for failure in failures:
         print("FAIL", failure)
-    print(f"{len(PROGRAMS)} programs, {frames} eu-stack frames compared, {len(failures)} failure(s)")
+    print(f"{len(PROGRAMS) + len(gdb_programs)} programs, {frames} frames compared with eu-stack -p and gdb -p, "
+          f"{len(failures)} failure(s)")
     return 1 if failures else 0
 
 
