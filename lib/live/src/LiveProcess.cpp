@@ -53,6 +53,12 @@ llvm::Error checkTraceable(pid_t pid) {
   if (tgid && *tgid != pid)
     return fail(std::to_string(pid) + " is a thread of process " + std::to_string(*tgid) + "; give the process's id");
   if (pid == getpid()) return fail("stackwalk cannot stop itself");
+  // Neither can be traced; say so rather than that tracing is not permitted.
+  auto state = llvm::StringRef(*status).split("\nState:").second.ltrim(" \t");
+  if (state.starts_with("Z") || state.starts_with("X"))
+    return fail("process " + std::to_string(pid) + " has exited; it has no threads to walk");
+  if (!llvm::StringRef(*status).contains("\nVmSize:")) // no address space: a kernel thread
+    return fail(std::to_string(pid) + " is a kernel thread; it has no user stack to walk");
   auto tracer = statusField(*status, "TracerPid");
   if (tracer && *tracer != 0)
     return fail("process " + std::to_string(pid) + " is already traced by process " + std::to_string(*tracer) +

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <csignal>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -21,12 +22,15 @@ char untouched[1 << 16];                         // .bss that nothing reads whil
 
 // A child with three sleeping threads that answers each byte written to
 // `requests` with one on `answers`.
-pid_t startChild(int requests, int answers) {
+pid_t startChild(int requests[2], int answers[2]) {
   pid_t child = fork();
   if (child != 0) return child;
+  prctl(PR_SET_PDEATHSIG, SIGKILL); // never outlives a test that failed half-way
+  close(requests[1]);
+  close(answers[0]);
   for (int i = 0; i < 3; ++i) std::thread([] { for (;;) pause(); }).detach();
   char byte;
-  while (read(requests, &byte, 1) == 1) (void)!write(answers, &byte, 1);
+  while (read(requests[0], &byte, 1) == 1) (void)!write(answers[1], &byte, 1);
   _exit(0);
 }
 
@@ -36,7 +40,7 @@ TEST_CASE("a live process is stopped, read and resumed") {
   int requests[2], answers[2];
   REQUIRE(pipe(requests) == 0);
   REQUIRE(pipe(answers) == 0);
-  pid_t child = startChild(requests[0], answers[1]);
+  pid_t child = startChild(requests, answers);
   char byte = 'a';
   REQUIRE(write(requests[1], &byte, 1) == 1); // the child is up once it answers
   REQUIRE(read(answers[0], &byte, 1) == 1);
@@ -89,10 +93,23 @@ TEST_CASE("a live process is stopped, read and resumed") {
   waitpid(child, nullptr, 0);
 }
 
-TEST_CASE("no such process, a thread's id and stackwalk itself are errors with a reason") {
+TEST_CASE("no such process, an exited one and stackwalk itself are errors with a reason") {
   auto none = LiveProcess::open(0x3fffffff);
   REQUIRE_FALSE(bool(none));
   CHECK(llvm::toString(none.takeError()) == "no process 1073741823");
+  pid_t zombie = fork();
+  if (zombie == 0) _exit(0);
+  while (!std::ifstream("/proc/" + std::to_string(zombie) + "/status").good() ||
+         [&] {
+           std::ifstream status("/proc/" + std::to_string(zombie) + "/status");
+           std::string text((std::istreambuf_iterator<char>(status)), std::istreambuf_iterator<char>());
+           return text.find("State:\tZ") == std::string::npos;
+         }())
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto exited = LiveProcess::open(zombie);
+  REQUIRE_FALSE(bool(exited));
+  CHECK(llvm::toString(exited.takeError()) == "process " + std::to_string(zombie) + " has exited; it has no threads to walk");
+  waitpid(zombie, nullptr, 0);
   auto self = LiveProcess::open(getpid());
   REQUIRE_FALSE(bool(self));
   CHECK(llvm::toString(self.takeError()) == "stackwalk cannot stop itself");
