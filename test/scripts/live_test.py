@@ -8,7 +8,8 @@ started and, once every thread is asleep, walked by `stackwalk --pid` and by
 `eu-stack -p` (by `gdb -p` for the program with JIT code registered through
 the GDB JIT interface), one after the other: each thread's physical frames
 (their addresses) must be equal. Afterwards every thread of the program must be
-running again, untraced, and the program must still be there. Then the
+running again, untraced, and the program must still be there. A copy of the
+first program deleted while it runs is still named (through map_files). Then the
 errors: a pid that does not exist, another user's process, a process a
 debugger holds: one line each, exit code 3, the process untouched; a
 --thread the process does not have: exit code 2, as for a dump.
@@ -132,6 +133,23 @@ def check_running(pid, name):
         raise SystemExit(f"{name}: threads left stopped or traced after the walk: {held}")
 
 
+def deleted_binary(stackwalk, dumps, tmp):
+    """A program whose file was deleted after it started is named through /proc/PID/map_files."""
+    copy = os.path.join(tmp, "deleted-prog")
+    shutil.copy(os.path.join(dumps, "bin", PROGRAMS[0]), copy)
+    process = start(copy)
+    try:
+        os.unlink(copy)
+        wait_asleep(process.pid)
+        out = subprocess.run([stackwalk, "--pid", str(process.pid), "--all-threads"], capture_output=True, text=True)
+    finally:
+        process.kill()
+        process.wait()
+    if out.returncode != 0 or "deleted-prog!main+" not in out.stdout or "threads.c:" not in out.stdout:
+        return [f"a deleted program's frames are not named from its mapped file (exit {out.returncode})"]
+    return []
+
+
 def errors(stackwalk, victim):
     failures = []
 
@@ -237,6 +255,7 @@ def main():
                 failures += errors(stackwalk, process)
                 with tempfile.TemporaryDirectory(prefix="stackwalk-live-") as tmp:
                     failures += saved_core(stackwalk, os.path.join(dumps, "bin", name), process.pid, tmp)
+                    failures += deleted_binary(stackwalk, dumps, tmp)
                 check_running(process.pid, name)
             if process.poll() is not None:
                 failures.append(f"{name} exited after the walk")
