@@ -45,7 +45,8 @@ cp /proc/self/maps "$out"/process_maps/self
 if command -v gcab >/dev/null; then
   seedfile=$(mktemp -d)
   head -c 20000 "$build"/dumps/bin/args-O0 > "$seedfile"/input.pdb
-  (cd "$seedfile" && gcab -c -z "$out"/cabinet/mszip.pd_ input.pdb && gcab -c "$out"/cabinet/stored.pd_ input.pdb)
+  cabinets=$(cd "$out"/cabinet && pwd)
+  (cd "$seedfile" && gcab -c -z "$cabinets"/mszip.pd_ input.pdb && gcab -c "$cabinets"/stored.pd_ input.pdb)
   rm -rf "$seedfile"
 fi
 echo "seeds in $out"
