@@ -18,13 +18,15 @@ const Module *Target::moduleAt(uint64_t address) const {
   return it->contains(address) ? &*it : nullptr;
 }
 
-const MemoryRegion *Target::regionAt(uint64_t address) const {
-  auto it = std::upper_bound(regions.begin(), regions.end(), address,
+const MemoryRegion *regionContaining(std::span<const MemoryRegion> sorted, uint64_t address) {
+  auto it = std::upper_bound(sorted.begin(), sorted.end(), address,
                              [](uint64_t a, const MemoryRegion &r) { return a < r.start; });
-  if (it == regions.begin()) return nullptr;
+  if (it == sorted.begin()) return nullptr;
   --it;
   return address < it->end ? &*it : nullptr;
 }
+
+const MemoryRegion *Target::regionAt(uint64_t address) const { return regionContaining(regions, address); }
 
 bool Target::read(uint64_t address, std::span<uint8_t> out) const {
   if (readWhole(address, out)) return true;

@@ -79,6 +79,12 @@ std::vector<std::pair<uint64_t, uint64_t>> parseAuxv(std::span<const uint8_t> de
   return out;
 }
 
+std::optional<uint64_t> auxvValue(const std::vector<std::pair<uint64_t, uint64_t>> &auxv, uint64_t type) {
+  for (auto [key, value] : auxv)
+    if (key == type) return value;
+  return std::nullopt;
+}
+
 std::vector<FileMapping> parseFileNote(std::span<const uint8_t> desc) {
   std::vector<FileMapping> out;
   if (desc.size() < 16) return out;

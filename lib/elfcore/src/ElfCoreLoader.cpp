@@ -51,7 +51,6 @@ private:
   }
   Expected<std::vector<Elf64_Phdr>> programHeaders(const Elf64_Ehdr &header);
   void readNotes(std::span<const uint8_t> noteBytes, Arch arch);
-  std::optional<uint64_t> auxvValue(uint64_t type) const;
   void addModules(Target &target, const std::vector<CoreSegment> &segments);
   const PrStatus *crashingThread() const;
 
@@ -113,12 +112,6 @@ void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch) {
   if (!wellFormed) warnings_.push_back("a note segment is malformed; notes after the damage are ignored");
 }
 
-std::optional<uint64_t> CoreReader::auxvValue(uint64_t type) const {
-  for (auto [key, value] : notes_.auxv)
-    if (key == type) return value;
-  return std::nullopt;
-}
-
 // The thread that took the signal. The kernel writes it first and gives every
 // thread the signal in pr_cursig; .NET's createdump writes the threads in
 // its own order, gives only the crashing one a pr_cursig, and follows its
@@ -134,20 +127,20 @@ const PrStatus *CoreReader::crashingThread() const {
 
 void CoreReader::addModules(Target &target, const std::vector<CoreSegment> &segments) {
   std::string executable;
-  if (auto execfn = auxvValue(AT_EXECFN)) executable = target.readCString(*execfn).value_or("");
+  if (auto execfn = auxvValue(notes_.auxv, AT_EXECFN)) executable = target.readCString(*execfn).value_or("");
   if (!notes_.files.empty()) {
     target.modules = modulesFromFileNote(notes_.files, target);
-  } else if (auto phdr = auxvValue(AT_PHDR)) {
+  } else if (auto phdr = auxvValue(notes_.auxv, AT_PHDR)) {
     warnings_.push_back(notes_.sawFileNote ? "the NT_FILE note is malformed; modules come from the link map"
                                            : "no NT_FILE note; modules come from the dynamic linker's link map");
     target.modules = modulesFromLinkMap(*phdr, executable, target, warnings_);
   } else {
     warnings_.push_back("no NT_FILE note and no auxiliary vector: the module list is unknown");
   }
-  if (auto entry = auxvValue(AT_ENTRY))
+  if (auto entry = auxvValue(notes_.auxv, AT_ENTRY))
     for (Module &module : target.modules)
       if (module.contains(*entry)) module.isMainExecutable = true;
-  if (auto vdso = auxvValue(AT_SYSINFO_EHDR)) {
+  if (auto vdso = auxvValue(notes_.auxv, AT_SYSINFO_EHDR)) {
     for (const CoreSegment &seg : segments)
       if (*vdso >= seg.vaddr && *vdso - seg.vaddr < seg.memSize)
         if (auto module = vdsoModule(*vdso, seg.vaddr + seg.memSize, target))

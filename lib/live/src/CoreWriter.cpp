@@ -78,14 +78,12 @@ std::vector<uint8_t> notes(const CoreContents &contents) {
 }
 
 uint32_t segmentFlags(const std::vector<MemoryRegion> &regions, uint64_t address) {
-  auto after = std::upper_bound(regions.begin(), regions.end(), address,
-                                [](uint64_t a, const MemoryRegion &r) { return a < r.start; });
-  if (after == regions.begin() || address >= std::prev(after)->end) return llvm::ELF::PF_R;
-  const MemoryRegion &region = *std::prev(after);
+  const MemoryRegion *region = regionContaining(regions, address);
+  if (!region) return llvm::ELF::PF_R;
   uint32_t flags = 0;
-  if (region.readable) flags |= llvm::ELF::PF_R;
-  if (region.writable) flags |= llvm::ELF::PF_W;
-  if (region.executable) flags |= llvm::ELF::PF_X;
+  if (region->readable) flags |= llvm::ELF::PF_R;
+  if (region->writable) flags |= llvm::ELF::PF_W;
+  if (region->executable) flags |= llvm::ELF::PF_X;
   return flags;
 }
 

@@ -35,31 +35,37 @@ std::optional<std::string> readProcFile(const std::string &path) {
 
 std::string firstLine(std::string text) { return text.substr(0, text.find('\n')); }
 
-// A "Key:\tvalue" line of /proc/PID/status.
-std::optional<long> statusField(const std::string &status, llvm::StringRef key) {
+// The value of a "Key:\tvalue" line of /proc/PID/status.
+std::optional<llvm::StringRef> statusField(llvm::StringRef status, llvm::StringRef key) {
   for (llvm::StringRef line : llvm::split(status, '\n')) {
     auto [name, value] = line.split(':');
-    long number;
-    if (name == key && !value.trim().getAsInteger(10, number)) return number;
+    if (name == key) return value.trim();
   }
   return std::nullopt;
+}
+
+std::optional<long> statusNumber(llvm::StringRef status, llvm::StringRef key) {
+  long number;
+  auto value = statusField(status, key);
+  if (!value || value->getAsInteger(10, number)) return std::nullopt;
+  return number;
 }
 
 // The checks that can fail before any thread is touched.
 llvm::Error checkTraceable(pid_t pid) {
   auto status = readProcFile(procPath(pid, "status"));
   if (!status || status->empty()) return fail("no process " + std::to_string(pid));
-  auto tgid = statusField(*status, "Tgid");
+  auto tgid = statusNumber(*status, "Tgid");
   if (tgid && *tgid != pid)
     return fail(std::to_string(pid) + " is a thread of process " + std::to_string(*tgid) + "; give the process's id");
   if (pid == getpid()) return fail("stackwalk cannot stop itself");
   // Neither can be traced; say so rather than that tracing is not permitted.
-  auto state = llvm::StringRef(*status).split("\nState:").second.ltrim(" \t");
+  llvm::StringRef state = statusField(*status, "State").value_or("");
   if (state.starts_with("Z") || state.starts_with("X"))
     return fail("process " + std::to_string(pid) + " has exited; it has no threads to walk");
-  if (!llvm::StringRef(*status).contains("\nVmSize:")) // no address space: a kernel thread
+  if (!statusField(*status, "VmSize")) // no address space: a kernel thread
     return fail(std::to_string(pid) + " is a kernel thread; it has no user stack to walk");
-  auto tracer = statusField(*status, "TracerPid");
+  auto tracer = statusNumber(*status, "TracerPid");
   if (tracer && *tracer != 0)
     return fail("process " + std::to_string(pid) + " is already traced by process " + std::to_string(*tracer) +
                 " (a debugger?); detach it first");
@@ -71,12 +77,6 @@ std::string commandLine(pid_t pid) {
   while (!text.empty() && text.back() == '\0') text.pop_back();
   std::replace(text.begin(), text.end(), '\0', ' ');
   return text;
-}
-
-std::optional<uint64_t> auxvValue(const std::vector<std::pair<uint64_t, uint64_t>> &auxv, uint64_t type) {
-  for (auto [key, value] : auxv)
-    if (key == type) return value;
-  return std::nullopt;
 }
 
 std::map<pid_t, std::string> threadNames(pid_t pid) {
@@ -109,7 +109,7 @@ void addModules(Target &target, pid_t pid, const live::ProcessMaps &maps, const 
   auto auxv = elfcore::parseAuxv(auxvBytes);
   target.modules = elfcore::modulesFromFileNote(maps.files, target);
   for (Module &module : target.modules) useMappedFile(module, pid, maps.files);
-  if (auto entry = auxvValue(auxv, elfcore::AT_ENTRY))
+  if (auto entry = elfcore::auxvValue(auxv, elfcore::AT_ENTRY))
     for (Module &module : target.modules)
       if (module.contains(*entry)) module.isMainExecutable = true;
   if (maps.vdso)
@@ -135,9 +135,6 @@ llvm::Expected<std::unique_ptr<LiveProcess>> LiveProcess::open(pid_t pid) {
   if (uname(&host) == 0) target->osVersion = host.release;
   live::ProcessMaps maps = live::parseProcessMaps(readProcFile(procPath(pid, "maps")).value_or(""));
   target->regions = maps.regions;
-  for (const elfcore::FileMapping &file : maps.files)
-    if (const MemoryRegion *region = target->regionAt(file.start); region && !region->writable)
-      live->unchanging_.push_back(*region);
   std::string auxv = readProcFile(procPath(pid, "auxv")).value_or("");
   live->auxv_.assign(auxv.begin(), auxv.end());
   addModules(*target, pid, maps, live->auxv_);
@@ -195,19 +192,17 @@ void LiveProcess::keepForCore() {
   constexpr uint64_t RedZone = 128, MaxStackBytes = 8 << 20;
   for (const live::StoppedThread &thread : stop_->threads()) {
     auto sp = thread.registers.sp();
-    if (!sp) continue;
-    auto after = std::upper_bound(regions_.begin(), regions_.end(), *sp,
-                                  [](uint64_t a, const MemoryRegion &r) { return a < r.start; });
-    if (after == regions_.begin() || *sp >= std::prev(after)->end) continue;
-    uint64_t start = std::max(std::prev(after)->start, *sp - std::min(*sp, RedZone));
-    memory_->keep(start, std::min(std::prev(after)->end, start + MaxStackBytes));
+    const MemoryRegion *stack = sp ? regionContaining(regions_, *sp) : nullptr;
+    if (!stack) continue;
+    uint64_t start = std::max(stack->start, *sp - std::min(*sp, RedZone));
+    memory_->keep(start, std::min(stack->end, start + MaxStackBytes));
   }
   for (const elfcore::FileMapping &file : files_)
     if (file.fileOffset == 0) memory_->keep(file.start, file.start + 1);
   live::SharedProcessMemory memory(memory_);
   std::vector<std::string> ignored;
-  for (auto [key, value] : elfcore::parseAuxv(auxv_))
-    if (key == elfcore::AT_PHDR) elfcore::modulesFromLinkMap(value, "", memory, ignored); // read to be kept
+  if (auto phdr = elfcore::auxvValue(elfcore::parseAuxv(auxv_), elfcore::AT_PHDR))
+    elfcore::modulesFromLinkMap(*phdr, "", memory, ignored); // read to be kept
 }
 
 llvm::Error LiveProcess::saveCore(const std::string &path) const {
@@ -228,7 +223,12 @@ LiveProcess::~LiveProcess() { resume(); }
 
 std::chrono::microseconds LiveProcess::resume() {
   if (!stop_) return std::chrono::microseconds(0);
-  memory_->freeze(std::move(unchanging_));
+  // Read-only mappings of files cannot change while the process runs.
+  std::vector<MemoryRegion> unchanging;
+  for (const elfcore::FileMapping &file : files_)
+    if (const MemoryRegion *region = regionContaining(regions_, file.start); region && !region->writable)
+      unchanging.push_back(*region);
+  memory_->freeze(std::move(unchanging));
   return stop_->resume();
 }
 

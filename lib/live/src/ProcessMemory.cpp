@@ -30,12 +30,7 @@ bool ProcessMemory::readLive(uint64_t address, std::span<uint8_t> out) {
 const ProcessMemory::Page *ProcessMemory::page(uint64_t number) {
   auto kept = pages_.find(number);
   if (kept != pages_.end()) return kept->second.get();
-  if (frozen_) {
-    uint64_t address = number * PageSize;
-    auto after = std::upper_bound(unchanging_.begin(), unchanging_.end(), address,
-                                  [](uint64_t a, const MemoryRegion &r) { return a < r.start; });
-    if (after == unchanging_.begin() || address >= std::prev(after)->end) return nullptr;
-  }
+  if (frozen_ && !regionContaining(unchanging_, number * PageSize)) return nullptr;
   auto bytes = std::make_unique<Page>();
   if (!readLive(number * PageSize, *bytes)) bytes.reset();
   return pages_.emplace(number, std::move(bytes)).first->second.get();

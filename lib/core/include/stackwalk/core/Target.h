@@ -57,6 +57,9 @@ struct MemoryRegion {
   bool readable = true, writable = false, executable = false;
 };
 
+// The region of a sorted, non-overlapping list that holds `address`, or null.
+const MemoryRegion *regionContaining(std::span<const MemoryRegion> sorted, uint64_t address);
+
 class Target : public MemorySource {
 public:
   Target(Arch arch, OS os, std::string format, std::unique_ptr<MemorySource> dumpMemory)

@@ -58,6 +58,8 @@ std::optional<RegisterFile> parseUserRegs(std::span<const uint8_t> regs, Arch ar
 std::optional<PrPsInfo> parsePrPsInfo(std::span<const uint8_t> desc);
 std::optional<SigInfo> parseSigInfo(std::span<const uint8_t> desc);
 std::vector<std::pair<uint64_t, uint64_t>> parseAuxv(std::span<const uint8_t> desc);
+// The first value of a key in a parsed auxiliary vector.
+std::optional<uint64_t> auxvValue(const std::vector<std::pair<uint64_t, uint64_t>> &auxv, uint64_t type);
 // Returns as many mappings as are well-formed.
 std::vector<FileMapping> parseFileNote(std::span<const uint8_t> desc);
 

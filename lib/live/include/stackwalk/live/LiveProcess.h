@@ -74,7 +74,6 @@ private:
   std::vector<uint8_t> auxv_;
   std::vector<MemoryRegion> regions_;
   std::map<pid_t, std::string> threadNames_; // read before stopping
-  std::vector<MemoryRegion> unchanging_;      // read-only mappings of files
   std::vector<elfcore::FileMapping> files_;   // what a core's NT_FILE lists
 };
 
