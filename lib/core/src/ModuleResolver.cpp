@@ -1,4 +1,5 @@
 #include "stackwalk/core/ModuleResolver.h"
+#include "stackwalk/core/DynamicSectionIdentity.h"
 #include "stackwalk/core/LoadedElf.h"
 #include "stackwalk/core/RegularFile.h"
 
@@ -97,6 +98,18 @@ std::vector<std::string> ModuleResolver::imageCandidates(const Module &module) c
   return out;
 }
 
+namespace {
+
+// How far a module reaches from its base when the dump does not say: its
+// file's loadable segments.
+uint64_t loadedExtent(const ModuleImage &image) {
+  uint64_t end = image.preferredBase();
+  for (const LoadSegment &segment : image.segments()) end = std::max(end, segment.vaddr + segment.memSize);
+  return end - image.preferredBase();
+}
+
+} // namespace
+
 // An ELF file for a module whose minidump records a CodeView GUID: Breakpad
 // and Crashpad derive it from the file (ModuleImage::breakpadFileId).
 bool ModuleResolver::checksCodeViewGuid(const Module &module, const ModuleImage &image) {
@@ -112,6 +125,7 @@ std::optional<std::string> ModuleResolver::identityMismatch(const Module &module
     if (!std::equal(id->begin(), id->end(), module.codeViewGuid.begin()))
       return "identifier " + hexString(std::vector<uint8_t>(id->begin(), id->end()));
   }
+  if (auto mismatch = dynamicSectionMismatch(module, image)) return *mismatch;
   const auto &pe = image.peIdentity();
   if (pe && module.peTimeDateStamp && module.peSizeOfImage &&
       (pe->timeDateStamp != *module.peTimeDateStamp || pe->sizeOfImage != *module.peSizeOfImage)) {
@@ -146,10 +160,14 @@ std::shared_ptr<ModuleImage> ModuleResolver::findImage(Module &module) const {
       mismatches += " " + path + " (" + *mismatch + ")";
       continue;
     }
+    bool byDynamicSection = module.buildId.empty() && !module.dynamicSection.empty();
     bool checked = !module.buildId.empty() || (module.peTimeDateStamp && (*image)->peIdentity()) ||
-                   checksCodeViewGuid(module, **image);
-    note = checked ? "" : "identity not checked: the dump records none";
+                   checksCodeViewGuid(module, **image) || byDynamicSection;
+    note = !checked          ? "identity not checked: the dump records none"
+           : byDynamicSection ? "identity checked by its dynamic section only: the dump records no build-id"
+                              : "";
     module.identityUnchecked = !checked;
+    if (module.size == 0) module.size = loadedExtent(**image);
     return *image;
   }
   note = mismatches.empty() ? "no file found" : "no matching file; rejected:" + mismatches;

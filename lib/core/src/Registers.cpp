@@ -72,6 +72,11 @@ unsigned RegisterFile::fpRegister() const {
   }
 }
 
+std::optional<unsigned> RegisterFile::linkRegister() const {
+  if (arch_ == Arch::Arm64) return 30;
+  return std::nullopt;
+}
+
 RegisterFile RegisterFile::calleeSavedOnly(OS os) const {
   RegisterFile caller(arch_);
   for (const RegisterInfo &info : layout())

@@ -112,8 +112,11 @@ std::optional<std::pair<StopReason, std::string>> StackWalker::rejectCaller(cons
   if (!caller.regs.pc() || !caller.regs.sp())
     return std::make_pair(StopReason::NoUnwindInfo, "the caller's instruction or stack pointer was not recovered");
   // A signal handler may run on an alternate stack, so only an ordinary call
-  // must move the stack pointer up.
-  if (!caller.ipIsExact && caller.sp <= callee.sp)
+  // must move the stack pointer up. A leaf function where the return address
+  // stays in a link register (arm64) may not move it at all: the caller of an
+  // interrupted frame may share its stack pointer.
+  bool leafCaller = callee.ipIsExact && callee.regs.linkRegister() && caller.sp == callee.sp;
+  if (!caller.ipIsExact && !leafCaller && caller.sp <= callee.sp)
     return std::make_pair(StopReason::SpNotIncreasing, "the caller's stack pointer is not above the callee's");
   // Unwind info describes where the return address is saved, not whether the
   // slot still holds one: a value outside executable memory is no frame.
@@ -138,6 +141,7 @@ std::optional<Frame> StackWalker::unwindOnce() {
       if (!firstFailure) firstFailure = std::make_pair(StopReason::NoUnwindInfo, result.detail);
       continue;
     }
+    if (auto pc = result.caller.pc(); pc && !result.callerIpIsExact) result.caller.setPc(target_.codeAddress(*pc));
     bool exact = result.callerIpIsExact || recordedAsInterrupted(result.caller);
     Frame caller = makeFrame(result.caller, result.trust.value_or(unwinder->trust()), exact);
     // Unwind info that yields a null return address describes the outermost

@@ -50,6 +50,12 @@ bool Target::readWhole(uint64_t address, std::span<uint8_t> out) const {
   return module->image->readAtFileAddress(address - module->loadBias(), out);
 }
 
+uint64_t Target::codeAddress(uint64_t returnAddress) const {
+  if (arch_ != Arch::Arm64) return returnAddress;
+  constexpr uint64_t UserAddressBits = (uint64_t(1) << 48) - 1;
+  return pointerAuthMask ? returnAddress & ~*pointerAuthMask : returnAddress & UserAddressBits;
+}
+
 bool Target::isExecutable(uint64_t address) const {
   if (const MemoryRegion *region = regionAt(address)) return region->executable;
   const Module *module = moduleAt(address);

@@ -22,7 +22,7 @@ public:
     if (it == callers.end()) return UnwindResult::noInfo("not in table");
     UnwindResult result;
     result.status = UnwindResult::Status::Caller;
-    result.caller = RegisterFile(Arch::X86_64);
+    result.caller = RegisterFile(frame.regs.arch());
     result.caller.setPc(it->second.first);
     result.caller.setSp(it->second.second);
     return result;
@@ -42,12 +42,12 @@ private:
 };
 
 struct Fixture {
-  Target target{Arch::X86_64, OS::Linux, "test", std::make_unique<BufferMemory>()};
+  Target target;
   ThreadInfo thread;
-  Fixture() {
+  explicit Fixture(Arch arch = Arch::X86_64) : target(arch, OS::Linux, "test", std::make_unique<BufferMemory>()) {
     target.regions.push_back({0x1000, 0x2000, true, false, true}); // code
     target.regions.push_back({0x8000, 0x9000, true, true, false}); // stack
-    thread.context = RegisterFile(Arch::X86_64);
+    thread.context = RegisterFile(arch);
     thread.context.setPc(0x1100);
     thread.context.setSp(0x8100);
   }
@@ -87,6 +87,43 @@ TEST_CASE("a caller whose stack pointer does not move up is refused") {
   auto frames = f.walk({&cfi});
   CHECK(frames.size() == 1);
   CHECK(f.walker->stopReason() == StopReason::SpNotIncreasing);
+}
+
+TEST_CASE("on arm64 the caller of an interrupted frame may share its stack pointer (a leaf), no other caller may") {
+  Fixture f(Arch::Arm64);
+  TableUnwinder cfi(FrameTrust::Cfi);
+  cfi.callers[0x1100] = {0x1200, 0x8100}; // the leaf's caller: same sp
+  cfi.callers[0x1200] = {0x1300, 0x8100}; // and its caller: same sp again
+  auto frames = f.walk({&cfi});
+  REQUIRE(frames.size() == 2);
+  CHECK(frames[1].ip == 0x1200);
+  CHECK(f.walker->stopReason() == StopReason::SpNotIncreasing);
+}
+
+TEST_CASE("arm64 return addresses lose their pointer-authentication bits") {
+  Fixture f(Arch::Arm64);
+  TableUnwinder cfi(FrameTrust::Cfi);
+  cfi.callers[0x1100] = {0x002a000000001200, 0x8200}; // signed with the 48-bit address space's free bits
+  cfi.callers[0x1200] = {0x0000ff0000001300, 0x8300}; // signed under a mask the dump records
+  SECTION("by the user address space") {
+    auto frames = f.walk({&cfi});
+    REQUIRE(frames.size() == 2);
+    CHECK(frames[1].ip == 0x1200);
+  }
+  SECTION("by the dump's mask") {
+    f.target.pointerAuthMask = 0x00ffff0000000000; // NT_ARM_PAC_MASK's insn_mask
+    cfi.callers[0x1100] = {0x0000420000001200, 0x8200};
+    auto frames = f.walk({&cfi});
+    REQUIRE(frames.size() == 3);
+    CHECK(frames[1].ip == 0x1200);
+    CHECK(frames[2].ip == 0x1300);
+  }
+  SECTION("not on x86-64") {
+    Fixture x86;
+    auto frames = x86.walk({&cfi});
+    CHECK(frames.size() == 1);
+    CHECK(x86.walker->stopReason() == StopReason::IpNotExecutable);
+  }
 }
 
 TEST_CASE("a caller outside executable memory is refused") {

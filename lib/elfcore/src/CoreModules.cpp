@@ -6,6 +6,8 @@
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <array>
+#include <iterator>
 #include <cstring>
 #include <set>
 
@@ -19,6 +21,7 @@ constexpr size_t MaxProgramHeaders = 256;
 constexpr size_t MaxNoteBytes = 64 * 1024;
 constexpr size_t MaxLinkMapEntries = 4096;
 constexpr size_t MaxVdsoBytes = 64 * 1024;
+constexpr size_t MaxDynamicEntries = 4096;
 
 // The program headers of an ELF image mapped at `base`, read from memory.
 std::optional<std::vector<Elf64_Phdr>> programHeadersAt(const MemorySource &memory, uint64_t base) {
@@ -138,6 +141,11 @@ std::vector<Module> modulesFromLinkMap(uint64_t atPhdr, const std::string &execu
     if (!ph || ph->p_type == llvm::ELF::PT_NULL) break;
     phdrs.push_back(*ph);
   }
+  if (phdrs.empty()) {
+    warnings.push_back("the executable's program headers are not in the dump either: its file is placed by the "
+                       "entry point");
+    return modules;
+  }
   auto phdrEntry = std::find_if(phdrs.begin(), phdrs.end(), [](const Elf64_Phdr &p) { return p.p_type == llvm::ELF::PT_PHDR; });
   auto dynamic = std::find_if(phdrs.begin(), phdrs.end(), [](const Elf64_Phdr &p) { return p.p_type == llvm::ELF::PT_DYNAMIC; });
   if (phdrEntry == phdrs.end() || dynamic == phdrs.end()) {
@@ -148,8 +156,27 @@ std::vector<Module> modulesFromLinkMap(uint64_t atPhdr, const std::string &execu
   Module executable = makeModule(executablePath, bias + lowestLoadAddress(phdrs), 0);
   readIdentityFromMemory(executable, memory);
   modules.push_back(std::move(executable));
+  std::vector<Module> libraries = sharedLibrariesFromDynamic(bias + dynamic->p_vaddr, memory, warnings);
+  std::move(libraries.begin(), libraries.end(), std::back_inserter(modules));
+  return modules;
+}
+
+std::vector<uint8_t> dynamicSectionAt(uint64_t address, const MemorySource &memory) {
+  std::vector<uint8_t> bytes;
+  for (size_t n = 0; n < MaxDynamicEntries; ++n) {
+    std::array<uint8_t, 16> entry;
+    if (!memory.read(address + n * entry.size(), entry)) break;
+    bytes.insert(bytes.end(), entry.begin(), entry.end());
+    if (entry == std::array<uint8_t, 16>{}) break; // DT_NULL, 0
+  }
+  return bytes;
+}
+
+std::vector<Module> sharedLibrariesFromDynamic(uint64_t dynamicAddress, const MemorySource &memory,
+                                               std::vector<std::string> &warnings) {
+  std::vector<Module> modules;
   std::optional<uint64_t> rDebug;
-  for (uint64_t at = bias + dynamic->p_vaddr, n = 0; n < dynamic->p_memsz / 16 && n < 4096; ++n, at += 16) {
+  for (uint64_t at = dynamicAddress, n = 0; n < MaxDynamicEntries; ++n, at += 16) {
     auto tag = memory.readValue<int64_t>(at);
     if (!tag || *tag == llvm::ELF::DT_NULL) break;
     if (*tag == llvm::ELF::DT_DEBUG) rDebug = memory.readValue<uint64_t>(at + 8);
@@ -169,7 +196,8 @@ std::vector<Module> modulesFromLinkMap(uint64_t atPhdr, const std::string &execu
     }
     auto loadBias = memory.readValue<uint64_t>(*entry);
     auto namePointer = memory.readValue<uint64_t>(*entry + 8);
-    if (!loadBias || !namePointer) {
+    auto dynamic = memory.readValue<uint64_t>(*entry + 16);
+    if (!loadBias || !namePointer || !dynamic) {
       warnings.push_back("a link map entry is unreadable; the module list is incomplete");
       break;
     }
@@ -179,6 +207,10 @@ std::vector<Module> modulesFromLinkMap(uint64_t atPhdr, const std::string &execu
       // Shared objects link at 0, so the bias is where the ELF header is.
       Module module = makeModule(name, *loadBias, 0);
       readIdentityFromMemory(module, memory);
+      if (module.buildId.empty()) {
+        module.dynamicAddress = *dynamic;
+        module.dynamicSection = dynamicSectionAt(*dynamic, memory);
+      }
       modules.push_back(std::move(module));
     }
     entry = memory.readValue<uint64_t>(*entry + 24);

@@ -218,6 +218,7 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
     target->crash = crash;
   }
 
+  target->process.auxv = notes_.auxv;
   addModules(*target, segments);
   target->sortModules();
   target->warnings = std::move(warnings_);

@@ -154,7 +154,12 @@ UnwindResult applyEntry(const CfiSection::Entry &entry, uint64_t fileAddress, co
   if (!spRule || spRule->getLocation() == UnwindLocation::Unspecified ||
       spRule->getLocation() == UnwindLocation::Same)
     caller.setSp(*cfa);
-  auto ra = evaluator.callerValue(raRegister, false);
+  // Where the return address arrives in a register of its own (arm64's x30),
+  // a function that has not saved it (a leaf, or a prologue) leaves it there:
+  // CIEs give that register no initial rule, and gdb and libgcc read no rule
+  // as "same value". Where the column is the pc itself, no rule is no answer.
+  bool raInRegister = raRegister != caller.pcRegister();
+  auto ra = evaluator.callerValue(raRegister, raInRegister);
   if (!ra) return UnwindResult::noInfo("the return address cannot be read: " + toString(ra.takeError()));
   if (!*ra) return UnwindResult::noInfo("the CFI gives no rule for the return address");
   caller.setPc(**ra);

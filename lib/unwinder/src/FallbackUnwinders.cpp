@@ -20,14 +20,18 @@ bool StackScanUnwinder::isPlausibleReturnAddress(const Target &target, uint64_t 
 UnwindResult BadCallUnwinder::unwind(const Frame &frame, const Target &target) {
   if (frame.trust != FrameTrust::Context || target.isExecutable(frame.ip))
     return UnwindResult::noInfo("the instruction pointer is in executable memory");
+  // The call left its return address in the link register (arm64) or pushed it.
+  std::optional<unsigned> linkRegister = frame.regs.linkRegister();
   unsigned size = pointerSize(target.arch());
-  auto returnAddress = target.readPointer(frame.sp, size);
+  auto returnAddress = linkRegister ? frame.regs.get(*linkRegister) : target.readPointer(frame.sp, size);
+  if (returnAddress) returnAddress = target.codeAddress(*returnAddress);
   if (!returnAddress || !StackScanUnwinder::isPlausibleReturnAddress(target, *returnAddress))
-    return UnwindResult::noInfo("no return address at the stack pointer");
+    return UnwindResult::noInfo(linkRegister ? "no return address in the link register"
+                                             : "no return address at the stack pointer");
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;
   result.caller = frame.regs.calleeSavedOnly(target.os());
-  result.caller.setSp(frame.sp + size);
+  result.caller.setSp(linkRegister ? frame.sp : frame.sp + size);
   result.caller.setPc(*returnAddress);
   return result;
 }

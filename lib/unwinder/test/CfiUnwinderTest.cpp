@@ -130,9 +130,34 @@ template <typename T> void put(std::vector<uint8_t> &bytes, size_t at, const T &
   std::memcpy(bytes.data() + at, &value, sizeof value);
 }
 
+// arm64's .eh_frame: a CIE with the return address in x30 and no rule for
+// it (CFA = sp, as GCC writes it), and two functions.
+//   Leaf    0x1000-0x1040  no instructions: the return address is still in x30.
+//   NonLeaf 0x1040-0x1080  from 0x1044: CFA = sp+16, x29 at CFA-16, x30 at CFA-8.
+constexpr unsigned X29 = 29, X30 = 30, Sp = 31, Pc = 32;
+constexpr uint64_t Leaf = 0x1000, NonLeaf = 0x1040;
+
+Bytes arm64EhFrame() {
+  EhFrame e;
+  size_t at = e.b.size();
+  e.b.u32(0);
+  e.b.u32(0);
+  e.b.u8(1);
+  e.b.ops({'z', 'R', 0});
+  e.b.ops({4, 0x78, X30, 1, DW_EH_PE_pcrel | DW_EH_PE_sdata4}); // code alignment 4, data -8
+  e.b.ops({DW_CFA_def_cfa, Sp, 0});
+  e.b.pad();
+  e.b.set32(at, uint32_t(e.b.size() - at - 4));
+  e.fde(at, Leaf, 0x40, {});
+  e.fde(at, NonLeaf, 0x40, {DW_CFA_advance_loc | 1, DW_CFA_def_cfa_offset, 16, DW_CFA_offset | X29, 2,
+                            DW_CFA_offset | X30, 1});
+  e.b.u32(0);
+  return e.b;
+}
+
 // A 64-bit ELF shared object: one PT_LOAD over the whole file at vaddr 0 and
 // the sections .text, .eh_frame, .debug_frame and .shstrtab.
-std::vector<uint8_t> elfImage(const Bytes &eh, const Bytes &debug) {
+std::vector<uint8_t> elfImage(const Bytes &eh, const Bytes &debug, uint16_t machine = llvm::ELF::EM_X86_64) {
   using namespace llvm::ELF;
   std::vector<uint8_t> file(ImageSize, 0);
   REQUIRE(eh.size() <= DebugFrameAt - EhFrameAt);
@@ -149,7 +174,7 @@ std::vector<uint8_t> elfImage(const Bytes &eh, const Bytes &debug) {
   header.e_ident[EI_DATA] = ELFDATA2LSB;
   header.e_ident[EI_VERSION] = EV_CURRENT;
   header.e_type = ET_DYN;
-  header.e_machine = EM_X86_64;
+  header.e_machine = machine;
   header.e_version = EV_CURRENT;
   header.e_phoff = sizeof(Elf64_Ehdr);
   header.e_shoff = ShdrsAt;
@@ -192,9 +217,13 @@ struct Fixture {
   std::shared_ptr<ModuleImage> image;
   std::unique_ptr<Target> built;
   bool dynamic = false;
+  Arch arch;
 
-  Fixture() {
-    auto parsed = ModuleImage::fromBytes(elfImage(ehFrame(), debugFrame()), "app.so");
+  explicit Fixture(Arch arch = Arch::X86_64) : arch(arch) {
+    bool arm64 = arch == Arch::Arm64;
+    auto parsed = ModuleImage::fromBytes(arm64 ? elfImage(arm64EhFrame(), Bytes(), llvm::ELF::EM_AARCH64)
+                                               : elfImage(ehFrame(), debugFrame()),
+                                         "app.so");
     if (!parsed) FAIL(llvm::toString(parsed.takeError()));
     image = std::shared_ptr<ModuleImage>(std::move(*parsed));
   }
@@ -204,13 +233,14 @@ struct Fixture {
     if (built) return *built;
     Module app = makeModule("app.so", Base, ImageSize, image);
     app.dynamic = dynamic;
-    built = makeTarget(Arch::X86_64, OS::Linux, makeMemory({{Stack, stack}}), {}, {app});
+    built = makeTarget(arch, OS::Linux, makeMemory({{Stack, stack}}), {}, {app});
     return *built;
   }
 
   // A frame at a file address of the image; `exact` for the context frame
   // (else ip is a return address).
   Frame frame(uint64_t fileAddress, uint64_t sp, bool exact) {
+    if (arch == Arch::Arm64) return makeFrame(target(), Base + fileAddress, sp, exact ? FrameTrust::Context : FrameTrust::Cfi, {}, arch);
     return makeFrame(target(), Base + fileAddress, sp, exact ? FrameTrust::Context : FrameTrust::Cfi,
                      {Rax, Rdx, Rcx, Rbx, Rbp, Rsi, Rdi, R12, R13, R14, R15});
   }
@@ -430,4 +460,40 @@ TEST_CASE("CfiUnwinder: a module registered at run time gives its callers the tr
   UnwindResult end = unwinder.unwind(fx.frame(Outer, Stack, /*exact=*/true), fx.target());
   CHECK(end.status == Status::EndOfStack);
   CHECK_FALSE(end.trust);
+}
+
+TEST_CASE("CfiUnwinder on arm64: a function that has not saved x30 returns to it", "[cfi][arm64]") {
+  Fixture fx(Arch::Arm64);
+  Frame leaf = fx.frame(Leaf + 8, Stack, /*exact=*/true);
+  leaf.regs.set(X30, ReturnAddress);
+  leaf.regs.set(X29, SavedRbp);
+  leaf.regs.set(19, 0x1919);
+  CfiUnwinder unwinder;
+  UnwindResult r = unwinder.unwind(leaf, fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == ReturnAddress);
+  CHECK(r.caller.sp() == Stack); // a leaf moves no stack pointer
+  CHECK(r.caller.get(X29) == SavedRbp);
+  CHECK(r.caller.get(19) == 0x1919u);
+  // The caller's x30 is not known: the leaf's is the return address, not the caller's own.
+  CHECK(known(r.caller) == std::vector<unsigned>{19, X29, Sp, Pc});
+
+  SECTION("without x30, no caller") {
+    leaf.regs.forget(X30);
+    CHECK(unwinder.unwind(leaf, fx.target()).status == Status::NoInfo);
+  }
+}
+
+TEST_CASE("CfiUnwinder on arm64: a saved x30 is read from the stack", "[cfi][arm64]") {
+  Fixture fx(Arch::Arm64);
+  fx.word(0x00, SavedRbp);
+  fx.word(0x08, ReturnAddress);
+  Frame frame = fx.frame(NonLeaf + 0x10, Stack, /*exact=*/true);
+  frame.regs.set(X30, Base + 0x1010); // stale: the return from a call this function made
+  UnwindResult r = CfiUnwinder().unwind(frame, fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == ReturnAddress);
+  CHECK(r.caller.sp() == Stack + 16);
+  CHECK(r.caller.get(X29) == SavedRbp);
+  CHECK(r.caller.get(X30) == ReturnAddress);
 }

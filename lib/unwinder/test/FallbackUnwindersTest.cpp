@@ -215,6 +215,35 @@ TEST_CASE("bad call: the word at sp must be a return address", "[fallback][badca
   CHECK(BadCallUnwinder().unwind(fx.frame(0, Stack + 0x40, std::nullopt), fx.target()).status == Status::NoInfo);
 }
 
+TEST_CASE("bad call on arm64: the return address is in the link register, the stack pointer unchanged",
+          "[fallback][badcall][arm64]") {
+  constexpr unsigned X19 = 19, X29 = 29, X30 = 30, Sp = 31, Pc = 32;
+  const uint64_t returnAddress = GENERATE(uint64_t(0x1704), uint64_t(0x1804), uint64_t(0x0012000000001704));
+  constexpr uint64_t AfterBl = 0x1704;
+  Fixture fx(Arch::Arm64);
+  put(fx.code, 0x700, {0x10, 0x00, 0x00, 0x94}); // bl
+  put(fx.code, 0x800, {0x00, 0x02, 0x3f, 0xd6}); // blr x16
+  fx.word(0x40, AfterBl);                         // on the stack: not where arm64 keeps it
+  CAPTURE(returnAddress); // after bl, after blr, after bl with a pointer-authentication signature
+  Frame frame = fx.frame(0, Stack + 0x40, Stack + 0x100);
+  frame.regs.set(X30, returnAddress);
+  frame.regs.set(X19, 0x1919);
+  UnwindResult r = BadCallUnwinder().unwind(frame, fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == (returnAddress & 0xffffffffffff)); // pointer authentication stripped
+  CHECK(r.caller.sp() == Stack + 0x40);
+  CHECK(known(r.caller) == std::vector<unsigned>{X19, X29, Sp, Pc});
+
+  SECTION("x30 not after a call") {
+    frame.regs.set(X30, AfterBl + 4);
+    CHECK(BadCallUnwinder().unwind(frame, fx.target()).status == Status::NoInfo);
+  }
+  SECTION("x30 unknown") {
+    frame.regs.forget(X30);
+    CHECK(BadCallUnwinder().unwind(frame, fx.target()).status == Status::NoInfo);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // FramePointerUnwinder
 

@@ -1,5 +1,7 @@
 #include "stackwalk/walk/ProcessWalk.h"
 
+#include "stackwalk/elfcore/ExecutableByEntry.h"
+
 #include "DebugInfoBudget.h"
 #include "NativeFrames.h"
 
@@ -105,7 +107,9 @@ llvm::Expected<std::unique_ptr<ProcessWalk>> ProcessWalk::open(const std::string
 ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, const WalkOptions &options,
                          WalkSession &session)
     : target_(std::move(target)), options_(options), session_(session) {
-  ModuleResolver(options.search, &session.images).resolve(*target_);
+  ModuleResolver resolver(options.search, &session.images);
+  elfcore::placeModulesByEntryPoint(*target_, resolver);
+  resolver.resolve(*target_);
   report_.dumpPath = std::move(dumpPath);
   report_.target = target_.get();
   report_.warnings = target_->warnings;

@@ -9,6 +9,7 @@ std::string_view unwindStepName(UnwindStep step) {
   case UnwindStep::ManagedCode: return "managed_code";
   case UnwindStep::Win64UnwindInfo: return "win64_unwind_info";
   case UnwindStep::Cfi: return "cfi";
+  case UnwindStep::Sigreturn: return "sigreturn";
   case UnwindStep::SymbolFileCfi: return "symbol_file_cfi";
   case UnwindStep::Dynamic: return "dynamic";
   case UnwindStep::RuntimeTransitions: return "runtime_transitions";
@@ -21,6 +22,11 @@ std::string_view unwindStepName(UnwindStep step) {
 
 std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   using enum UnwindStep;
+  // arm64 Linux: as x86-64 Linux, with the signal trampolines that carry no
+  // CFI (qemu-user's) before the frame pointer, which would skip the
+  // interrupted frame. Other arm64 systems: not yet.
+  if (arch == Arch::Arm64 && os == OS::Linux)
+    return {ManagedCode, Cfi, Sigreturn, SymbolFileCfi, Dynamic, RuntimeTransitions, BadCall, FramePointer, Scan};
   if (arch != Arch::X86_64) return {};
   // Windows x64 code is described by its function tables (a leaf function
   // needs no entry), and its ABI has no frame-pointer chain: a function that
@@ -42,6 +48,7 @@ std::vector<Unwinder *> DumpUnwinders::chainFor(ManagedThreadWalk *managed) {
     case UnwindStep::ManagedCode: unwinder = managed ? managed->codeUnwinder() : nullptr; break;
     case UnwindStep::Win64UnwindInfo: unwinder = &win64_; break;
     case UnwindStep::Cfi: unwinder = &cfi_; break;
+    case UnwindStep::Sigreturn: unwinder = &sigreturn_; break;
     case UnwindStep::SymbolFileCfi: unwinder = &symbolFileCfi_; break;
     case UnwindStep::Dynamic: unwinder = &dynamic_; break;
     case UnwindStep::RuntimeTransitions: unwinder = managed ? managed->transitionUnwinder() : nullptr; break;

@@ -63,9 +63,17 @@ TEST_CASE("x86-64 Windows: function tables (or a symbol file's STACK CFI), no DW
         std::vector<UnwindStep>{ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, Scan});
 }
 
+TEST_CASE("arm64 Linux: as x86-64 Linux, with signal trampolines known by their code before the frame pointer") {
+  CHECK(unwindPolicy(Arch::Arm64, OS::Linux) == std::vector<UnwindStep>{ManagedCode, Cfi, Sigreturn, SymbolFileCfi,
+                                                                        Dynamic, RuntimeTransitions, BadCall,
+                                                                        FramePointer, Scan});
+}
+
 TEST_CASE("architectures stackwalk cannot unwind yet get no unwinder") {
-  for (Arch arch : {Arch::Arm64, Arch::X86, Arch::Unknown})
+  for (Arch arch : {Arch::X86, Arch::Unknown})
     for (OS os : {OS::Linux, OS::Windows}) CHECK(unwindPolicy(arch, os).empty());
+  CHECK(unwindPolicy(Arch::Arm64, OS::Windows).empty());
+  CHECK(unwindPolicy(Arch::Arm64, OS::MacOS).empty());
 }
 
 TEST_CASE("a thread without a managed runtime leaves the managed steps out") {
@@ -110,7 +118,7 @@ TEST_CASE("a managed thread without a Frame chain has no transition step") {
 }
 
 TEST_CASE("an architecture without a policy walks no unwinder, even for a managed thread") {
-  Dump dump(Arch::Arm64, OS::Linux);
+  Dump dump(Arch::X86, OS::Linux);
   FakeManagedThread managed(true);
   CHECK(dump.unwinders.chainFor(&managed).empty());
 }

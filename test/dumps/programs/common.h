@@ -29,7 +29,12 @@
 extern "C" {
 #endif
 
+/* arm64's PTHREAD_STACK_MIN is 128 KiB. */
+#if defined(__aarch64__)
+#define SW_STACK_SIZE (192 * 1024)
+#else
 #define SW_STACK_SIZE (96 * 1024)
+#endif
 #define SW_FN static __attribute__((unused))
 
 static sem_t sw_started;

@@ -31,6 +31,11 @@ struct Module {
   // (abort()'s "abort() called"), and named values.
   std::vector<std::string> listAnnotations;
   std::vector<std::pair<std::string, std::string>> annotations;
+  // An ELF module's dynamic section as the dump's memory holds it, and where,
+  // for a dump that records no build-id (qemu-user's cores leave the headers
+  // out): a file must have the same dynamic section there to be used.
+  uint64_t dynamicAddress = 0;
+  std::vector<uint8_t> dynamicSection;
   bool isMainExecutable = false;
   bool dynamic = false;         // code generated at run time and registered (JIT)
   // The file is mapped as it lies on disk (address - base = file offset),

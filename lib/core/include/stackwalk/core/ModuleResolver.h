@@ -43,6 +43,9 @@ public:
   // found for them) are not opened again, and images read from the dump's
   // memory become the session's copy of the same bytes.
   void resolve(Target &target) const;
+  // The first candidate file whose identity matches the module, or null; sets
+  // the module's imageNote and identityUnchecked.
+  std::shared_ptr<ModuleImage> findImage(Module &module) const;
 
   // What symbol servers are asked for a module the local files left without
   // a file or debug info.
@@ -59,8 +62,6 @@ private:
   static void readExportedFunctions(const Target &target, Module &module, uint64_t &budget);
   // One warning per kind of module without a file.
   void summarize(Target &target) const;
-  // Sets the module's imageNote and identityUnchecked.
-  std::shared_ptr<ModuleImage> findImage(Module &module) const;
   // Within the dump's budget for copied images (DumpBudget.h).
   static std::shared_ptr<ModuleImage> imageFromMemory(Target &target, Module &module);
   std::unique_ptr<ModuleImage> findDebugImage(const ModuleImage &image) const;

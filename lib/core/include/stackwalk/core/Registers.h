@@ -47,6 +47,9 @@ public:
   unsigned pcRegister() const;
   unsigned spRegister() const;
   unsigned fpRegister() const;
+  // Where a call leaves its return address, on architectures that keep it in
+  // a register (arm64's x30); none on x86, where a call pushes it.
+  std::optional<unsigned> linkRegister() const;
   std::optional<uint64_t> pc() const { return get(pcRegister()); }
   std::optional<uint64_t> sp() const { return get(spRegister()); }
   std::optional<uint64_t> fp() const { return get(fpRegister()); }

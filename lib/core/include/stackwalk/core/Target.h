@@ -48,6 +48,8 @@ struct ProcessInfo {
   std::optional<uint64_t> pid;
   std::string name;
   std::string commandLine;
+  // Linux: the auxiliary vector (key, value) as the dump records it.
+  std::vector<std::pair<uint64_t, uint64_t>> auxv;
   // A live process: how long its threads were held stopped while it was read.
   std::optional<uint64_t> pauseMicroseconds;
 };
@@ -90,6 +92,14 @@ public:
   bool readFromDump(uint64_t address, std::span<uint8_t> out) const {
     return dump_->read(address, out);
   }
+
+  // arm64 pointer authentication: the bits of a code pointer that hold its
+  // signature (NT_ARM_PAC_MASK's insn_mask). Unset, a return address keeps
+  // the low 48 bits, Linux's and macOS's user address space.
+  std::optional<uint64_t> pointerAuthMask;
+  // A return address as the code sees it: without a pointer-authentication
+  // signature on arm64; unchanged elsewhere.
+  uint64_t codeAddress(uint64_t returnAddress) const;
 
   const MemoryRegion *regionAt(uint64_t address) const;
   // Executable per the dump's mapping permissions, else the module file's

@@ -15,10 +15,23 @@ namespace stackwalk::elfcore {
 std::vector<Module> modulesFromFileNote(const std::vector<FileMapping> &mappings, const MemorySource &memory);
 
 // Follows AT_PHDR -> PT_DYNAMIC -> DT_DEBUG -> r_debug -> link_map. Bounded,
-// and stops with a warning at a cycle or unreadable memory.
+// and stops with a warning at a cycle or unreadable memory. Empty, with a
+// warning, when the executable's program headers are not in the dump
+// (qemu-user leaves them out): then its file places it (ExecutableByEntry).
 std::vector<Module> modulesFromLinkMap(uint64_t atPhdr, const std::string &executablePath,
                                        const MemorySource &memory,
                                        std::vector<std::string> &warnings);
+
+// The shared libraries of the link map that the dynamic section at
+// `dynamicAddress` leads to (DT_DEBUG -> r_debug -> link_map). A library whose
+// headers are not in the dump gets the dynamic section its entry points to
+// (Module::dynamicSection), the identity left to check its file by; its extent
+// comes from the file.
+std::vector<Module> sharedLibrariesFromDynamic(uint64_t dynamicAddress, const MemorySource &memory,
+                                               std::vector<std::string> &warnings);
+
+// The dynamic section at `address` up to its DT_NULL entry, as far as it can be read (bounded).
+std::vector<uint8_t> dynamicSectionAt(uint64_t address, const MemorySource &memory);
 
 // The vDSO at AT_SYSINFO_EHDR, as an image copied from the dump.
 std::optional<Module> vdsoModule(uint64_t address, uint64_t mappingEnd, const MemorySource &memory);

@@ -7,12 +7,12 @@ namespace stackwalk {
 
 // A thread that called through a null or wild pointer stops with its
 // instruction pointer outside executable memory, before the callee ran a single
-// instruction: the return address is at the stack pointer and every
-// callee-saved register still holds the caller's value.
+// instruction: the return address is at the stack pointer (x86) or in the link
+// register (arm64), and every callee-saved register still holds the caller's value.
 class BadCallUnwinder : public Unwinder {
 public:
-  // The caller is the word at the stack pointer, accepted by the stack scan's
-  // rule (a return address right after a call): a scan of one word.
+  // The caller is the return address, accepted by the stack scan's rule (right
+  // after a call): a scan of one word.
   FrameTrust trust() const override { return FrameTrust::Scan; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
 };

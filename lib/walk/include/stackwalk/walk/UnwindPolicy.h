@@ -8,6 +8,7 @@
 #include "stackwalk/core/StackWalker.h"
 #include "stackwalk/unwinder/CfiUnwinder.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
+#include "stackwalk/unwinder/SigreturnUnwinder.h"
 #include "stackwalk/unwinder/SymbolFileCfiUnwinder.h"
 #include "stackwalk/unwinder/Win64Unwinder.h"
 
@@ -22,10 +23,11 @@ enum class UnwindStep {
   ManagedCode,        // the managed runtime's code, by the unwind info it records
   Win64UnwindInfo,    // a PE module's function table (.pdata, .xdata)
   Cfi,                // DWARF CFI: .eh_frame, .debug_frame (of the file or its debug file)
+  Sigreturn,          // a signal trampoline without CFI, known by its instructions
   SymbolFileCfi,      // STACK CFI records of a Breakpad symbol file
   Dynamic,            // unwind info registered at run time with libunwind
   RuntimeTransitions, // the managed runtime's transition records (capital-F Frames)
-  BadCall,            // a call through a bad pointer: the return address at the stack pointer
+  BadCall,            // a call through a bad pointer: the return address at the stack pointer or in the link register
   FramePointer,       // the frame-pointer chain
   Scan,               // a stack scan for return addresses that follow a call
 };
@@ -50,6 +52,7 @@ private:
   Unwinder &dynamic_;
   Win64Unwinder win64_; // keyed by module base: one dump's only
   BadCallUnwinder badCall_;
+  SigreturnUnwinder sigreturn_;
   SymbolFileCfiUnwinder symbolFileCfi_;
   FramePointerUnwinder framePointer_;
   StackScanUnwinder scan_;

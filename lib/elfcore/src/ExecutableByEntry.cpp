@@ -1,0 +1,60 @@
+#include "stackwalk/elfcore/ExecutableByEntry.h"
+
+#include "stackwalk/elfcore/CoreModules.h"
+#include "stackwalk/elfcore/CoreNotes.h"
+
+#include "llvm/Support/Path.h"
+
+#include <iterator>
+
+namespace stackwalk::elfcore {
+namespace {
+
+bool needsPlacing(const Target &target, uint64_t entry) {
+  if (target.os() != OS::Linux || target.format() != "elf-core") return false;
+  for (const Module &module : target.modules)
+    if (module.isMainExecutable || module.contains(entry)) return false;
+  return true;
+}
+
+// The executable as the process ran it: the path AT_EXECFN records, else the
+// name prpsinfo does (the resolver also tries -e).
+Module executableModule(const Target &target) {
+  Module executable;
+  executable.isMainExecutable = true;
+  if (auto execfn = auxvValue(target.process.auxv, AT_EXECFN))
+    executable.recordedPath = target.readCString(*execfn).value_or("");
+  if (executable.recordedPath.empty()) executable.recordedPath = target.process.name;
+  executable.name = llvm::sys::path::filename(executable.recordedPath).str();
+  return executable;
+}
+
+} // namespace
+
+void placeModulesByEntryPoint(Target &target, const ModuleResolver &resolver) {
+  std::optional<uint64_t> entry = auxvValue(target.process.auxv, AT_ENTRY);
+  if (!entry || !needsPlacing(target, *entry)) return;
+  Module executable = executableModule(target);
+  std::shared_ptr<ModuleImage> image = resolver.findImage(executable);
+  auto fileEntry = image ? image->object().getStartAddress() : llvm::Expected<uint64_t>(uint64_t(0));
+  auto dynamic = image ? image->section(".dynamic") : std::nullopt;
+  if (!image || !fileEntry || !dynamic) {
+    if (!fileEntry) llvm::consumeError(fileEntry.takeError());
+    target.warnings.push_back("the executable " + executable.recordedPath +
+                              (image ? " has no entry point or dynamic section" : " was not found (give it with -e)") +
+                              ": the module list is unknown");
+    return;
+  }
+  // The load bias; the file is checked against the dump by the resolver.
+  uint64_t bias = *entry - *fileEntry;
+  executable.base = bias + image->preferredBase();
+  executable.dynamicAddress = bias + dynamic->address;
+  executable.dynamicSection = dynamicSectionAt(executable.dynamicAddress, target);
+  executable.imageNote.clear();
+  std::vector<Module> libraries = sharedLibrariesFromDynamic(executable.dynamicAddress, target, target.warnings);
+  target.modules.push_back(std::move(executable));
+  std::move(libraries.begin(), libraries.end(), std::back_inserter(target.modules));
+  target.sortModules();
+}
+
+} // namespace stackwalk::elfcore

@@ -1,0 +1,24 @@
+// Signal frames recognised by their code: a handler returns into a trampoline
+// that calls rt_sigreturn, and the interrupted registers lie in the signal
+// frame at the stack pointer.
+//
+// The kernel's arm64 vDSO describes its `__kernel_rt_sigreturn` with CFI, which
+// the CFI unwinder reads first; this unwinder is for trampolines without any:
+// qemu-user gives arm64 guests no vDSO, only a bare page holding the same two
+// instructions (`mov x8, #139; svc #0`). gdb recognises the kernel's
+// trampoline by these instructions too (aarch64-linux-tdep.c). Linux arm64 only.
+#pragma once
+
+#include "stackwalk/core/StackWalker.h"
+
+namespace stackwalk {
+
+class SigreturnUnwinder : public Unwinder {
+public:
+  // The caller's registers are the context the kernel saved, as frame 0's are.
+  FrameTrust trust() const override { return FrameTrust::Context; }
+  UnwindResult unwind(const Frame &frame, const Target &target) override;
+  bool isSignalTrampoline(const Frame &frame, const Target &target) override;
+};
+
+} // namespace stackwalk
