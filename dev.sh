@@ -11,10 +11,13 @@ BUILD=${BUILD:-build}
 # cabinets) and libdeflate (compressed DWARF). To test, also: gdb and elfutils
 # for the oracle tests, python3-jsonschema for the schema, clang for the fuzz
 # targets, Wine and MinGW-w64 for the Windows tests (winedbg's oracle, .NET
-# under Wine), debuginfod and gcab for the symbol-server tests.
+# under Wine), debuginfod and gcab for the symbol-server tests, and for the
+# arm64 test the cross compilers, qemu-user, gdb-multiarch and Debian's arm64
+# libc with its debug info (the multiarch packages eu-stack reads).
 BUILD_PACKAGES="cmake ninja-build g++ python3 xz-utils llvm-19-dev libcli11-dev nlohmann-json3-dev catch2
   libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev libcurl4-openssl-dev libdeflate-dev libmspack-dev"
-TEST_PACKAGES="llvm-19 gdb elfutils python3-jsonschema clang-19 libclang-rt-19-dev wine wine64 gcc-mingw-w64-x86-64 strace debuginfod gcab"
+TEST_PACKAGES="llvm-19 gdb elfutils python3-jsonschema clang-19 libclang-rt-19-dev wine wine64 gcc-mingw-w64-x86-64 strace debuginfod gcab
+  gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user gdb-multiarch libc6:arm64 libc6-dbg:arm64 libstdc++6:arm64"
 PACKAGES="$BUILD_PACKAGES $TEST_PACKAGES"
 
 install_missing() {
@@ -26,6 +29,9 @@ install_missing() {
   echo "dev.sh: installing$missing"
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo=sudo
+  case "$missing" in
+    *:arm64*) dpkg --print-foreign-architectures | grep -qx arm64 || $sudo dpkg --add-architecture arm64 ;;
+  esac
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
 }

@@ -134,6 +134,7 @@ Json frameJson(const ReportFrame &frame, const PrintOptions &options) {
            {"kind", Kinds[int(frame.kind)]},
            {"inlined", frame.inlined},
            {"tail_call", frame.tailCall},
+           {"signal_trampoline", frame.signalTrampoline},
            {"trust", std::string(trustName(frame.trust))},
            {"ip", addressString(frame.ip)},
            {"sp", addressString(frame.sp)},

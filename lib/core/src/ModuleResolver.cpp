@@ -440,7 +440,7 @@ void ModuleResolver::summarize(Target &target) const {
     target.warnings.push_back(line + " (no symbols; unwinding them relies on dump memory)");
   };
   summarize(missing, "have no file");
-  summarize(rejected, "have only files whose build-id differs from the dump's");
+  summarize(rejected, "have only files whose identity differs from the dump's");
   if (!exportsOnly.empty())
     target.warnings.push_back(std::to_string(exportsOnly.size()) +
                               " module(s) have no file, only their PDB or the dynamic symbols of their image in the "

@@ -49,6 +49,11 @@ std::optional<PrStatus> parsePrStatus(std::span<const uint8_t> desc, Arch arch) 
   return status;
 }
 
+std::optional<uint64_t> parsePacInstructionMask(std::span<const uint8_t> desc) {
+  if (desc.size() < 16) return std::nullopt;
+  return load<uint64_t>(desc, 8);
+}
+
 std::optional<PrPsInfo> parsePrPsInfo(std::span<const uint8_t> desc) {
   // struct elf_prpsinfo (64-bit): pr_pid at 24, pr_fname[16] at 40, pr_psargs[80] at 56.
   if (desc.size() < 136) return std::nullopt;

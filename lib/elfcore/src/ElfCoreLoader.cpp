@@ -38,6 +38,7 @@ struct CoreNotes {
   std::vector<std::pair<uint64_t, uint64_t>> auxv;
   std::vector<FileMapping> files;
   bool sawFileNote = false;
+  std::optional<uint64_t> pointerAuthMask; // arm64's NT_ARM_PAC_MASK
 };
 
 class CoreReader {
@@ -85,7 +86,9 @@ Expected<std::vector<Elf64_Phdr>> CoreReader::programHeaders(const Elf64_Ehdr &h
 
 void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch) {
   bool wellFormed = forEachElfNote(noteBytes, [&](const ElfNote &note) {
-    if (note.name != "CORE") return true; // LINUX notes hold FP/XSAVE state
+    if (note.name == "LINUX" && note.type == NT_ARM_PAC_MASK && arch == Arch::Arm64)
+      notes_.pointerAuthMask = parsePacInstructionMask(note.desc);
+    if (note.name != "CORE") return true; // other LINUX notes hold FP/XSAVE state
     switch (note.type) {
     case NT_PRSTATUS:
       if (auto status = parsePrStatus(note.desc, arch)) notes_.threads.push_back(*status);
@@ -219,6 +222,7 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
   }
 
   target->process.auxv = notes_.auxv;
+  target->pointerAuthMask = notes_.pointerAuthMask;
   addModules(*target, segments);
   target->sortModules();
   target->warnings = std::move(warnings_);

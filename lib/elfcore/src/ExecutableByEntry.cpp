@@ -3,6 +3,8 @@
 #include "stackwalk/elfcore/CoreModules.h"
 #include "stackwalk/elfcore/CoreNotes.h"
 
+#include "stackwalk/core/DynamicSectionIdentity.h"
+
 #include "llvm/Support/Path.h"
 
 #include <iterator>
@@ -50,6 +52,12 @@ void placeModulesByEntryPoint(Target &target, const ModuleResolver &resolver) {
   executable.base = bias + image->preferredBase();
   executable.dynamicAddress = bias + dynamic->address;
   executable.dynamicSection = dynamicSectionAt(executable.dynamicAddress, target);
+  // Its dynamic section leads to the libraries: only the right file's does.
+  if (auto mismatch = dynamicSectionMismatch(executable, *image)) {
+    target.warnings.push_back("the executable " + image->path() + " is not the dump's (" + *mismatch +
+                              "): the module list is unknown");
+    return;
+  }
   executable.imageNote.clear();
   std::vector<Module> libraries = sharedLibrariesFromDynamic(executable.dynamicAddress, target, target.warnings);
   target.modules.push_back(std::move(executable));

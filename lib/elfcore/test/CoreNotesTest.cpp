@@ -84,3 +84,13 @@ TEST_CASE("only signals whose default action dumps core are crashes") {
   CHECK_FALSE(dumpsCore(19)); // SIGSTOP
   CHECK_FALSE(dumpsCore(0));
 }
+
+TEST_CASE("NT_ARM_PAC_MASK gives the instruction mask; a short note gives none") {
+  std::vector<uint8_t> desc(16);
+  uint64_t data = 0x007f000000000000, insn = 0x00ff000000000000;
+  std::memcpy(desc.data(), &data, 8);
+  std::memcpy(desc.data() + 8, &insn, 8);
+  CHECK(parsePacInstructionMask(desc) == insn);
+  desc.resize(15);
+  CHECK_FALSE(parsePacInstructionMask(desc));
+}

@@ -21,6 +21,7 @@ enum NoteType : uint32_t {
   NT_AUXV = 6,
   NT_SIGINFO = 0x53494749,
   NT_FILE = 0x46494c45,
+  NT_ARM_PAC_MASK = 0x406, // a "LINUX" note: struct user_pac_mask { data_mask, insn_mask }
 };
 
 // Auxiliary vector keys (<elf.h>; LLVM's ELF.h does not define them).
@@ -60,6 +61,9 @@ std::optional<SigInfo> parseSigInfo(std::span<const uint8_t> desc);
 std::vector<std::pair<uint64_t, uint64_t>> parseAuxv(std::span<const uint8_t> desc);
 // The first value of a key in a parsed auxiliary vector.
 std::optional<uint64_t> auxvValue(const std::vector<std::pair<uint64_t, uint64_t>> &auxv, uint64_t type);
+// The bits of a code pointer that hold its pointer-authentication signature
+// (NT_ARM_PAC_MASK's insn_mask).
+std::optional<uint64_t> parsePacInstructionMask(std::span<const uint8_t> desc);
 // Returns as many mappings as are well-formed.
 std::vector<FileMapping> parseFileNote(std::span<const uint8_t> desc);
 
