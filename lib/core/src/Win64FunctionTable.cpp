@@ -11,7 +11,6 @@
 namespace stackwalk {
 namespace {
 
-constexpr uint64_t EntrySize = 12;
 constexpr uint64_t MaxEntries = 1 << 22;
 constexpr unsigned ChainLimit = 32;
 constexpr uint8_t UnwFlagChainInfo = 0x4;
@@ -28,36 +27,49 @@ std::optional<Win64FunctionTable> Win64FunctionTable::read(const MemorySource &m
       headers->optionalAddress + sizeof(llvm::object::pe32plus_header) +
       llvm::COFF::EXCEPTION_TABLE * sizeof(llvm::object::data_directory));
   if (!directory || !directory->RelativeVirtualAddress || !directory->Size) return std::nullopt;
-  return Win64FunctionTable(imageBase, directory->RelativeVirtualAddress, directory->Size);
+  bool arm64 = headers->file.Machine == llvm::COFF::IMAGE_FILE_MACHINE_ARM64;
+  return Win64FunctionTable(imageBase, directory->RelativeVirtualAddress, directory->Size, arm64);
 }
 
 llvm::Expected<RuntimeFunction> Win64FunctionTable::entryAt(const MemorySource &memory, uint64_t address) const {
   std::array<uint32_t, 3> raw;
-  if (!memory.read(address, {reinterpret_cast<uint8_t *>(raw.data()), sizeof raw}))
+  if (!memory.read(address, {reinterpret_cast<uint8_t *>(raw.data()), size_t(entrySize())}))
     return fail("the RUNTIME_FUNCTION at " + hex(address) + " is not readable");
-  return RuntimeFunction{raw[0], raw[1], raw[2]};
+  if (!arm64_) return RuntimeFunction{raw[0], raw[1], raw[2]};
+  auto length = arm64FunctionLength(memory, imageBase_, raw[1]);
+  if (!length) return length.takeError();
+  return RuntimeFunction{raw[0], raw[0] + *length, raw[1]};
+}
+
+llvm::Expected<uint32_t> arm64FunctionLength(const MemorySource &memory, uint64_t imageBase, uint32_t unwindData) {
+  // Packed: FunctionLength in bits 2-12; else .xdata's first word, bits 0-17; in instructions.
+  if (unwindData & 3) return ((unwindData >> 2) & 0x7ff) * 4;
+  auto header = memory.readValue<uint32_t>(imageBase + unwindData);
+  if (!header) return fail("the .xdata at " + hex(imageBase + unwindData) + " is not readable");
+  return (*header & 0x3ffff) * 4;
 }
 
 llvm::Expected<std::optional<RuntimeFunction>> Win64FunctionTable::entryCovering(const MemorySource &memory,
                                                                                  uint64_t rva) const {
   uint64_t table = imageBase_ + rva_;
-  uint64_t lo = 0, hi = std::min<uint64_t>(size_ / EntrySize, MaxEntries);
+  uint64_t lo = 0, hi = std::min<uint64_t>(size_ / entrySize(), MaxEntries);
   // The last entry beginning at or before rva (the table is sorted).
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
-    auto entry = entryAt(memory, table + mid * EntrySize);
+    auto entry = entryAt(memory, table + mid * entrySize());
     if (!entry) return entry.takeError();
     if (entry->begin <= rva) lo = mid + 1;
     else hi = mid;
   }
   if (lo == 0) return std::nullopt;
-  auto entry = entryAt(memory, table + (lo - 1) * EntrySize);
+  auto entry = entryAt(memory, table + (lo - 1) * entrySize());
   if (!entry) return entry.takeError();
   if (rva >= entry->end) return std::nullopt;
   return *entry;
 }
 
 llvm::Expected<uint32_t> Win64FunctionTable::functionStart(const MemorySource &memory, RuntimeFunction entry) const {
+  if (arm64_) return entry.begin; // ARM64 fragments name no parent entry
   for (unsigned depth = 0;; ++depth) {
     if (depth > ChainLimit) return fail("chained RUNTIME_FUNCTIONs loop");
     if (entry.unwindInfo & 1) { // an indirect entry: UnwindData names another RUNTIME_FUNCTION

@@ -1,5 +1,6 @@
 #include "stackwalk/unwinder/Win64Unwinder.h"
 
+#include "stackwalk/unwinder/Arm64WindowsUnwind.h"
 #include "stackwalk/unwinder/Win64Unwind.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -19,10 +20,13 @@ UnwindResult Win64Unwinder::unwind(const Frame &frame, const Target &target) {
   if (!table) return UnwindResult::noInfo("no PE exception directory for " + module.name);
   auto function = table->entryCovering(target, frame.lookupAddress() - module.base);
   if (!function) return UnwindResult::noInfo(module.name + "'s .pdata: " + llvm::toString(function.takeError()));
+  bool arm64 = target.arch() == Arch::Arm64;
   // No entry: a leaf function, which neither saves registers nor moves the
-  // stack pointer, so the return address is at the stack pointer.
-  if (!*function) return unwindWin64Leaf(target, frame);
-  auto result = unwindWin64(target, module.base, **function, frame);
+  // stack pointer, so the return address is at the stack pointer (x64) or
+  // still in the link register (ARM64).
+  if (!*function) return arm64 ? unwindArm64Leaf(frame) : unwindWin64Leaf(target, frame);
+  auto result = arm64 ? unwindArm64Windows(target, module.base, **function, frame)
+                      : unwindWin64(target, module.base, **function, frame);
   if (!result) return UnwindResult::noInfo(module.name + ": " + llvm::toString(result.takeError()));
   return *result;
 }

@@ -24,9 +24,13 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   using enum UnwindStep;
   // arm64 Linux: as x86-64 Linux, with the signal trampolines that carry no
   // CFI (qemu-user's) before the frame pointer, which would skip the
-  // interrupted frame. Other arm64 systems: not yet.
+  // interrupted frame.
   if (arch == Arch::Arm64 && os == OS::Linux)
     return {ManagedCode, Cfi, Sigreturn, SymbolFileCfi, Dynamic, RuntimeTransitions, BadCall, FramePointer, Scan};
+  // Windows on ARM64: the function tables, and the frame-pointer chain the
+  // ABI keeps (x29 always points at a frame record).
+  if (arch == Arch::Arm64 && os == OS::Windows)
+    return {ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, FramePointer, Scan};
   if (arch != Arch::X86_64) return {};
   // Windows x64 code is described by its function tables (a leaf function
   // needs no entry), and its ABI has no frame-pointer chain: a function that

@@ -72,8 +72,13 @@ TEST_CASE("arm64 Linux: as x86-64 Linux, with signal trampolines known by their 
 TEST_CASE("architectures stackwalk cannot unwind yet get no unwinder") {
   for (Arch arch : {Arch::X86, Arch::Unknown})
     for (OS os : {OS::Linux, OS::Windows}) CHECK(unwindPolicy(arch, os).empty());
-  CHECK(unwindPolicy(Arch::Arm64, OS::Windows).empty());
   CHECK(unwindPolicy(Arch::Arm64, OS::MacOS).empty());
+}
+
+TEST_CASE("arm64 Windows: function tables, then the frame-pointer chain the ABI keeps") {
+  CHECK(unwindPolicy(Arch::Arm64, OS::Windows) ==
+        std::vector<UnwindStep>{ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall,
+                                FramePointer, Scan});
 }
 
 TEST_CASE("a thread without a managed runtime leaves the managed steps out") {

@@ -1,4 +1,5 @@
-// A PE32+ image's function table (its exception directory, .pdata): which
+// A PE32+ image's function table (its exception directory, .pdata; x64's or
+// ARM64's, by the machine in its file header): which
 // RUNTIME_FUNCTION covers an address, and where the function of a fragment
 // starts. Read through a MemorySource, so that one reading serves an image in
 // a dump's memory (the Windows x64 unwinder) and an image file (the
@@ -15,9 +16,17 @@
 
 namespace stackwalk {
 
+// x64: BeginAddress, EndAddress, UnwindInfo (RVAs). ARM64 records no end:
+// its entry is BeginAddress and UnwindData (an .xdata RVA, or packed unwind
+// data when its low two bits are not 0), and `end` is derived from the
+// function length either holds.
 struct RuntimeFunction {
-  uint32_t begin = 0, end = 0, unwindInfo = 0; // RVAs
+  uint32_t begin = 0, end = 0, unwindInfo = 0;
 };
+
+// An ARM64 function's length in bytes, from its packed unwind data or the
+// header of its .xdata record at imageBase + unwindData.
+llvm::Expected<uint32_t> arm64FunctionLength(const MemorySource &memory, uint64_t imageBase, uint32_t unwindData);
 
 class Win64FunctionTable {
 public:
@@ -34,11 +43,14 @@ public:
   llvm::Expected<uint32_t> functionStart(const MemorySource &memory, RuntimeFunction entry) const;
 
 private:
-  Win64FunctionTable(uint64_t imageBase, uint32_t rva, uint32_t size) : imageBase_(imageBase), rva_(rva), size_(size) {}
+  Win64FunctionTable(uint64_t imageBase, uint32_t rva, uint32_t size, bool arm64)
+      : imageBase_(imageBase), rva_(rva), size_(size), arm64_(arm64) {}
+  uint64_t entrySize() const { return arm64_ ? 8 : 12; }
   llvm::Expected<RuntimeFunction> entryAt(const MemorySource &memory, uint64_t address) const;
 
   uint64_t imageBase_;
   uint32_t rva_, size_;
+  bool arm64_; // IMAGE_FILE_MACHINE_ARM64's two-word entries
 };
 
 } // namespace stackwalk

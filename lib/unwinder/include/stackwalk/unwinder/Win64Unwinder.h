@@ -1,6 +1,7 @@
-// Unwinding Windows x64 code of PE modules: the RUNTIME_FUNCTION covering the
-// pc comes from the module's function table (.pdata), read through the target
-// (dump memory, or the module file overlaid).
+// Unwinding Windows x64 and ARM64 code of PE modules: the RUNTIME_FUNCTION
+// covering the pc comes from the module's function table (.pdata), read
+// through the target (dump memory, or the module file overlaid), and its
+// unwind data is the machine's (Win64Unwind.h, Arm64WindowsUnwind.h).
 #pragma once
 
 #include "stackwalk/core/StackWalker.h"
