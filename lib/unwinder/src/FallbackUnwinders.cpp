@@ -36,7 +36,34 @@ UnwindResult BadCallUnwinder::unwind(const Frame &frame, const Target &target) {
   return result;
 }
 
+// An interrupted frame on a link-register architecture (arm64): a function
+// saves lr in its frame record only in its prolog, so in a leaf (or before
+// its prolog) lr is the return address and fp still its caller's record.
+// Without unwind info nothing tells a leaf from a function that has called
+// others since (whose lr is stale); Breakpad and rust-minidump take lr for the
+// context frame, and so does this, when lr is module code that follows a call
+// (or whose code the dump does not hold).
+std::optional<UnwindResult> linkRegisterCaller(const Frame &frame, const Target &target) {
+  std::optional<unsigned> link = frame.regs.linkRegister();
+  if (!frame.ipIsExact || !link) return std::nullopt;
+  std::optional<uint64_t> lr = frame.regs.get(*link);
+  if (!lr) return std::nullopt;
+  // Code that can be read must show the call; a dump without code bytes is taken at its word.
+  uint64_t returnAddress = target.codeAddress(*lr);
+  if (returnAddress == frame.ip || !target.moduleAt(returnAddress) || !target.isExecutable(returnAddress) ||
+      callBefore(target, returnAddress) == CallBefore::No)
+    return std::nullopt;
+  UnwindResult result;
+  result.status = UnwindResult::Status::Caller;
+  result.caller = RegisterFile(frame.regs.arch());
+  if (auto fp = frame.regs.fp()) result.caller.set(result.caller.fpRegister(), *fp);
+  result.caller.setSp(frame.sp);
+  result.caller.setPc(returnAddress);
+  return result;
+}
+
 UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &target) {
+  if (auto leaf = linkRegisterCaller(frame, target)) return *leaf;
   std::optional<uint64_t> fp = frame.regs.fp();
   unsigned size = pointerSize(target.arch());
   if (!fp) return UnwindResult::noInfo("the frame pointer is unknown");

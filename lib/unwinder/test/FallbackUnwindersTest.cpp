@@ -269,6 +269,35 @@ TEST_CASE("frame pointer: the caller comes from the frame record at [rbp]", "[fa
   CHECK_FALSE(r.trust);
 }
 
+TEST_CASE("frame pointer on arm64: an interrupted frame returns to lr first, when it follows a call",
+          "[fallback][fp][arm64]") {
+  constexpr unsigned X29 = 29, X30 = 30;
+  Fixture fx(Arch::Arm64);
+  put(fx.code, 0x700, {0x10, 0x00, 0x00, 0x94}); // bl
+  fx.word(0x40, Stack + 0x80);                    // the caller's frame record
+  fx.word(0x48, 0x1704);
+  Frame leaf = fx.frame(CodeStart + 0x20, Stack + 0x10, Stack + 0x40);
+  leaf.regs.set(X30, 0x1704);
+  FramePointerUnwinder unwinder;
+  UnwindResult r = unwinder.unwind(leaf, fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == 0x1704u);
+  CHECK(r.caller.sp() == Stack + 0x10); // a leaf moved nothing
+  CHECK(r.caller.get(X29) == Stack + 0x40);
+
+  SECTION("a caller frame follows the record instead") {
+    leaf.ipIsExact = false;
+    leaf.trust = FrameTrust::Cfi;
+    UnwindResult caller = unwinder.unwind(leaf, fx.target());
+    REQUIRE(caller.status == Status::Caller);
+    CHECK(caller.caller.sp() == Stack + 0x50);
+  }
+  SECTION("lr not after a call: the record") {
+    leaf.regs.set(X30, NotAfterCall);
+    CHECK(unwinder.unwind(leaf, fx.target()).caller.sp() == Stack + 0x50);
+  }
+}
+
 TEST_CASE("frame pointer: any executable return address will do, and any frame", "[fallback][fp]") {
   Fixture fx;
   uint64_t returnAddress = 0;

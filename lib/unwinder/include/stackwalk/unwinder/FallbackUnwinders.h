@@ -19,7 +19,8 @@ public:
 
 // Follows the frame-pointer chain: the saved frame pointer and return address
 // sit at [fp] and [fp + pointer size]. Accepts the caller only when its return
-// address lies in executable memory.
+// address lies in executable memory. On arm64 an interrupted frame's caller
+// is the link register first, when it follows a call (as Breakpad's).
 class FramePointerUnwinder : public Unwinder {
 public:
   FrameTrust trust() const override { return FrameTrust::FramePointer; }
