@@ -1,6 +1,8 @@
-// The Win64 unwind-code interpreter: the input supplies UNWIND_INFO, code
-// bytes and the stack, and the frame's registers; then --unwind-info's
-// description, with the input also as the image's PE headers and .pdata.
+// The Win64 unwind-code interpreters, x64's and ARM64's: the input supplies
+// UNWIND_INFO or .xdata (or ARM64's packed data), code bytes and the stack,
+// and the frame's registers; then --unwind-info's description, with the input
+// also as the image's PE headers and .pdata.
+#include "stackwalk/unwinder/Arm64WindowsUnwind.h"
 #include "stackwalk/unwinder/UnwindDescription.h"
 #include "stackwalk/unwinder/Win64Unwind.h"
 
@@ -28,6 +30,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   stackwalk::RuntimeFunction function{0x1000, 0x1000 + (words[2] >> 8) % 0x200, 0x2000 + (words[3] >> 16) % 0x40};
   auto result = stackwalk::unwindWin64(memory, Base, function, frame);
   if (!result) llvm::consumeError(result.takeError());
+  // ARM64: the same bytes as .xdata (or the fourth word as packed data), x29 and lr known.
+  stackwalk::Frame arm64 = frame;
+  arm64.regs = stackwalk::RegisterFile(stackwalk::Arch::Arm64);
+  arm64.regs.setPc(frame.ip);
+  arm64.regs.setSp(frame.sp);
+  arm64.regs.set(29, 0x10000 + (words[3] % 0x200));
+  arm64.regs.set(30, Base + 0x1000 + (words[1] >> 8) % 0x100);
+  stackwalk::RuntimeFunction arm64Function{0x1000, function.end, words[3] & 3 ? words[3] : function.unwindInfo};
+  auto arm64Result = stackwalk::unwindArm64Windows(memory, Base, arm64Function, arm64);
+  if (!arm64Result) llvm::consumeError(arm64Result.takeError());
   auto description = stackwalk::describeWin64Unwind(memory, Base, frame.ip);
   if (!description) llvm::consumeError(description.takeError());
   return 0;

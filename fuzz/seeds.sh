@@ -38,6 +38,10 @@ done
 printf '\020\000\000\000\000\000\000\000\167\010\006\043\010' > "$out"/dwarf_expression/breg7-deref
 x86_64-w64-mingw32-objcopy -O binary --only-section=.xdata "$build"/dumps/windows/bin/threads-O2.exe \
   "$out"/win64_unwind/xdata 2>/dev/null || objcopy -O binary --only-section=.xdata "$build"/dumps/windows/bin/threads-O2.exe "$out"/win64_unwind/xdata || true
+# An ARM64 .xdata record at offset 16 (the fourth word's upper half picks it): set_fp,
+# save_regp, save_fplr_x, end.
+printf '\000\000\000\000\000\000\000\000\000\000\000\000\000\000\020\000\040\000\000\010\341\310\002\205\344\000\000\000' \
+  > "$out"/win64_unwind/arm64-xdata
 cp "$(dirname "$0")"/../lib/frames/test/data/Nested.dll "$out"/ecma_metadata/ 2>/dev/null || true
 head -c 4096 "$build"/dumps/dotnet/cores/park-normal.core > "$out"/runtime_structures/core-head 2>/dev/null || true
 cp /proc/self/maps "$out"/process_maps/self
