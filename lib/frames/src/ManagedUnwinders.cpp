@@ -1,6 +1,7 @@
 #include "stackwalk/frames/ManagedUnwinders.h"
 
 #include "stackwalk/core/Hex.h"
+#include "stackwalk/unwinder/Arm64WindowsUnwind.h"
 
 namespace stackwalk::frames {
 namespace {
@@ -20,7 +21,10 @@ UnwindResult ManagedCodeUnwinder::unwind(const Frame &frame, const Target &targe
   if (!*block) return UnwindResult::noInfo("not managed code");
   if ((*block)->kind == CodeBlock::Kind::Stub) return UnwindResult::noInfo("a runtime stub without unwind info");
   if (!(*block)->function) return UnwindResult::noInfo("managed code without a RUNTIME_FUNCTION");
-  auto result = unwindWin64(target, (*block)->unwindBase, *(*block)->function, frame, target.os());
+  // The JIT describes its code with the Windows unwind data of the machine, on every OS.
+  auto result = target.arch() == Arch::Arm64
+                    ? unwindArm64Windows(target, (*block)->unwindBase, *(*block)->function, frame, target.os())
+                    : unwindWin64(target, (*block)->unwindBase, *(*block)->function, frame, target.os());
   if (!result) return UnwindResult::noInfo("managed unwind info: " + llvm::toString(result.takeError()));
   return std::move(*result);
 }
