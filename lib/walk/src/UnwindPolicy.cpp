@@ -22,15 +22,17 @@ std::string_view unwindStepName(UnwindStep step) {
 
 std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   using enum UnwindStep;
-  // arm64 Linux: as x86-64 Linux, with the signal trampolines that carry no
-  // CFI (qemu-user's) before the frame pointer, which would skip the
-  // interrupted frame.
-  if (arch == Arch::Arm64 && os == OS::Linux)
-    return {ManagedCode, Cfi, Sigreturn, SymbolFileCfi, Dynamic, RuntimeTransitions, BadCall, FramePointer, Scan};
   // Windows on ARM64: the function tables, and the frame-pointer chain the
   // ABI keeps (x29 always points at a frame record).
   if (arch == Arch::Arm64 && os == OS::Windows)
     return {ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, FramePointer, Scan};
+  // arm64 elsewhere (Linux, Android, macOS, iOS): as x86-64 Linux, with the
+  // signal trampolines that carry no CFI (qemu-user's) before the frame
+  // pointer, which would skip the interrupted frame. Apple's ABI keeps the
+  // frame-pointer chain too, and its dumps come without files: the frame
+  // pointer and a symbol file's STACK CFI do the work there.
+  if (arch == Arch::Arm64)
+    return {ManagedCode, Cfi, Sigreturn, SymbolFileCfi, Dynamic, RuntimeTransitions, BadCall, FramePointer, Scan};
   if (arch != Arch::X86_64) return {};
   // Windows x64 code is described by its function tables (a leaf function
   // needs no entry), and its ABI has no frame-pointer chain: a function that
