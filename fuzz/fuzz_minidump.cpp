@@ -1,10 +1,14 @@
-// Minidump loading (every stream) and walking its threads.
+// Minidump loading (every stream) and walking its threads; microdumps (Breakpad's
+// text form of one, which the corpus seeds hold) through the same target.
 #include "FuzzWalk.h"
 
+#include "stackwalk/minidump/MicrodumpLoader.h"
 #include "stackwalk/minidump/MinidumpLoader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  auto target = stackwalk::loadMinidump(stackwalk::fuzz::bufferOf(data, size));
+  auto buffer = stackwalk::fuzz::bufferOf(data, size);
+  auto target = stackwalk::looksLikeMicrodump({data, size}) ? stackwalk::loadMicrodump(std::move(buffer))
+                                                            : stackwalk::loadMinidump(std::move(buffer));
   if (!target) {
     llvm::consumeError(target.takeError());
     return 0;

@@ -276,6 +276,49 @@ def malformed(stackwalk):
     check(r["crash"]["name"] == "SIGILL" and r["threads"], "linux_inline.dmp (Crashpad) loads: SIGILL, threads")
 
 
+def breakpad_out_frames(path):
+    """Thread 0's frames in a minidump_stackwalk .out file: (module, function) and the
+    module offset of the address it names (a caller's is its return address - 4 on arm64)."""
+    frames = []
+    for line in open(path):
+        m = re.match(r"\s*(\d+)\s+(\S+?)(?:!(.+?) \[.*\]| \+ (0x[0-9a-f]+))\s*$", line)
+        if m:
+            frames.append((m.group(2), m.group(3)))
+        elif line.startswith("Thread 1"):
+            break
+    return frames
+
+
+def microdumps(stackwalk):
+    """Breakpad's microdumps (Android's logcat text): the arm64 one with its symbols/microdump
+    walked to the frames of microdump.stackwalk-arm64.out by their STACK CFI, and without
+    symbols to the same addresses; the 32-bit ones refused naming their architecture, the x86
+    one read (its context frame)."""
+    symbols = os.path.join(CORPUS, "breakpad", "symbols", "microdump")
+    r = report(stackwalk, "breakpad/microdump-arm64.dmp", "--symbols-path", symbols)
+    check(r["dump"]["format"] == "microdump" and r["dump"]["arch"] == "arm64" and len(r["modules"]) == 8
+          and r["dump"]["os_version"] == "OS 64 VERSION INFO",
+          "microdump-arm64.dmp: a microdump of arm64, 8 modules, its OS version (microdump_processor_unittest.cc)")
+    thread = r["threads"][0]
+    ours = [(f["module"], base_name(f["function"]) if f["function"] else None) for f in physical(thread)]
+    theirs = breakpad_out_frames(os.path.join(CORPUS, "breakpad", "microdump.stackwalk-arm64.out"))
+    check(ours == theirs, f"microdump-arm64.dmp with symbols: the {len(theirs)} frames of "
+          f"microdump.stackwalk-arm64.out" + ("" if ours == theirs else f" (got {ours})"))
+    check(all(f["trust"] == "cfi" for f in physical(thread)[1:]), "microdump-arm64.dmp: callers found by STACK CFI")
+    bare = report(stackwalk, "breakpad/microdump-arm64.dmp")
+    ips = [f["ip"] for f in physical(thread)]
+    check([f["ip"] for f in physical(bare["threads"][0])][:len(ips)] == ips,
+          f"microdump-arm64.dmp without symbols: the same {len(ips)} frames first (by frame records)")
+    for name, arch in (("microdump-arm.dmp", "arm"), ("microdump-mips32.dmp", "mips"),
+                       ("microdump-withcrashreason.dmp", "arm"), ("microdump-multiple.dmp", "arm")):
+        result = run(stackwalk, "breakpad/" + name)
+        check(result.returncode == 3 and f"a microdump of architecture '{arch}'" in result.stderr,
+              f"{name}: refused, naming its architecture ({result.stderr.strip()})")
+    x86 = report(stackwalk, "breakpad/microdump-x86.dmp")
+    check(x86["dump"]["arch"] == "x86" and len(x86["modules"]) == 124 and len(x86["threads"][0]["frames"]) == 1,
+          "microdump-x86.dmp: read, 124 modules (microdump_processor_unittest.cc), its context frame")
+
+
 def symbol_store(tmp, module, debug_id, sym_path, name=None):
     """A Breakpad store in tmp holding one .sym file for module/debug_id."""
     folder = os.path.join(tmp, module, debug_id)
@@ -377,6 +420,7 @@ def main(stackwalk, options):
     malformed(stackwalk)
     symbol_files(stackwalk)
     without_files(stackwalk)
+    microdumps(stackwalk)
     return check.summary()
 
 

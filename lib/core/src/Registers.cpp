@@ -43,6 +43,8 @@ std::span<const RegisterInfo> registerLayout(Arch arch) {
 std::optional<unsigned> registerByName(Arch arch, std::string_view name) {
   for (const RegisterInfo &info : registerLayout(arch))
     if (info.name == name) return info.number;
+  // arm64's frame pointer and link register also go by x29 and x30 (Breakpad's STACK CFI).
+  if (arch == Arch::Arm64 && (name == "x29" || name == "x30")) return name == "x29" ? 29 : 30;
   return std::nullopt;
 }
 

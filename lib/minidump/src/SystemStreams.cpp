@@ -1,4 +1,5 @@
 // SystemInfo, MiscInfo, Exception and Crashpad's info stream.
+#include "BreakpadContext.h"
 #include "Streams.h"
 
 #include "stackwalk/core/ModuleImage.h"
@@ -195,7 +196,7 @@ std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
   if (pointerSize(arch) == 4 && crash.address) crash.address = *crash.address & 0xffffffffu;
   std::span<const uint8_t> context = reader.slice(exception->ThreadContext, "the exception's context");
   if (!context.empty()) {
-    if (auto regs = fromWindowsContext(arch, context)) exceptionContext = *regs;
+    if (auto regs = minidump::readThreadContext(arch, context)) exceptionContext = *regs;
     else reader.warn("the exception's context: " + llvm::toString(regs.takeError()));
   }
   return crash;

@@ -1,4 +1,5 @@
 // ThreadList / ThreadExList with their contexts, and ThreadNameList.
+#include "BreakpadContext.h"
 #include "Streams.h"
 
 #include "stackwalk/core/WindowsContext.h"
@@ -47,7 +48,7 @@ std::vector<ThreadInfo> readThreads(const Reader &reader, Arch arch) {
     std::string what = "thread " + std::to_string(entry.ThreadId) + "'s context";
     std::span<const uint8_t> context = reader.slice(entry.Context, what);
     if (entry.Context.DataSize == 0) thread.contextAbsent = true;
-    else if (auto regs = fromWindowsContext(arch, context)) thread.context = *regs;
+    else if (auto regs = minidump::readThreadContext(arch, context)) thread.context = *regs;
     else reader.warn(what + ": " + llvm::toString(regs.takeError()));
     threads.push_back(std::move(thread));
   }

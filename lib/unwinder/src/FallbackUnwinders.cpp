@@ -4,17 +4,33 @@
 
 namespace stackwalk {
 
-bool StackScanUnwinder::isPlausibleReturnAddress(const Target &target, uint64_t value) {
+namespace {
+
+enum class Evidence { None, CallInstruction, SymbolFileFunction };
+
+Evidence returnAddressEvidence(const Target &target, uint64_t value) {
   const Module *module = target.moduleAt(value);
-  if (!module || !target.isExecutable(value)) return false;
+  if (!module || !target.isExecutable(value)) return Evidence::None;
   switch (callBefore(target, value)) {
-  case CallBefore::Yes: return true;
-  case CallBefore::No: return false;
+  case CallBefore::Yes: return Evidence::CallInstruction;
+  case CallBefore::No: return Evidence::None;
   case CallBefore::Unknown: break;
   }
   // Neither the dump nor a file holds the code: a function that a symbol file
   // says holds the call is the evidence left (Breakpad's rule with symbols).
-  return module->symbolFile && module->symbolFile->hasFunctionAt(value - 1 - module->base);
+  bool inFunction = module->symbolFile && module->symbolFile->hasFunctionAt(value - 1 - module->base);
+  return inFunction ? Evidence::SymbolFileFunction : Evidence::None;
+}
+
+// How far the scan trusts a symbol file's functions alone: Breakpad's window
+// (kRASearchWords). A word far up the stack that merely lies in some function
+// is more likely a stale value than the caller.
+constexpr unsigned SymbolFileScanWords = 40;
+
+} // namespace
+
+bool StackScanUnwinder::isPlausibleReturnAddress(const Target &target, uint64_t value) {
+  return returnAddressEvidence(target, value) != Evidence::None;
 }
 
 UnwindResult BadCallUnwinder::unwind(const Frame &frame, const Target &target) {
@@ -76,6 +92,11 @@ UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &targ
   if (*returnAddress == 0) return UnwindResult::noInfo("the frame-pointer chain ends");
   if (!target.isExecutable(*returnAddress))
     return UnwindResult::noInfo("the frame record's return address is not in executable memory");
+  // A module's symbol file lists every function: a return address outside
+  // them all is no return address (Breakpad's InstructionAddressSeemsValid).
+  const Module *module = target.moduleAt(*returnAddress);
+  if (module && module->symbolFile && !module->symbolFile->hasFunctionAt(*returnAddress - 1 - module->base))
+    return UnwindResult::noInfo("the frame record's return address is in no function of its symbol file");
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;
   result.caller = RegisterFile(frame.regs.arch());
@@ -91,7 +112,8 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
     uint64_t slot = frame.sp + uint64_t(i) * size;
     auto value = target.readPointer(slot, size);
     if (!value) break;
-    if (!isPlausibleReturnAddress(target, *value)) continue;
+    Evidence evidence = returnAddressEvidence(target, *value);
+    if (evidence == Evidence::None || (evidence == Evidence::SymbolFileFunction && i >= SymbolFileScanWords)) continue;
     UnwindResult result;
     result.status = UnwindResult::Status::Caller;
     result.caller = RegisterFile(frame.regs.arch());

@@ -2,6 +2,7 @@
 
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/elfcore/ElfCoreLoader.h"
+#include "stackwalk/minidump/MicrodumpLoader.h"
 #include "stackwalk/minidump/MinidumpLoader.h"
 
 #include "llvm/BinaryFormat/ELF.h"
@@ -20,7 +21,7 @@ llvm::Error notADump(const std::string &name, std::span<const uint8_t> head) {
   if (type == llvm::ELF::ET_EXEC || type == llvm::ELF::ET_DYN)
     return fail(name + " is an executable or shared library, not a core (stackwalk takes the core; the executable "
                        "goes with -e)");
-  return fail(name + " is not a dump stackwalk can read (an ELF core or a minidump)");
+  return fail(name + " is not a dump stackwalk can read (an ELF core, a minidump or a microdump)");
 }
 
 } // namespace
@@ -30,6 +31,8 @@ llvm::Expected<std::unique_ptr<Target>> loadDump(std::unique_ptr<llvm::MemoryBuf
                                 std::min<size_t>(bytes->getBufferSize(), 64));
   if (looksLikeElfCore(head)) return loadElfCore(std::move(bytes));
   if (looksLikeMinidump(head)) return loadMinidump(std::move(bytes));
+  std::span<const uint8_t> all(reinterpret_cast<const uint8_t *>(bytes->getBufferStart()), bytes->getBufferSize());
+  if (looksLikeMicrodump(all)) return loadMicrodump(std::move(bytes));
   return notADump(bytes->getBufferIdentifier().str(), head);
 }
 

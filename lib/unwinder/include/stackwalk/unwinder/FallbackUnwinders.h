@@ -29,7 +29,8 @@ public:
 
 // Scans the stack upward from the frame's stack pointer for a word that points
 // into an executable segment of a known module, right after a call instruction;
-// where no code bytes are at hand, into a function its Breakpad symbol file has.
+// where no code bytes are at hand, into a function its Breakpad symbol file has
+// (within Breakpad's 40 words).
 class StackScanUnwinder : public Unwinder {
 public:
   explicit StackScanUnwinder(unsigned maxWords = 512) : maxWords_(maxWords) {}

@@ -1,0 +1,43 @@
+#include "BreakpadContext.h"
+
+#include "stackwalk/core/Fail.h"
+#include "stackwalk/core/WindowsContext.h"
+
+#include <cstring>
+
+namespace stackwalk::minidump {
+namespace {
+
+constexpr uint64_t Arm64OldFlag = 0x80000000;
+constexpr size_t Arm64OldRegisters = 33; // x0-x30, sp, pc: DWARF 0-32
+constexpr size_t Arm64OldCpsrOffset = 8 + 8 * Arm64OldRegisters;
+
+uint64_t load64(std::span<const uint8_t> bytes, size_t offset) {
+  uint64_t value;
+  std::memcpy(&value, bytes.data() + offset, 8);
+  return value;
+}
+
+} // namespace
+
+bool isBreakpadArm64OldContext(std::span<const uint8_t> bytes) {
+  return bytes.size() >= 8 && (load64(bytes, 0) & Arm64OldFlag) && bytes.size() != windowsContextSize(Arch::Arm64);
+}
+
+llvm::Expected<RegisterFile> fromBreakpadArm64OldContext(std::span<const uint8_t> bytes) {
+  if (bytes.size() < Arm64OldCpsrOffset + 4)
+    return fail("an old Breakpad arm64 context of " + llvm::Twine(bytes.size()) + " bytes is too short");
+  RegisterFile regs(Arch::Arm64);
+  for (unsigned reg = 0; reg < Arm64OldRegisters; ++reg) regs.set(reg, load64(bytes, 8 + 8 * reg));
+  uint32_t cpsr;
+  std::memcpy(&cpsr, bytes.data() + Arm64OldCpsrOffset, 4);
+  regs.set(33, cpsr);
+  return regs;
+}
+
+llvm::Expected<RegisterFile> readThreadContext(Arch arch, std::span<const uint8_t> bytes) {
+  if (arch == Arch::Arm64 && isBreakpadArm64OldContext(bytes)) return fromBreakpadArm64OldContext(bytes);
+  return fromWindowsContext(arch, bytes);
+}
+
+} // namespace stackwalk::minidump
