@@ -18,7 +18,9 @@ program's own frames must equal gdb-multiarch's.
 qemu-user gives arm64 guests a signal trampoline without CFI, where eu-stack
 goes wrong: a thread in a signal handler is compared with eu-stack up to the
 trampoline, and past it with the program's own record (sigcontext.c prints the
-interrupted pc and sp and a return address below them). A wrong executable
+interrupted pc and sp and a return address below them). A program built with
+pointer authentication (return addresses signed on the stack) must give the
+functions of its unsigned twin, which neither tool can check. A wrong executable
 given with -e is refused (its dynamic section differs from the dump's). With
 ../shared beside the project, every program's --args report against
 gdb-multiarch's frames, names, arguments and tail-call frames (compare.py --names
@@ -54,7 +56,13 @@ PROGRAMS = [
     ("crash-abort", "crash-abort.c", "-O0 -g -fno-omit-frame-pointer", "crash"),
     ("crash-callnull", "crash-callnull.c", "-O0 -g -fno-omit-frame-pointer", "crash"),
     ("crash-cxx-uncaught", "crash-cxx-uncaught.cpp", "-O2 -g", "crash"),
+    ("crash-segv-pac", "crash-segv.c", "-O2 -g -mbranch-protection=standard", "crash"),
 ]
+# Programs built with pointer authentication (qemu's default cpu signs return
+# addresses): neither eu-stack nor gdb-multiarch walks past a signed one
+# without the NT_ARM_PAC_MASK note qemu does not write, so such a program is
+# checked against its unsigned twin: each thread's functions, in order.
+PAC_TWIN = {"crash-segv-pac": "crash-segv"}
 TOOLS = ["aarch64-linux-gnu-gcc", "aarch64-linux-gnu-g++", "qemu-aarch64", "eu-stack", "gdb-multiarch"]
 ARM64_LIBC = "/lib/aarch64-linux-gnu/libc.so.6"
 SIGRETURN = bytes.fromhex("681180d2010000d4")  # mov x8, #139; svc #0
@@ -282,6 +290,24 @@ def compare(name, report, eu_stack, gdb, output):
     return failures, compared
 
 
+def functions(report, program):
+    """Each thread's physical frames' functions (module!function, the program's module
+    as "program"), as a sorted list of lists."""
+    return sorted([f"{'program' if f['module'] == program else f['module']}!{f['function']}" for f in physical(t)]
+                  for t in report["threads"])
+
+
+def pac_failures(name, report, twin_report, eu_stack):
+    failures = []
+    signed = [a for frames in eu_stack.values() for a in frames if a >> 48]
+    if not signed:
+        failures.append(f"{name}: eu-stack shows no signed return address: pointer authentication is not exercised")
+    ours, theirs = functions(report, name), functions(twin_report, PAC_TWIN[name])
+    if ours != theirs:
+        failures.append(f"{name}: {ours} vs its unsigned twin's {theirs}")
+    return failures
+
+
 def wrong_executable(stackwalk, core, other):
     """A different executable given with -e names no frame: its dynamic section differs."""
     out = subprocess.run([stackwalk, core, "-e", other, "--json"], capture_output=True, text=True)
@@ -300,7 +326,7 @@ def main():
         return 77
     failures, frames = [], 0
     with tempfile.TemporaryDirectory(prefix="stackwalk-arm64-") as tmp:
-        cores = {}
+        cores, reports = {}, {}
         for name, source, flags, mode in PROGRAMS:
             exe = build(name, source, flags, tmp)
             workdir = os.path.join(tmp, "run-" + name)
@@ -308,7 +334,13 @@ def main():
             core, output = capture(exe, mode, workdir)
             cores[name] = (core, exe)
             report = stackwalk_report(stackwalk, core, exe)
+            reports[name] = report
             eu_stack = eu_stack_frames(core, exe)
+            if name in PAC_TWIN:
+                found = pac_failures(name, report, reports[PAC_TWIN[name]], eu_stack)
+                failures += found
+                print(f"{'ok  ' if not found else 'FAIL'} {name}: the functions of its unsigned twin")
+                continue
             gdb = {tid: [(pc, None) for pc in pcs] for tid, pcs in eu_stack.items()} if name in GDB_LOOPS \
                 else gdb_frames(core, exe, tmp)
             found, compared = compare(name, report, eu_stack, gdb, output)
@@ -317,7 +349,7 @@ def main():
             print(f"{'ok  ' if not found else 'FAIL'} {name}: {len(report['threads'])} threads, {compared} frames")
         if os.path.exists(dumps.COMPARE):
             for name, (core, exe) in cores.items():
-                if name in GDB_LOOPS:
+                if name in GDB_LOOPS or name in PAC_TWIN:
                     continue
                 report_path = os.path.join(tmp, name + ".json")
                 with open(report_path, "w") as f:
