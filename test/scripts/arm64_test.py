@@ -65,7 +65,6 @@ PROGRAMS = [
 PAC_TWIN = {"crash-segv-pac": "crash-segv"}
 TOOLS = ["aarch64-linux-gnu-gcc", "aarch64-linux-gnu-g++", "qemu-aarch64", "eu-stack", "gdb-multiarch"]
 ARM64_LIBC = "/lib/aarch64-linux-gnu/libc.so.6"
-SIGRETURN = bytes.fromhex("681180d2010000d4")  # mov x8, #139; svc #0
 
 
 def build(name, source, flags, tmp):
@@ -210,21 +209,7 @@ def gdb_arguments_failures(name, core, exe, report_path, tmp):
 
 
 def eu_stack_frames(core, exe):
-    out = subprocess.run(["eu-stack", "-n", "2048", f"--core={core}", "-e", exe], capture_output=True, text=True)
-    threads, current = {}, None
-    for line in out.stdout.splitlines():
-        if m := re.match(r"TID (\d+):", line):
-            current = threads.setdefault(int(m.group(1)), [])
-        elif (m := re.match(r"#\d+\s+0x([0-9a-f]+)", line)) and current is not None:
-            current.append(int(m.group(1), 16))
-    return threads
-
-
-def trampoline_index(frames, core_bytes_at):
-    for i, frame in enumerate(frames):
-        if core_bytes_at(int(frame["ip"], 16)) == SIGRETURN:
-            return i
-    return None
+    return dumps.eu_stack_frames("-n", "2048", f"--core={core}", "-e", exe)
 
 
 def own_record_failures(name, thread, output):

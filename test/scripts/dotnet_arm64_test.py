@@ -28,7 +28,7 @@ import resource
 import shutil
 import signal
 import subprocess
-import sys
+
 import tempfile
 import time
 

@@ -1,6 +1,7 @@
 """Shared helpers for the tests over test/dumps: the manifest, running
 stackwalk on a dump, and preparing gdb's frames for ../shared/oracle/compare.py."""
 import json
+import re
 import os
 import shutil
 import socket
@@ -95,6 +96,18 @@ def gdb_oracle(unpacked, dump, out_dir):
             raise RuntimeError(f"gdb wrote no oracle for {name}")
     with open(frames) as f, open(kinds) as k:
         return json.load(f), json.load(k)
+
+
+def eu_stack_frames(*args):
+    """eu-stack's frame addresses, {tid: [address, ...]}, for its arguments (-p PID, --core CORE -e EXE)."""
+    out = subprocess.run(["eu-stack", *args], capture_output=True, text=True)
+    threads, current = {}, None
+    for line in out.stdout.splitlines():
+        if m := re.match(r"TID (\d+):", line):
+            current = threads.setdefault(int(m.group(1)), [])
+        elif (m := re.match(r"#\d+\s+0x([0-9a-f]+)", line)) and current is not None:
+            current.append(int(m.group(1), 16))
+    return threads
 
 
 def script_main(main, doc, paths):

@@ -31,6 +31,8 @@ import sys
 import tempfile
 import time
 
+import dumps
+
 PROGRAMS = ["threads-O2-nofp", "threads-O0-fp", "args-O2", "sighandler", "stripped"]
 # JIT code registered through the GDB JIT interface: eu-stack does not read
 # it, so gdb -p is the oracle.
@@ -115,14 +117,7 @@ def saved_core(stackwalk, exe, pid, tmp):
 
 
 def eu_stack_frames(pid):
-    out = subprocess.run(["eu-stack", "-p", str(pid)], capture_output=True, text=True)
-    threads, current = {}, None
-    for line in out.stdout.splitlines():
-        if m := re.match(r"TID (\d+):", line):
-            current = threads.setdefault(int(m.group(1)), [])
-        elif (m := re.match(r"#\d+\s+0x([0-9a-f]+)", line)) and current is not None:
-            current.append(int(m.group(1), 16))
-    return threads
+    return dumps.eu_stack_frames("-p", str(pid))
 
 
 def check_running(pid, name):
@@ -167,15 +162,16 @@ def errors(stackwalk, victim):
     if os.geteuid() == 0 and shutil.which("setpriv"):
         expect(victim.pid, r"not permitted to trace process \d+", "another user's process", user="nobody")
     if shutil.which("gdb"):
-        gdb = subprocess.Popen(["gdb", "-q", "-nx", "-batch", "-p", str(victim.pid), "-ex", "shell sleep 5"],
+        gdb = subprocess.Popen(["gdb", "-q", "-nx", "-batch", "-p", str(victim.pid), "-ex", "shell sleep 2"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(400):
             if any(tracer for _, tracer in task_states(victim.pid).values()):
                 break
             time.sleep(0.01)
         expect(victim.pid, r"already traced by process \d+", "a traced process")
-        gdb.kill()
-        gdb.wait()
+        # gdb detaches when its batch ends; killed, it would leave the threads in the
+        # stop its attach's SIGSTOP began.
+        gdb.wait(timeout=120)
     return failures
 
 
