@@ -170,7 +170,7 @@ llvm::Expected<Records> parse(StringRef text) {
       parser.records().ended = true;
       break;
     }
-    if (llvm::Error e = parser.line(*body)) return std::move(e);
+    if (llvm::Error e = parser.line(*body)) return e;
   }
   if (!started) return fail("no BEGIN BREAKPAD MICRODUMP line");
   return std::move(parser.records());
