@@ -21,6 +21,7 @@ constexpr StringRef Begin = "-----BEGIN BREAKPAD MICRODUMP-----";
 constexpr StringRef End = "-----END BREAKPAD MICRODUMP-----";
 constexpr size_t SearchedBytes = 64 * 1024;
 constexpr size_t MaxModules = 16384;
+constexpr size_t MaxStackRanges = 4096; // a writer's S records continue one range; a hostile file's need not
 
 // A logcat line's message: what follows "google-breakpad" and the next ": "
 // (the prefix may be "W/google-breakpad( 3728): " or a dated one).
@@ -74,6 +75,7 @@ private:
   void module(llvm::SmallVectorImpl<StringRef> &words, StringRef text);
 
   Records records_;
+  bool rangesCapped_ = false;
 };
 
 void Parser::os(llvm::SmallVectorImpl<StringRef> &words, StringRef text) {
@@ -108,8 +110,13 @@ llvm::Error Parser::stack(llvm::SmallVectorImpl<StringRef> &words) {
   auto &stack = records_.stack;
   if (!stack.empty() && stack.back().first + stack.back().second.size() == *address)
     stack.back().second.insert(stack.back().second.end(), bytes->begin(), bytes->end());
-  else
+  else if (stack.size() < MaxStackRanges)
     stack.emplace_back(*address, std::move(*bytes));
+  else if (stack.size() == MaxStackRanges && !rangesCapped_) {
+    rangesCapped_ = true;
+    records_.warnings.push_back("the microdump's stack is in more than " + std::to_string(MaxStackRanges) +
+                                " pieces; the rest are ignored");
+  }
   return llvm::Error::success();
 }
 
