@@ -14,7 +14,8 @@ trust unwind_info, and C's saved x19 and x20 come back), one holds only the
 stack (stackwalk follows the frame records: trust frame_pointer). Both must
 give the frames Breakpad's minidump_stackwalk gives (module offsets), from the
 npm package `minidump` as breakpad_symbols_test.py fetches it; without it, the
-frames the test laid out.
+frames the test laid out. --unwind-info describes C's .xdata codes and B's
+packed data.
 """
 import json
 import os
@@ -70,7 +71,7 @@ def image():
     struct.pack_into("<II", out, 0x2010, MAIN, packed(16, 0, 3, 2))
     # C's .xdata: 32 instructions, no epilog scopes, one code word:
     # set_fp; save_regp x19, 16; save_fplr_x 48; end
-    struct.pack_into("<I", out, 0x2100, 32 | (1 << 27))
+    struct.pack_into("<I", out, 0x2100, 32 | (2 << 27))
     out[0x2104:0x2108] = bytes([0xE1, 0xC8, 0x02, 0x85])
     out[0x2108:0x210C] = bytes([0xE4, 0, 0, 0])
     return bytes(out)
@@ -146,6 +147,20 @@ def breakpad(minidump_stackwalk, dump):
     return [int(f[6], 16) + (4 if f[1] != "0" else 0) for f in frames if f[0] == "0"]
 
 
+def unwind_info_failures(stackwalk, dump):
+    """--unwind-info at the return address into C: its .xdata's codes, and that the
+    address is in the body; at B's second instruction: its packed data, in the prolog."""
+    failures = []
+    for address, wanted in ((RETURN_INTO_C, ["c8 02  save_regp x19, x20 at [sp+16]",
+                                             "85  save_fplr_x x29, lr at [sp-48]!", "in the body"]),
+                            (BASE + B + 4, ["packed (Flag 1)", "CR 3, FrameSize 32 bytes", "in the prolog"])):
+        out = subprocess.run([stackwalk, dump, "--unwind-info", hex(address)], capture_output=True, text=True).stdout
+        missing = [w for w in wanted if w not in out]
+        if missing:
+            failures.append(f"--unwind-info {hex(address)}: {missing} not in:\n{out}")
+    return failures
+
+
 def main():
     stackwalk = os.path.abspath(sys.argv[1])
     tools = breakpad_symbols_test.breakpad_tools(os.path.join(os.path.dirname(stackwalk), "breakpad"))
@@ -171,6 +186,8 @@ def main():
                 regs = thread["frames"][3].get("registers", {})
                 if int(regs.get("x19", "0"), 16) != SAVED_X19 or int(regs.get("x20", "0"), 16) != SAVED_X20:
                     failures.append(f"{what}: main's x19, x20 are {regs.get('x19')}, {regs.get('x20')}")
+            if with_image:
+                failures += unwind_info_failures(stackwalk, dump)
             print(f"{'ok  ' if not failures else 'FAIL'} {what}: {len(offsets)} frames, as {oracle}")
     for failure in failures:
         print("FAIL", failure)

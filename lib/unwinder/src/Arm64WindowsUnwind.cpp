@@ -43,36 +43,36 @@ uint32_t scopeInstructions(const std::vector<uint8_t> &codes, size_t index, bool
   return count + (epilog ? 1 : 0);
 }
 
-// Where execution starts in the codes and how many of them are skipped: the
-// prolog's instructions not yet run, or the epilog's already run.
-struct Start {
-  size_t index = 0;
-  uint32_t skip = 0;
-};
+} // namespace
 
-Start startFor(const Arm64UnwindData &data, uint32_t offset) {
+Arm64Position arm64PositionOf(const Arm64UnwindData &data, uint32_t offset) {
+  using Part = Arm64Position::Part;
   uint32_t prolog = scopeInstructions(data.codes, 0, false);
-  if (offset < prolog) return {0, prolog - offset};
+  if (offset < prolog) return {Part::Prolog, 0, prolog - offset};
   if (data.singleEpilogCodeIndex) {
     uint32_t size = scopeInstructions(data.codes, *data.singleEpilogCodeIndex, true);
     if (data.functionLength >= size && offset >= data.functionLength - size)
-      return {*data.singleEpilogCodeIndex, offset - (data.functionLength - size)};
+      return {Part::Epilog, *data.singleEpilogCodeIndex, offset - (data.functionLength - size)};
     return {};
   }
   for (const Arm64UnwindData::EpilogScope &epilog : data.epilogs) {
     if (offset < epilog.start) break;
     if (offset < epilog.start + scopeInstructions(data.codes, epilog.codeIndex, true))
-      return {epilog.codeIndex, offset - epilog.start};
+      return {Part::Epilog, epilog.codeIndex, offset - epilog.start};
   }
   return {};
 }
+
+unsigned arm64CodeLength(uint8_t op) { return codeLength(op); }
+
+namespace {
 
 // The registers as the codes are executed, read through the dump.
 class Execution {
 public:
   Execution(const MemorySource &memory, const RegisterFile &callee) : memory_(memory), regs_(callee) {}
 
-  Error run(const std::vector<uint8_t> &codes, Start start);
+  Error run(const std::vector<uint8_t> &codes, Arm64Position start);
   RegisterFile &registers() { return regs_; }
   bool pcSet() const { return pcSet_; }
 
@@ -94,9 +94,9 @@ private:
   bool pcSet_ = false;
 };
 
-Error Execution::run(const std::vector<uint8_t> &codes, Start start) {
-  size_t i = start.index;
-  for (uint32_t skipped = 0; skipped < start.skip && i < codes.size() && !isEnd(codes[i]); ++skipped)
+Error Execution::run(const std::vector<uint8_t> &codes, Arm64Position start) {
+  size_t i = start.codeIndex;
+  for (uint32_t skipped = 0; skipped < start.skipped && i < codes.size() && !isEnd(codes[i]); ++skipped)
     i += codeLength(codes[i]);
   while (i < codes.size() && codes[i] != End) {
     if (i + codeLength(codes[i]) > codes.size()) return fail("an unwind code runs past the end of the codes");
@@ -391,7 +391,7 @@ Expected<Arm64UnwindData> readArm64UnwindData(const MemorySource &memory, uint64
 Expected<UnwindResult> unwindArm64(const MemorySource &memory, const Arm64UnwindData &data, uint32_t offset,
                                    const Frame &frame, OS abi) {
   Execution execution(memory, frame.regs);
-  if (Error e = execution.run(data.codes, startFor(data, offset))) return std::move(e);
+  if (Error e = execution.run(data.codes, arm64PositionOf(data, offset))) return std::move(e);
   RegisterFile &after = execution.registers();
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;

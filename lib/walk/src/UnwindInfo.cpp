@@ -59,9 +59,15 @@ llvm::Expected<UnwindInfoReport> unwindInfoAt(const Target &target, WalkSession 
   }
   llvm::Expected<std::vector<std::string>> lines = std::vector<std::string>();
   if (isPeImage(*report.module, target)) {
-    if (target.arch() != Arch::X86_64) return fail("only x64 PE unwind info can be described");
-    report.kind = "Windows x64 unwind info";
-    lines = describeWin64Unwind(target, report.module->base, *address);
+    if (target.arch() == Arch::Arm64) {
+      report.kind = "Windows ARM64 unwind info";
+      lines = describeArm64Unwind(target, report.module->base, *address);
+    } else if (target.arch() == Arch::X86_64) {
+      report.kind = "Windows x64 unwind info";
+      lines = describeWin64Unwind(target, report.module->base, *address);
+    } else {
+      return fail("only x64 and ARM64 PE unwind info can be described");
+    }
   } else {
     report.kind = "DWARF CFI";
     lines = session.cfi.describe(*report.module, *address, target.arch());

@@ -32,6 +32,19 @@ struct Arm64UnwindData {
   std::optional<uint32_t> singleEpilogCodeIndex;
 };
 
+// Bytes of the unwind code that starts with `op`.
+unsigned arm64CodeLength(uint8_t op);
+
+// Where a pc lies in its function, as the unwind data tells: which codes run
+// (from codeIndex on, the first `skipped` of them not, for the instructions
+// of a prolog not yet run or of an epilog already run).
+struct Arm64Position {
+  enum class Part { Prolog, Epilog, Body } part = Part::Body;
+  size_t codeIndex = 0;
+  uint32_t skipped = 0;
+};
+Arm64Position arm64PositionOf(const Arm64UnwindData &data, uint32_t offset);
+
 // The unwind data of a RUNTIME_FUNCTION whose RVAs are relative to imageBase.
 llvm::Expected<Arm64UnwindData> readArm64UnwindData(const MemorySource &memory, uint64_t imageBase,
                                                     uint32_t unwindData);

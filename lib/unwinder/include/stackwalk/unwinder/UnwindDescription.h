@@ -21,4 +21,10 @@ namespace stackwalk {
 llvm::Expected<std::vector<std::string>> describeWin64Unwind(const MemorySource &memory, uint64_t imageBase,
                                                              uint64_t address);
 
+// Windows ARM64: the RUNTIME_FUNCTION covering `address`, its packed data or
+// .xdata record (function length, epilog scopes), each unwind code decoded,
+// and where the address lies (prolog, epilog, body) with the codes that apply.
+llvm::Expected<std::vector<std::string>> describeArm64Unwind(const MemorySource &memory, uint64_t imageBase,
+                                                             uint64_t address);
+
 } // namespace stackwalk
