@@ -42,5 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!arm64Result) llvm::consumeError(arm64Result.takeError());
   auto description = stackwalk::describeWin64Unwind(memory, Base, frame.ip);
   if (!description) llvm::consumeError(description.takeError());
+  auto arm64Description = stackwalk::describeArm64Unwind(memory, Base, frame.ip);
+  if (!arm64Description) llvm::consumeError(arm64Description.takeError());
   return 0;
 }
