@@ -13,6 +13,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -162,8 +163,8 @@ std::vector<uint8_t> elfImage(const Bytes &eh, const Bytes &debug, uint16_t mach
   std::vector<uint8_t> file(ImageSize, 0);
   REQUIRE(eh.size() <= DebugFrameAt - EhFrameAt);
   REQUIRE(debug.size() <= ShstrtabAt - DebugFrameAt);
-  std::memcpy(&file[EhFrameAt], eh.data(), eh.size());
-  std::memcpy(&file[DebugFrameAt], debug.data(), debug.size());
+  std::copy(eh.begin(), eh.end(), file.begin() + EhFrameAt);
+  std::copy(debug.begin(), debug.end(), file.begin() + DebugFrameAt); // arm64's image has no .debug_frame
   const char names[] = "\0.text\0.eh_frame\0.debug_frame\0.shstrtab";
   std::memcpy(&file[ShstrtabAt], names, sizeof names);
   std::fill(file.begin() + TextAt, file.end(), 0xcc);
