@@ -17,7 +17,7 @@ using namespace stackwalk::synthetic;
 namespace {
 
 constexpr uint64_t Base = 0x100000, XdataRva = 0x200, FunctionRva = 0x1000, Stack = 0x8000;
-constexpr unsigned X19 = 19, X20 = 20, X21 = 21, X22 = 22, X29 = 29, Lr = 30, Sp = 31, Pc = 32;
+constexpr unsigned X19 = 19, X20 = 20, X21 = 21, X22 = 22, X29 = 29, Lr = 30, Pc = 32;
 constexpr uint64_t CalleeLr = 0x101234, CalleeFp = Stack + 0x40;
 
 uint64_t stackWord(unsigned i) { return 0x1000 + i; }
