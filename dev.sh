@@ -24,6 +24,9 @@ ARM64_PACKAGES="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user gdb-multia
   libstdc++6:arm64"
 PACKAGES="$BUILD_PACKAGES $TEST_PACKAGES"
 
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+
 missing_of() {
   missing=""
   for p in "$@"; do
@@ -36,8 +39,6 @@ install_missing() {
   missing=$(missing_of $PACKAGES)
   [ -z "$missing" ] && return 0
   echo "dev.sh: installing$missing"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo=sudo
   # A list that fails (a foreign architecture's mirror) need not stop the install of the others.
   $sudo apt-get update -qq || echo "dev.sh: apt-get update reported errors; installing from the lists it has"
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
@@ -47,8 +48,6 @@ install_arm64_tools() {
   missing=$(missing_of $ARM64_PACKAGES)
   [ -z "$missing" ] && return 0
   echo "dev.sh: installing$missing"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo=sudo
   { dpkg --print-foreign-architectures | grep -qx arm64 || $sudo dpkg --add-architecture arm64; } &&
     $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null ||
     echo "dev.sh: the arm64 tools could not be installed; the arm64 tests will skip"

@@ -90,4 +90,11 @@ llvm::Expected<uint32_t> Win64FunctionTable::functionStart(const MemorySource &m
   }
 }
 
+llvm::Expected<std::optional<RuntimeFunction>> runtimeFunctionCovering(const MemorySource &memory,
+                                                                       uint64_t imageBase, uint64_t address) {
+  std::optional<Win64FunctionTable> table = Win64FunctionTable::read(memory, imageBase);
+  if (!table) return fail("the image at " + hex(imageBase) + " has no readable PE exception directory");
+  return table->entryCovering(memory, address - imageBase);
+}
+
 } // namespace stackwalk

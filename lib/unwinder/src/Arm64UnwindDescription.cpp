@@ -2,7 +2,6 @@
 
 #include "stackwalk/unwinder/Arm64WindowsUnwind.h"
 
-#include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
 #include "stackwalk/core/Win64FunctionTable.h"
 
@@ -81,9 +80,7 @@ std::string positionText(const Arm64Position &position) {
 
 Expected<std::vector<std::string>> describeArm64Unwind(const MemorySource &memory, uint64_t imageBase,
                                                        uint64_t address) {
-  std::optional<Win64FunctionTable> table = Win64FunctionTable::read(memory, imageBase);
-  if (!table) return fail("the image at " + hex(imageBase) + " has no readable PE exception directory");
-  auto covering = table->entryCovering(memory, address - imageBase);
+  auto covering = runtimeFunctionCovering(memory, imageBase, address);
   if (!covering) return covering.takeError();
   std::vector<std::string> out;
   if (!*covering) {

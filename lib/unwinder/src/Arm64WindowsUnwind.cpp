@@ -86,7 +86,10 @@ private:
   // Restores `count` registers from sp + offset; a negative offset is a
   // pre-indexed save: they are at sp, and sp moves up by -offset.
   Error restore(int64_t offset, unsigned first, unsigned count, bool integer);
-  Error restoreFrom(uint64_t base, std::initializer_list<std::pair<unsigned, uint64_t>> registers);
+  // A machine state saved at sp: x0 to x(integers - 1) from integersAt on, then
+  // the others (register, offset); the pc it holds is an interrupted one.
+  Error restoreSavedState(unsigned integers, uint64_t integersAt,
+                          std::initializer_list<std::pair<unsigned, uint64_t>> others);
 
   const MemorySource &memory_;
   RegisterFile regs_;
@@ -128,12 +131,21 @@ Error Execution::restore(int64_t offset, unsigned first, unsigned count, bool in
   return Error::success();
 }
 
-Error Execution::restoreFrom(uint64_t base, std::initializer_list<std::pair<unsigned, uint64_t>> registers) {
-  for (auto [number, offset] : registers) {
-    auto value = memory_.readValue<uint64_t>(base + offset);
-    if (!value) return fail("the saved context at " + hex(base) + " is not in the dump");
+Error Execution::restoreSavedState(unsigned integers, uint64_t integersAt,
+                                   std::initializer_list<std::pair<unsigned, uint64_t>> others) {
+  auto base = reg(Sp);
+  if (!base) return base.takeError();
+  auto load = [&](unsigned number, uint64_t offset) -> Error {
+    auto value = memory_.readValue<uint64_t>(*base + offset);
+    if (!value) return fail("the saved state at " + hex(*base) + " is not in the dump");
     regs_.set(number, *value);
-  }
+    return Error::success();
+  };
+  for (unsigned n = 0; n < integers; ++n)
+    if (Error e = load(n, integersAt + 8 * uint64_t(n))) return e;
+  for (auto [number, offset] : others)
+    if (Error e = load(number, offset)) return e;
+  pcSet_ = true;
   return Error::success();
 }
 
@@ -189,28 +201,12 @@ Error Execution::apply(const uint8_t *code) {
     int64_t offset = int64_t((bits & 0x3f) + writeback) * (writeback || pair || kind == 2 ? 16 : 8);
     return done(restore(writeback ? -offset : offset, first, 1 + pair + 2 * saveNexts_, kind == 0));
   }
-  if (op == 0xe9) { // MSFT_OP_MACHINE_FRAME: sp and pc at sp
-    auto sp = reg(Sp);
-    if (!sp) return sp.takeError();
-    pcSet_ = true;
-    return restoreFrom(*sp, {{32, 8}, {Sp, 0}});
-  }
-  if (op == 0xea) { // MSFT_OP_CONTEXT: an ARM64 CONTEXT at sp
-    auto sp = reg(Sp);
-    if (!sp) return sp.takeError();
-    for (unsigned n = 0; n < 29; ++n)
-      if (Error e = restoreFrom(*sp, {{n, 8 + 8 * uint64_t(n)}})) return e;
-    pcSet_ = true;
-    return restoreFrom(*sp, {{Fp, 0xf0}, {Lr, 0xf8}, {32, 0x108}, {Sp, 0x100}});
-  }
-  if (op == 0xe8) { // MSFT_OP_TRAP_FRAME: the kernel's ARM64_KTRAP_FRAME at sp
-    auto sp = reg(Sp);
-    if (!sp) return sp.takeError();
-    for (unsigned n = 0; n < 19; ++n)
-      if (Error e = restoreFrom(*sp, {{n, 0xa0 + 8 * uint64_t(n)}})) return e;
-    pcSet_ = true;
-    return restoreFrom(*sp, {{Lr, 0x138}, {Fp, 0x140}, {32, 0x148}, {Sp, 0x98}});
-  }
+  // The custom stack cases: a saved machine state at sp, whose pc is the interrupted one.
+  if (op == 0xe9) return restoreSavedState(0, 0, {{32, 8}, {Sp, 0}}); // MSFT_OP_MACHINE_FRAME
+  if (op == 0xea) // MSFT_OP_CONTEXT: an ARM64 CONTEXT
+    return restoreSavedState(29, 8, {{Fp, 0xf0}, {Lr, 0xf8}, {32, 0x108}, {Sp, 0x100}});
+  if (op == 0xe8) // MSFT_OP_TRAP_FRAME: the kernel's ARM64_KTRAP_FRAME
+    return restoreSavedState(19, 0xa0, {{Lr, 0x138}, {Fp, 0x140}, {32, 0x148}, {Sp, 0x98}});
   if (op == 0xec) { // MSFT_OP_CLEAR_UNWOUND_TO_CALL: the pc is the link register, not a return address
     auto lr = reg(Lr);
     if (!lr) return lr.takeError();
@@ -391,7 +387,7 @@ Expected<Arm64UnwindData> readArm64UnwindData(const MemorySource &memory, uint64
 Expected<UnwindResult> unwindArm64(const MemorySource &memory, const Arm64UnwindData &data, uint32_t offset,
                                    const Frame &frame, OS abi) {
   Execution execution(memory, frame.regs);
-  if (Error e = execution.run(data.codes, arm64PositionOf(data, offset))) return std::move(e);
+  if (Error e = execution.run(data.codes, arm64PositionOf(data, offset))) return e;
   RegisterFile &after = execution.registers();
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;

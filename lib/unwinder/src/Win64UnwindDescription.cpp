@@ -75,9 +75,7 @@ std::string entryText(const RuntimeFunction &function, uint64_t imageBase) {
 
 Expected<std::vector<std::string>> describeWin64Unwind(const MemorySource &memory, uint64_t imageBase,
                                                        uint64_t address) {
-  std::optional<Win64FunctionTable> table = Win64FunctionTable::read(memory, imageBase);
-  if (!table) return fail("the image at " + hex(imageBase) + " has no readable PE exception directory");
-  auto covering = table->entryCovering(memory, address - imageBase);
+  auto covering = runtimeFunctionCovering(memory, imageBase, address);
   if (!covering) return covering.takeError();
   std::vector<std::string> out;
   if (!*covering) {

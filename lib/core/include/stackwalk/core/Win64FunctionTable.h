@@ -28,6 +28,14 @@ struct RuntimeFunction {
 // header of its .xdata record at imageBase + unwindData.
 llvm::Expected<uint32_t> arm64FunctionLength(const MemorySource &memory, uint64_t imageBase, uint32_t unwindData);
 
+class Win64FunctionTable;
+
+// The RUNTIME_FUNCTION of the image at imageBase that covers `address`, read
+// through a table made for the one lookup (--unwind-info's); nullopt when none
+// does. An error when the image has no readable exception directory.
+llvm::Expected<std::optional<RuntimeFunction>> runtimeFunctionCovering(const MemorySource &memory,
+                                                                       uint64_t imageBase, uint64_t address);
+
 class Win64FunctionTable {
 public:
   // From the PE headers at imageBase; nullopt when they are not a PE32+
