@@ -84,6 +84,38 @@ std::optional<InlineRecord> parseInline(StringRef afterKeyword, uint64_t offset)
 
 std::string demangled(StringRef name) { return llvm::demangle(name.str()); }
 
+// "STACK WIN <type> <start> <size> <prolog> <epilog> <parameters> <saved
+// registers> <locals> <max stack> <has program> <program | allocates ebp>":
+// the fields after "STACK WIN ", all hexadecimal but the last.
+constexpr size_t StackWinFields = 11;
+
+std::optional<BreakpadSymbolFile::WindowsFrameInfo> parseStackWin(StringRef afterKeyword) {
+  auto f = fieldsOf(afterKeyword, StackWinFields);
+  if (f.size() != StackWinFields) return std::nullopt;
+  uint64_t numbers[StackWinFields - 1];
+  for (size_t i = 0; i + 1 < StackWinFields; ++i) {
+    std::optional<uint64_t> number = hexNumber(f[i]);
+    if (!number || (i != 1 && i != 2 && *number > UINT32_MAX)) return std::nullopt;
+    numbers[i] = *number;
+  }
+  if (numbers[0] != BreakpadSymbolFile::WindowsFrameInfo::Fpo &&
+      numbers[0] != BreakpadSymbolFile::WindowsFrameInfo::FrameData)
+    return std::nullopt;
+  BreakpadSymbolFile::WindowsFrameInfo info;
+  info.type = BreakpadSymbolFile::WindowsFrameInfo::Type(numbers[0]);
+  info.start = numbers[1];
+  info.size = numbers[2];
+  info.prologSize = uint32_t(numbers[3]);
+  info.epilogSize = uint32_t(numbers[4]);
+  info.parameterSize = uint32_t(numbers[5]);
+  info.savedRegisterSize = uint32_t(numbers[6]);
+  info.localSize = uint32_t(numbers[7]);
+  info.maxStackSize = uint32_t(numbers[8]);
+  if (numbers[9]) info.program = f[10].trim(" \t").str();
+  else info.allocatesBasePointer = f[10].trim(" \t") != "0";
+  return info;
+}
+
 } // namespace
 
 BreakpadSymbolFile::BreakpadSymbolFile(std::unique_ptr<llvm::MemoryBuffer> text, std::string path)
@@ -136,6 +168,9 @@ llvm::Error BreakpadSymbolFile::index() {
       auto f = fieldsOf(line, 3);
       auto start = f.size() == 3 ? hexNumber(f[0]) : std::nullopt, length = f.size() == 3 ? hexNumber(f[1]) : std::nullopt;
       if (start && length) cfi_.push_back(Range{*start, *length, offset});
+    } else if (line.consume_front("STACK WIN ")) {
+      if (auto info = parseStackWin(line); info && info->size > 0)
+        (info->type == WindowsFrameInfo::FrameData ? frameData_ : fpo_).push_back(Range{info->start, info->size, offset});
     } else if (line.consume_front("FILE ")) {
       if (auto id = decimalNumber(firstField(line))) files_.try_emplace(*id, offset);
     } else if (line.consume_front("INLINE_ORIGIN ")) {
@@ -147,6 +182,8 @@ llvm::Error BreakpadSymbolFile::index() {
   auto byStart = [](const Range &a, const Range &b) { return a.start < b.start; };
   std::stable_sort(functions_.begin(), functions_.end(), byStart);
   std::stable_sort(cfi_.begin(), cfi_.end(), byStart);
+  std::stable_sort(frameData_.begin(), frameData_.end(), byStart);
+  std::stable_sort(fpo_.begin(), fpo_.end(), byStart);
   std::stable_sort(publics_.begin(), publics_.end(), [](auto &a, auto &b) { return a.first < b.first; });
   return llvm::Error::success();
 }
@@ -235,18 +272,64 @@ const BreakpadSymbolFile::Range *BreakpadSymbolFile::functionAt(uint64_t offset)
   return before && offset - before->start < before->size ? before : nullptr;
 }
 
-std::vector<SourceFrame> BreakpadSymbolFile::frames(uint64_t offset) const {
-  if (const Range *function = functionAt(offset)) return functionFrames(*function, offset);
-  const Range *before = functionBefore(offset);
+const std::pair<uint64_t, size_t> *BreakpadSymbolFile::publicSymbolAt(uint64_t offset) const {
   // A public symbol names what follows it, up to the next function.
   auto symbol = std::upper_bound(publics_.begin(), publics_.end(), offset,
                                  [](uint64_t a, const auto &p) { return a < p.first; });
-  if (symbol == publics_.begin()) return {};
+  if (symbol == publics_.begin()) return nullptr;
   --symbol;
-  if (before && before->start > symbol->first) return {};
+  const Range *before = functionBefore(offset);
+  if (before && before->start > symbol->first) return nullptr;
+  return &*symbol;
+}
+
+std::vector<SourceFrame> BreakpadSymbolFile::frames(uint64_t offset) const {
+  if (const Range *function = functionAt(offset)) return functionFrames(*function, offset);
+  const auto *symbol = publicSymbolAt(offset);
+  if (!symbol) return {};
   auto f = symbolFields(lineAt(symbol->second).drop_front(7), 3);
   if (f.size() != 3) return {};
   return {SourceFrame{demangled(f[2]), symbol->first, "", std::nullopt, false}};
+}
+
+bool BreakpadSymbolFile::namesAddress(uint64_t offset) const {
+  return functionAt(offset) || publicSymbolAt(offset);
+}
+
+std::optional<uint32_t> BreakpadSymbolFile::parameterSize(uint64_t offset) const {
+  std::optional<uint64_t> size;
+  if (const Range *function = functionAt(offset)) {
+    auto f = symbolFields(lineAt(function->line).drop_front(5), 4);
+    size = f.size() == 4 ? hexNumber(f[2]) : std::nullopt;
+  } else if (const auto *symbol = publicSymbolAt(offset)) {
+    auto f = symbolFields(lineAt(symbol->second).drop_front(7), 3);
+    size = f.size() == 3 ? hexNumber(f[1]) : std::nullopt;
+  }
+  if (!size || *size > UINT32_MAX) return std::nullopt;
+  return uint32_t(*size);
+}
+
+// How far back from the last record that starts at or below an offset to
+// look for one that covers it: a function's frame data records overlap by
+// a few (one per push of its prolog); a bound keeps a hostile file cheap.
+constexpr size_t OverlappingStackWinRecords = 16;
+
+const BreakpadSymbolFile::Range *BreakpadSymbolFile::stackWinAt(const std::vector<Range> &ranges,
+                                                               uint64_t offset) const {
+  auto after = std::upper_bound(ranges.begin(), ranges.end(), offset,
+                                [](uint64_t a, const Range &r) { return a < r.start; });
+  for (size_t looked = 0; after != ranges.begin() && looked < OverlappingStackWinRecords; ++looked) {
+    --after;
+    if (offset - after->start < after->size) return &*after;
+  }
+  return nullptr;
+}
+
+std::optional<BreakpadSymbolFile::WindowsFrameInfo> BreakpadSymbolFile::windowsFrameInfo(uint64_t offset) const {
+  const Range *record = stackWinAt(frameData_, offset);
+  if (!record) record = stackWinAt(fpo_, offset);
+  if (!record) return std::nullopt;
+  return parseStackWin(lineAt(record->line).drop_front(10));
 }
 
 std::optional<std::vector<BreakpadSymbolFile::CfiRule>> BreakpadSymbolFile::cfiRules(uint64_t offset) const {

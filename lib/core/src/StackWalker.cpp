@@ -144,6 +144,7 @@ std::optional<Frame> StackWalker::unwindOnce() {
     if (auto pc = result.caller.pc(); pc && !result.callerIpIsExact) result.caller.setPc(target_.codeAddress(*pc));
     bool exact = result.callerIpIsExact || recordedAsInterrupted(result.caller);
     Frame caller = makeFrame(result.caller, result.trust.value_or(unwinder->trust()), exact);
+    caller.calleeArgumentBytes = result.argumentBytes;
     // Unwind info that yields a null return address describes the outermost
     // frame (thread entry points do this); nothing lies beyond it.
     if (caller.regs.pc() == 0u)

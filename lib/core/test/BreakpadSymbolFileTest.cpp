@@ -161,3 +161,56 @@ TEST_CASE("malformed records are skipped, and CRLF line ends are read") {
   CHECK(file->frames(0x104).empty());
   CHECK_FALSE(file->cfiRules(1));
 }
+
+TEST_CASE("STACK WIN: a record's sizes and program, FrameData before FPO, the latest start of overlapping records") {
+  auto file = parse("MODULE windows x86 0123456789ABCDEF0123456789ABCDEF1 app.pdb\n"
+                    "FUNC 1000 40 8 f\n"
+                    "PUBLIC 2000 c _g@12\n"
+                    "STACK WIN 4 1000 40 3 0 8 0 10 0 1 $T0 $ebp = $eip $T0 4 + ^ = $ebp $T0 ^ = $esp $T0 8 + =\n"
+                    "STACK WIN 4 1001 3f 2 0 8 4 10 0 1 $T0 $ebp = $esp $T0 4 + =\n"
+                    "STACK WIN 0 1000 40 3 0 8 4 10 0 0 1\n"
+                    "STACK WIN 0 2000 20 0 0 c 8 4 0 0 0\n"
+                    "STACK WIN 1 3000 20 0 0 0 0 0 0 0 0\n"
+                    "STACK WIN 4 4000 zz 0 0 0 0 0 0 0 0\n"
+                    "STACK WIN 4 5000 10 0 0 0 0 0 0 1\n");
+  using Info = BreakpadSymbolFile::WindowsFrameInfo;
+  auto first = file->windowsFrameInfo(0x1000);
+  REQUIRE(first);
+  CHECK(first->type == Info::FrameData);
+  CHECK(first->start == 0x1000);
+  CHECK(first->size == 0x40);
+  CHECK(first->prologSize == 3);
+  CHECK(first->parameterSize == 8);
+  CHECK(first->savedRegisterSize == 0);
+  CHECK(first->localSize == 0x10);
+  CHECK(first->program == "$T0 $ebp = $eip $T0 4 + ^ = $ebp $T0 ^ = $esp $T0 8 + =");
+  // Past the first push of the prolog, the record that starts there.
+  auto later = file->windowsFrameInfo(0x1010);
+  REQUIRE(later);
+  CHECK(later->start == 0x1001);
+  CHECK(later->savedRegisterSize == 4);
+  // FPO data where no frame data is; without a program, whether ebp is the function's own.
+  auto fpo = file->windowsFrameInfo(0x2004);
+  REQUIRE(fpo);
+  CHECK(fpo->type == Info::Fpo);
+  CHECK(fpo->program.empty());
+  CHECK_FALSE(fpo->allocatesBasePointer);
+  CHECK(fpo->parameterSize == 0xc);
+  CHECK_FALSE(file->windowsFrameInfo(0x2020));
+  CHECK_FALSE(file->windowsFrameInfo(0x3000)); // type 1 (trap) is no unwind data
+  CHECK_FALSE(file->windowsFrameInfo(0x4000)); // malformed size
+  CHECK_FALSE(file->windowsFrameInfo(0x5000)); // no program though one is announced
+}
+
+TEST_CASE("a function's parameter size, from its FUNC record or its PUBLIC symbol") {
+  auto file = parse("MODULE windows x86 0123456789ABCDEF0123456789ABCDEF1 app.pdb\n"
+                    "FUNC 1000 40 8 f\n"
+                    "PUBLIC m 2000 c _g@12\n");
+  CHECK(file->parameterSize(0x1010) == 8u);
+  CHECK(file->parameterSize(0x2100) == 0xcu);
+  CHECK_FALSE(file->parameterSize(0x500));
+  CHECK(file->namesAddress(0x1010));
+  CHECK(file->namesAddress(0x2100));
+  CHECK_FALSE(file->namesAddress(0x500));
+  CHECK_FALSE(file->hasFunctionAt(0x2100)); // a PUBLIC symbol is no FUNC record
+}

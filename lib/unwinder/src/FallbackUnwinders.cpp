@@ -17,8 +17,9 @@ Evidence returnAddressEvidence(const Target &target, uint64_t value) {
   case CallBefore::Unknown: break;
   }
   // Neither the dump nor a file holds the code: a function that a symbol file
-  // says holds the call is the evidence left (Breakpad's rule with symbols).
-  bool inFunction = module->symbolFile && module->symbolFile->hasFunctionAt(value - 1 - module->base);
+  // names (FUNC or PUBLIC) where the call is, is the evidence left
+  // (Breakpad's rule with symbols).
+  bool inFunction = module->symbolFile && module->symbolFile->namesAddress(value - 1 - module->base);
   return inFunction ? Evidence::SymbolFileFunction : Evidence::None;
 }
 
@@ -92,10 +93,10 @@ UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &targ
   if (*returnAddress == 0) return UnwindResult::noInfo("the frame-pointer chain ends");
   if (!target.isExecutable(*returnAddress))
     return UnwindResult::noInfo("the frame record's return address is not in executable memory");
-  // A module's symbol file lists every function: a return address outside
+  // A module's symbol file names every function: a return address outside
   // them all is no return address (Breakpad's InstructionAddressSeemsValid).
   const Module *module = target.moduleAt(*returnAddress);
-  if (module && module->symbolFile && !module->symbolFile->hasFunctionAt(*returnAddress - 1 - module->base))
+  if (module && module->symbolFile && !module->symbolFile->namesAddress(*returnAddress - 1 - module->base))
     return UnwindResult::noInfo("the frame record's return address is in no function of its symbol file");
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;

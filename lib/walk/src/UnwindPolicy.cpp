@@ -11,6 +11,7 @@ std::string_view unwindStepName(UnwindStep step) {
   case UnwindStep::Cfi: return "cfi";
   case UnwindStep::Sigreturn: return "sigreturn";
   case UnwindStep::SymbolFileCfi: return "symbol_file_cfi";
+  case UnwindStep::StackWin: return "stack_win";
   case UnwindStep::Dynamic: return "dynamic";
   case UnwindStep::RuntimeTransitions: return "runtime_transitions";
   case UnwindStep::BadCall: return "bad_call";
@@ -33,6 +34,11 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // pointer and a symbol file's STACK CFI do the work there.
   if (arch == Arch::Arm64)
     return {ManagedCode, Cfi, Sigreturn, SymbolFileCfi, Dynamic, RuntimeTransitions, BadCall, FramePointer, Scan};
+  // 32-bit x86 Windows: the PDB's frame data (as a symbol file's STACK WIN
+  // records), then as Breakpad's x86 stackwalker, STACK CFI, the ebp chain
+  // most code keeps, and the scan.
+  if (arch == Arch::X86 && os == OS::Windows)
+    return {StackWin, SymbolFileCfi, BadCall, FramePointer, Scan};
   if (arch != Arch::X86_64) return {};
   // Windows x64 code is described by its function tables (a leaf function
   // needs no entry), and its ABI has no frame-pointer chain: a function that
@@ -56,6 +62,7 @@ std::vector<Unwinder *> DumpUnwinders::chainFor(ManagedThreadWalk *managed) {
     case UnwindStep::Cfi: unwinder = &cfi_; break;
     case UnwindStep::Sigreturn: unwinder = &sigreturn_; break;
     case UnwindStep::SymbolFileCfi: unwinder = &symbolFileCfi_; break;
+    case UnwindStep::StackWin: unwinder = &stackWin_; break;
     case UnwindStep::Dynamic: unwinder = &dynamic_; break;
     case UnwindStep::RuntimeTransitions: unwinder = managed ? managed->transitionUnwinder() : nullptr; break;
     case UnwindStep::BadCall: unwinder = &badCall_; break;

@@ -1,11 +1,11 @@
 // A Breakpad symbol file (.sym, as dump_syms writes it): one module's
-// functions, source lines, inlined calls, public symbols and STACK CFI rules,
-// at offsets from the module's base. No library reads these (LLVM does not;
+// functions, source lines, inlined calls, public symbols, STACK CFI rules and
+// (from a PDB) STACK WIN frame data, at offsets from the module's base. No library reads these (LLVM does not;
 // Breakpad's and rust-minidump's readers are not packaged), so this one is ours.
 //
 // Files of real programs reach hundreds of MB: the text stays mapped, and
 // opening it makes one pass that records where each FUNC, PUBLIC and
-// STACK CFI INIT record starts. A function's lines and inlined calls, and a
+// STACK CFI INIT and STACK WIN record starts. A function's lines and inlined calls, and a
 // CFI range's rules, are parsed when a lookup lands in them.
 #pragma once
 
@@ -36,6 +36,20 @@ public:
   struct CfiRule {
     std::string reg, expression;
   };
+  // A STACK WIN record: a 32-bit x86 function's frame as its PDB describes
+  // it (FPO_DATA for type 0, FrameData for type 4): the sizes of its
+  // parameters, saved registers and locals, and either a program that
+  // recovers the caller's registers ("$T0 $ebp = $eip $T0 4 + ^ = ...") or
+  // whether it uses ebp for its own purposes.
+  struct WindowsFrameInfo {
+    enum Type : uint32_t { Fpo = 0, FrameData = 4 };
+    Type type = Fpo;
+    uint64_t start = 0, size = 0;
+    uint32_t prologSize = 0, epilogSize = 0, parameterSize = 0, savedRegisterSize = 0, localSize = 0,
+             maxStackSize = 0;
+    bool allocatesBasePointer = false;
+    std::string program; // empty when the record has none
+  };
 
   static llvm::Expected<std::unique_ptr<BreakpadSymbolFile>> open(const std::string &path);
   static llvm::Expected<std::unique_ptr<BreakpadSymbolFile>> parse(std::unique_ptr<llvm::MemoryBuffer> text,
@@ -55,6 +69,16 @@ public:
   // delta record's at or below it, in order (a later rule for a register
   // replaces an earlier one). nullopt when no INIT range covers the offset.
   std::optional<std::vector<CfiRule>> cfiRules(uint64_t offset) const;
+  // The STACK WIN record for an offset: FrameData (type 4) before FPO
+  // (type 0), as Breakpad prefers them; of overlapping records of one type
+  // (a function's frame data after each push of its prolog) the one that
+  // starts last, as the PDB's readers choose. Other types are not unwind data.
+  std::optional<WindowsFrameInfo> windowsFrameInfo(uint64_t offset) const;
+  // The size of the stack parameters of the function at an offset, from its
+  // FUNC record, else the PUBLIC symbol that names it.
+  std::optional<uint32_t> parameterSize(uint64_t offset) const;
+  // Whether a FUNC record or a PUBLIC symbol names the offset.
+  bool namesAddress(uint64_t offset) const;
 
 private:
   struct Range {
@@ -69,12 +93,15 @@ private:
   std::string originName(int64_t id) const;
   const Range *functionBefore(uint64_t offset) const; // the last FUNC starting at or below
   const Range *functionAt(uint64_t offset) const;
+  const std::pair<uint64_t, size_t> *publicSymbolAt(uint64_t offset) const;
+  const Range *stackWinAt(const std::vector<Range> &ranges, uint64_t offset) const;
   std::vector<SourceFrame> functionFrames(const Range &function, uint64_t offset) const;
 
   std::unique_ptr<llvm::MemoryBuffer> text_;
   std::string path_;
   Header header_;
   std::vector<Range> functions_, cfi_;
+  std::vector<Range> frameData_, fpo_; // STACK WIN types 4 and 0
   std::vector<std::pair<uint64_t, size_t>> publics_; // address, offset of the record
   llvm::DenseMap<int64_t, size_t> files_, origins_;  // id -> offset of the record
 };

@@ -31,6 +31,10 @@ struct Frame {
   // The signal trampoline (glibc's __restore_rt): the kernel made its address
   // the handler's return address, so no call precedes it.
   bool signalTrampoline = false;
+  // The bytes of stack arguments this frame pushed for the frame it called,
+  // which lie at its stack pointer, where that callee's unwind data told
+  // (32-bit Windows frame info); 0 when unknown.
+  uint64_t calleeArgumentBytes = 0;
   const Module *module = nullptr;
 
   // Where to look up unwind info: the call instruction for a return address.
@@ -50,6 +54,7 @@ struct UnwindResult {
   RegisterFile caller;
   bool callerIpIsExact = false; // the caller was interrupted (signal frame)
   std::optional<FrameTrust> trust; // overrides the unwinder's own (e.g. dynamic)
+  uint64_t argumentBytes = 0;      // the unwound frame's own stack arguments, where known
   std::string detail;           // why NoInfo / EndOfStack, for stop reasons
 
   static UnwindResult noInfo(std::string why) {

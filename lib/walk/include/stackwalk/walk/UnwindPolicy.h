@@ -9,6 +9,7 @@
 #include "stackwalk/unwinder/CfiUnwinder.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
 #include "stackwalk/unwinder/SigreturnUnwinder.h"
+#include "stackwalk/unwinder/StackWinUnwinder.h"
 #include "stackwalk/unwinder/SymbolFileCfiUnwinder.h"
 #include "stackwalk/unwinder/Win64Unwinder.h"
 
@@ -25,6 +26,7 @@ enum class UnwindStep {
   Cfi,                // DWARF CFI: .eh_frame, .debug_frame (of the file or its debug file)
   Sigreturn,          // a signal trampoline without CFI, known by its instructions
   SymbolFileCfi,      // STACK CFI records of a Breakpad symbol file
+  StackWin,           // STACK WIN records of a Breakpad symbol file (32-bit Windows frame data)
   Dynamic,            // unwind info registered at run time with libunwind
   RuntimeTransitions, // the managed runtime's transition records (capital-F Frames)
   BadCall,            // a call through a bad pointer: the return address at the stack pointer or in the link register
@@ -54,6 +56,7 @@ private:
   BadCallUnwinder badCall_;
   SigreturnUnwinder sigreturn_;
   SymbolFileCfiUnwinder symbolFileCfi_;
+  StackWinUnwinder stackWin_;
   FramePointerUnwinder framePointer_;
   StackScanUnwinder scan_;
 };
