@@ -1,5 +1,6 @@
 #include "stackwalk/elfcore/CoreModules.h"
 
+#include "stackwalk/core/ElfHeaders.h"
 #include "stackwalk/core/ElfNotes.h"
 
 #include "llvm/BinaryFormat/ELF.h"
@@ -11,9 +12,6 @@
 #include <cstring>
 #include <set>
 
-using llvm::ELF::Elf64_Ehdr;
-using llvm::ELF::Elf64_Phdr;
-
 namespace stackwalk::elfcore {
 namespace {
 
@@ -23,38 +21,18 @@ constexpr size_t MaxLinkMapEntries = 4096;
 constexpr size_t MaxVdsoBytes = 64 * 1024;
 constexpr size_t MaxDynamicEntries = 4096;
 
-// The program headers of an ELF image mapped at `base`, read from memory.
-std::optional<std::vector<Elf64_Phdr>> programHeadersAt(const MemorySource &memory, uint64_t base) {
-  auto header = memory.readValue<Elf64_Ehdr>(base);
-  if (!header || std::memcmp(header->e_ident, llvm::ELF::ElfMagic, 4) != 0 ||
-      header->e_ident[llvm::ELF::EI_CLASS] != llvm::ELF::ELFCLASS64 ||
-      header->e_phentsize != sizeof(Elf64_Phdr) || header->e_phnum > MaxProgramHeaders)
-    return std::nullopt;
-  std::vector<Elf64_Phdr> phdrs(header->e_phnum);
-  std::span<uint8_t> bytes(reinterpret_cast<uint8_t *>(phdrs.data()), phdrs.size() * sizeof(Elf64_Phdr));
-  if (!memory.read(base + header->e_phoff, bytes)) return std::nullopt;
-  return phdrs;
-}
-
-uint64_t lowestLoadAddress(const std::vector<Elf64_Phdr> &phdrs) {
-  uint64_t lowest = UINT64_MAX;
-  for (const Elf64_Phdr &ph : phdrs)
-    if (ph.p_type == llvm::ELF::PT_LOAD) lowest = std::min(lowest, ph.p_vaddr & ~uint64_t(0xfff));
-  return lowest == UINT64_MAX ? 0 : lowest;
-}
-
 // Fills build-id and (when unknown) size from the in-memory program headers
 // of a module whose ELF header is at module.base.
 void readIdentityFromMemory(Module &module, const MemorySource &memory) {
-  auto phdrs = programHeadersAt(memory, module.base);
-  if (!phdrs) return;
-  uint64_t bias = module.base - lowestLoadAddress(*phdrs);
+  std::optional<ElfImageHeaders> headers = readElfHeaders(memory, module.base, MaxProgramHeaders);
+  if (!headers) return;
+  uint64_t bias = module.base - lowestLoadAddress(headers->programHeaders);
   uint64_t end = module.base;
-  for (const Elf64_Phdr &ph : *phdrs) {
-    if (ph.p_type == llvm::ELF::PT_LOAD) end = std::max(end, bias + ph.p_vaddr + ph.p_memsz);
-    if (ph.p_type != llvm::ELF::PT_NOTE || !module.buildId.empty() || ph.p_filesz > MaxNoteBytes) continue;
-    std::vector<uint8_t> notes(ph.p_filesz);
-    if (!memory.read(bias + ph.p_vaddr, notes)) continue;
+  for (const ElfProgramHeader &ph : headers->programHeaders) {
+    if (ph.type == llvm::ELF::PT_LOAD) end = std::max(end, bias + ph.vaddr + ph.memsz);
+    if (ph.type != llvm::ELF::PT_NOTE || !module.buildId.empty() || ph.filesz > MaxNoteBytes) continue;
+    std::vector<uint8_t> notes(ph.filesz);
+    if (!memory.read(bias + ph.vaddr, notes)) continue;
     auto id = findGnuBuildId(notes);
     module.buildId.assign(id.begin(), id.end());
   }
@@ -130,73 +108,85 @@ std::vector<Module> modulesFromFileNote(const std::vector<FileMapping> &mappings
   return modules;
 }
 
-std::vector<Module> modulesFromLinkMap(uint64_t atPhdr, const std::string &executablePath,
-                                       const MemorySource &memory,
-                                       std::vector<std::string> &warnings) {
+std::vector<Module> modulesFromLinkMap(const ExecutableProgramHeaders &headers, const std::string &executablePath,
+                                       const MemorySource &memory, std::vector<std::string> &warnings) {
   std::vector<Module> modules;
   // The executable's own program headers are at AT_PHDR; PT_PHDR gives its bias.
-  std::vector<Elf64_Phdr> phdrs;
-  for (size_t i = 0; i < MaxProgramHeaders; ++i) {
-    auto ph = memory.readValue<Elf64_Phdr>(atPhdr + i * sizeof(Elf64_Phdr));
-    if (!ph || ph->p_type == llvm::ELF::PT_NULL) break;
-    phdrs.push_back(*ph);
+  std::vector<ElfProgramHeader> phdrs;
+  size_t entrySize = elfProgramHeaderSize(headers.wordSize);
+  std::vector<uint8_t> entry(entrySize);
+  for (size_t i = 0; i < std::min<uint64_t>(headers.count.value_or(MaxProgramHeaders), MaxProgramHeaders); ++i) {
+    if (!memory.read(headers.address + i * entrySize, entry)) break;
+    ElfProgramHeader ph = parseElfProgramHeader(entry, headers.wordSize);
+    if (ph.type == llvm::ELF::PT_NULL) break;
+    phdrs.push_back(ph);
   }
   if (phdrs.empty()) {
     warnings.push_back("the executable's program headers are not in the dump either: its file is placed by the "
                        "entry point");
     return modules;
   }
-  auto phdrEntry = std::find_if(phdrs.begin(), phdrs.end(), [](const Elf64_Phdr &p) { return p.p_type == llvm::ELF::PT_PHDR; });
-  auto dynamic = std::find_if(phdrs.begin(), phdrs.end(), [](const Elf64_Phdr &p) { return p.p_type == llvm::ELF::PT_DYNAMIC; });
+  auto ofType = [&](uint32_t type) {
+    return std::find_if(phdrs.begin(), phdrs.end(), [&](const ElfProgramHeader &p) { return p.type == type; });
+  };
+  auto phdrEntry = ofType(llvm::ELF::PT_PHDR), dynamic = ofType(llvm::ELF::PT_DYNAMIC);
+  if (dynamic == phdrs.end() && phdrEntry == phdrs.end()) {
+    // A static executable, linked where it runs: nothing else is loaded.
+    Module executable = makeModule(executablePath, lowestLoadAddress(phdrs), 0);
+    readIdentityFromMemory(executable, memory);
+    modules.push_back(std::move(executable));
+    return modules;
+  }
   if (phdrEntry == phdrs.end() || dynamic == phdrs.end()) {
     warnings.push_back("no NT_FILE note and no dynamic section: the module list is unknown");
     return modules;
   }
-  uint64_t bias = atPhdr - phdrEntry->p_vaddr;
+  uint64_t bias = headers.address - phdrEntry->vaddr;
   Module executable = makeModule(executablePath, bias + lowestLoadAddress(phdrs), 0);
   readIdentityFromMemory(executable, memory);
   modules.push_back(std::move(executable));
-  std::vector<Module> libraries = sharedLibrariesFromDynamic(bias + dynamic->p_vaddr, memory, warnings);
+  std::vector<Module> libraries = sharedLibrariesFromDynamic(bias + dynamic->vaddr, memory, headers.wordSize, warnings);
   std::move(libraries.begin(), libraries.end(), std::back_inserter(modules));
   return modules;
 }
 
-std::vector<uint8_t> dynamicSectionAt(uint64_t address, const MemorySource &memory) {
+std::vector<uint8_t> dynamicSectionAt(uint64_t address, const MemorySource &memory, unsigned wordSize) {
   std::vector<uint8_t> bytes;
+  std::vector<uint8_t> entry(2 * wordSize); // d_tag, d_val
   for (size_t n = 0; n < MaxDynamicEntries; ++n) {
-    std::array<uint8_t, 16> entry;
     if (!memory.read(address + n * entry.size(), entry)) break;
     bytes.insert(bytes.end(), entry.begin(), entry.end());
-    if (entry == std::array<uint8_t, 16>{}) break; // DT_NULL, 0
+    if (std::all_of(entry.begin(), entry.end(), [](uint8_t b) { return b == 0; })) break; // DT_NULL, 0
   }
   return bytes;
 }
 
 std::vector<Module> sharedLibrariesFromDynamic(uint64_t dynamicAddress, const MemorySource &memory,
-                                               std::vector<std::string> &warnings) {
+                                               unsigned wordSize, std::vector<std::string> &warnings) {
   std::vector<Module> modules;
   std::optional<uint64_t> rDebug;
-  for (uint64_t at = dynamicAddress, n = 0; n < MaxDynamicEntries; ++n, at += 16) {
-    auto tag = memory.readValue<int64_t>(at);
+  auto word = [&](uint64_t at) { return memory.readPointer(at, wordSize); };
+  for (uint64_t at = dynamicAddress, n = 0; n < MaxDynamicEntries; ++n, at += 2 * wordSize) {
+    auto tag = word(at);
     if (!tag || *tag == llvm::ELF::DT_NULL) break;
-    if (*tag == llvm::ELF::DT_DEBUG) rDebug = memory.readValue<uint64_t>(at + 8);
+    if (*tag == llvm::ELF::DT_DEBUG) rDebug = word(at + wordSize);
   }
   if (!rDebug || *rDebug == 0) {
     warnings.push_back("no NT_FILE note and DT_DEBUG is unset: the module list is unknown");
     return modules;
   }
-  // struct r_debug { int r_version; link_map *r_map; ... }
-  // struct link_map { l_addr, l_name, l_ld, l_next, l_prev }
-  auto entry = memory.readValue<uint64_t>(*rDebug + 8);
+  // struct r_debug { int r_version; link_map *r_map; ... }: r_map a word in.
+  // struct link_map { l_addr, l_name, l_ld, l_next, l_prev }: words.
+  auto entry = word(*rDebug + wordSize);
   std::set<uint64_t> visited;
   while (entry && *entry != 0) {
     if (!visited.insert(*entry).second || visited.size() > MaxLinkMapEntries) {
       warnings.push_back("the link map loops or is too long; its remaining entries are ignored");
       break;
     }
-    auto loadBias = memory.readValue<uint64_t>(*entry);
-    auto namePointer = memory.readValue<uint64_t>(*entry + 8);
-    auto dynamic = memory.readValue<uint64_t>(*entry + 16);
+    auto loadBias = word(*entry);
+    auto namePointer = word(*entry + wordSize);
+    auto dynamic = word(*entry + 2 * wordSize);
     if (!loadBias || !namePointer || !dynamic) {
       warnings.push_back("a link map entry is unreadable; the module list is incomplete");
       break;
@@ -209,11 +199,11 @@ std::vector<Module> sharedLibrariesFromDynamic(uint64_t dynamicAddress, const Me
       readIdentityFromMemory(module, memory);
       if (module.buildId.empty()) {
         module.dynamicAddress = *dynamic;
-        module.dynamicSection = dynamicSectionAt(*dynamic, memory);
+        module.dynamicSection = dynamicSectionAt(*dynamic, memory, wordSize);
       }
       modules.push_back(std::move(module));
     }
-    entry = memory.readValue<uint64_t>(*entry + 24);
+    entry = word(*entry + 3 * wordSize);
   }
   return modules;
 }

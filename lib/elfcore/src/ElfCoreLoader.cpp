@@ -4,6 +4,7 @@
 #include "stackwalk/elfcore/CoreModules.h"
 #include "stackwalk/elfcore/CoreNotes.h"
 
+#include "stackwalk/core/ElfHeaders.h"
 #include "stackwalk/core/ElfNotes.h"
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Signals.h"
@@ -13,14 +14,14 @@
 #include <cstring>
 
 using namespace llvm;
-using llvm::ELF::Elf64_Ehdr;
-using llvm::ELF::Elf64_Phdr;
+using llvm::ELF::Elf32_Ehdr;
+using llvm::ELF::Elf32_Shdr;
 using llvm::ELF::Elf64_Shdr;
 
 namespace stackwalk {
 
 bool looksLikeElfCore(std::span<const uint8_t> head) {
-  if (head.size() < sizeof(Elf64_Ehdr) || std::memcmp(head.data(), ELF::ElfMagic, 4) != 0) return false;
+  if (head.size() < sizeof(Elf32_Ehdr) || std::memcmp(head.data(), ELF::ElfMagic, 4) != 0) return false;
   uint16_t type;
   std::memcpy(&type, head.data() + 16, 2);
   return type == ELF::ET_CORE;
@@ -28,6 +29,19 @@ bool looksLikeElfCore(std::span<const uint8_t> head) {
 
 namespace elfcore {
 namespace {
+
+template <typename T> T loadAt(std::span<const uint8_t> bytes, uint64_t offset) {
+  T value;
+  std::memcpy(&value, bytes.data() + offset, sizeof value);
+  return value;
+}
+
+Arch coreArch(uint16_t machine, unsigned wordSize) {
+  if (wordSize == 8 && machine == ELF::EM_X86_64) return Arch::X86_64;
+  if (wordSize == 8 && machine == ELF::EM_AARCH64) return Arch::Arm64;
+  if (wordSize == 4 && machine == ELF::EM_386) return Arch::X86;
+  return Arch::Unknown;
+}
 
 // Everything the notes say, before it is turned into a Target.
 struct CoreNotes {
@@ -50,7 +64,8 @@ private:
   std::span<const uint8_t> bytes() const {
     return {reinterpret_cast<const uint8_t *>(file_->getBufferStart()), file_->getBufferSize()};
   }
-  Expected<std::vector<Elf64_Phdr>> programHeaders(const Elf64_Ehdr &header);
+  Expected<ElfFileHeader> header() const;
+  Expected<std::vector<ElfProgramHeader>> programHeaders(const ElfFileHeader &header);
   void readNotes(std::span<const uint8_t> noteBytes, Arch arch);
   void addModules(Target &target, const std::vector<CoreSegment> &segments);
   const PrStatus *crashingThread() const;
@@ -60,28 +75,45 @@ private:
   std::vector<std::string> warnings_;
 };
 
-Expected<std::vector<Elf64_Phdr>> CoreReader::programHeaders(const Elf64_Ehdr &header) {
-  uint64_t count = header.e_phnum;
+Expected<std::vector<ElfProgramHeader>> CoreReader::programHeaders(const ElfFileHeader &header) {
+  bool elf32 = header.wordSize == 4;
+  uint64_t count = header.phnum;
   if (count == PN_XNUM) {
     // More than 65535 headers: the real count is in section 0's sh_info.
-    if (header.e_shoff == 0 || header.e_shoff > bytes().size() || bytes().size() - header.e_shoff < sizeof(Elf64_Shdr))
+    size_t sectionSize = elf32 ? sizeof(Elf32_Shdr) : sizeof(Elf64_Shdr);
+    if (header.shoff == 0 || header.shoff > bytes().size() || bytes().size() - header.shoff < sectionSize)
       return fail("e_phnum is PN_XNUM but section header 0 is missing");
-    Elf64_Shdr section0;
-    std::memcpy(&section0, bytes().data() + header.e_shoff, sizeof section0);
-    count = section0.sh_info;
+    count = elf32 ? loadAt<Elf32_Shdr>(bytes(), header.shoff).sh_info : loadAt<Elf64_Shdr>(bytes(), header.shoff).sh_info;
   }
-  if (count > 0 && header.e_phentsize != sizeof(Elf64_Phdr))
-    return fail("unexpected program header size " + Twine(header.e_phentsize));
-  if (header.e_phoff > bytes().size()) return fail("the program headers lie past the end of the file");
-  uint64_t fit = (bytes().size() - header.e_phoff) / sizeof(Elf64_Phdr);
+  size_t entrySize = elfProgramHeaderSize(header.wordSize);
+  if (count > 0 && header.phentsize != entrySize) return fail("unexpected program header size " + Twine(header.phentsize));
+  if (header.phoff > bytes().size()) return fail("the program headers lie past the end of the file");
+  uint64_t fit = (bytes().size() - header.phoff) / entrySize;
   if (fit < count) {
     warnings_.push_back("the core is truncated: only " + std::to_string(fit) + " of " + std::to_string(count) +
                         " program headers are present");
     count = fit;
   }
-  std::vector<Elf64_Phdr> phdrs(count);
-  if (count) std::memcpy(phdrs.data(), bytes().data() + header.e_phoff, count * sizeof(Elf64_Phdr));
+  std::vector<ElfProgramHeader> phdrs;
+  phdrs.reserve(count);
+  for (uint64_t i = 0; i < count; ++i)
+    phdrs.push_back(parseElfProgramHeader(bytes().subspan(header.phoff + i * entrySize), header.wordSize));
   return phdrs;
+}
+
+Expected<ElfFileHeader> CoreReader::header() const {
+  if (!looksLikeElfCore(bytes())) return fail("not an ELF core file");
+  uint8_t elfClass = bytes()[ELF::EI_CLASS], data = bytes()[ELF::EI_DATA];
+  uint16_t machine = loadAt<uint16_t>(bytes(), 18);
+  std::string what = std::string(elfClass == ELF::ELFCLASS32 ? "a 32-bit" : elfClass == ELF::ELFCLASS64 ? "a 64-bit" : "an") +
+                     (data == ELF::ELFDATA2MSB ? " big-endian" : "") + " ELF core of machine " +
+                     ELF::convertEMachineToArchName(machine).str() + " (" + std::to_string(machine) + ")";
+  if (data != ELF::ELFDATA2LSB) return fail(what + ": stackwalk reads little-endian cores only");
+  std::optional<ElfFileHeader> header = parseElfFileHeader(bytes());
+  if (!header) return fail(what + ": its ELF class is unknown");
+  if (coreArch(header->machine, header->wordSize) == Arch::Unknown)
+    return fail(what + ": stackwalk reads x86-64, arm64 and i386 cores");
+  return *header;
 }
 
 void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch) {
@@ -95,19 +127,19 @@ void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch) {
       else warnings_.push_back("an NT_PRSTATUS note is too short; its thread is skipped");
       break;
     case NT_PRPSINFO:
-      notes_.process = parsePrPsInfo(note.desc);
+      notes_.process = parsePrPsInfo(note.desc, pointerSize(arch));
       break;
     case NT_SIGINFO:
       if (notes_.signal) break;
-      notes_.signal = parseSigInfo(note.desc);
+      notes_.signal = parseSigInfo(note.desc, pointerSize(arch));
       if (!notes_.threads.empty()) notes_.signalThread = notes_.threads.size() - 1;
       break;
     case NT_AUXV:
-      notes_.auxv = parseAuxv(note.desc);
+      notes_.auxv = parseAuxv(note.desc, pointerSize(arch));
       break;
     case NT_FILE:
       notes_.sawFileNote = true;
-      notes_.files = parseFileNote(note.desc);
+      notes_.files = parseFileNote(note.desc, pointerSize(arch));
       break;
     }
     return true;
@@ -136,7 +168,8 @@ void CoreReader::addModules(Target &target, const std::vector<CoreSegment> &segm
   } else if (auto phdr = auxvValue(notes_.auxv, AT_PHDR)) {
     warnings_.push_back(notes_.sawFileNote ? "the NT_FILE note is malformed; modules come from the link map"
                                            : "no NT_FILE note; modules come from the dynamic linker's link map");
-    target.modules = modulesFromLinkMap(*phdr, executable, target, warnings_);
+    ExecutableProgramHeaders headers{*phdr, auxvValue(notes_.auxv, AT_PHNUM), pointerSize(target.arch())};
+    target.modules = modulesFromLinkMap(headers, executable, target, warnings_);
   } else {
     warnings_.push_back("no NT_FILE note and no auxiliary vector: the module list is unknown");
   }
@@ -152,32 +185,25 @@ void CoreReader::addModules(Target &target, const std::vector<CoreSegment> &segm
 }
 
 Expected<std::unique_ptr<Target>> CoreReader::load() {
-  if (!looksLikeElfCore(bytes())) return fail("not an ELF core file");
-  Elf64_Ehdr header;
-  std::memcpy(&header, bytes().data(), sizeof header);
-  if (header.e_ident[ELF::EI_CLASS] != ELF::ELFCLASS64 || header.e_ident[ELF::EI_DATA] != ELF::ELFDATA2LSB)
-    return fail("only 64-bit little-endian cores are supported");
-  Arch arch = header.e_machine == ELF::EM_X86_64    ? Arch::X86_64
-              : header.e_machine == ELF::EM_AARCH64 ? Arch::Arm64
-                                                   : Arch::Unknown;
-  if (arch == Arch::Unknown) return fail("unsupported machine " + Twine(header.e_machine) + " in the ELF core");
-
-  auto phdrs = programHeaders(header);
+  Expected<ElfFileHeader> header = this->header();
+  if (!header) return header.takeError();
+  Arch arch = coreArch(header->machine, header->wordSize);
+  auto phdrs = programHeaders(*header);
   if (!phdrs) return phdrs.takeError();
 
   std::vector<CoreSegment> segments;
   std::vector<MemoryRegion> regions;
   uint64_t missing = 0;
-  for (const Elf64_Phdr &ph : *phdrs) {
-    uint64_t present = ph.p_offset > bytes().size() ? 0 : std::min<uint64_t>(ph.p_filesz, bytes().size() - ph.p_offset);
-    if (ph.p_type == ELF::PT_NOTE) {
-      readNotes(bytes().subspan(std::min<uint64_t>(ph.p_offset, bytes().size()), present), arch);
-      if (present < ph.p_filesz) missing += ph.p_filesz - present;
-    } else if (ph.p_type == ELF::PT_LOAD && ph.p_memsz > 0) {
-      segments.push_back({ph.p_vaddr, ph.p_memsz, ph.p_offset, std::min(present, ph.p_memsz)});
-      regions.push_back({ph.p_vaddr, ph.p_vaddr + ph.p_memsz, bool(ph.p_flags & ELF::PF_R),
-                         bool(ph.p_flags & ELF::PF_W), bool(ph.p_flags & ELF::PF_X)});
-      if (present < ph.p_filesz) missing += ph.p_filesz - present;
+  for (const ElfProgramHeader &ph : *phdrs) {
+    uint64_t present = ph.offset > bytes().size() ? 0 : std::min<uint64_t>(ph.filesz, bytes().size() - ph.offset);
+    if (ph.type == ELF::PT_NOTE) {
+      readNotes(bytes().subspan(std::min<uint64_t>(ph.offset, bytes().size()), present), arch);
+      if (present < ph.filesz) missing += ph.filesz - present;
+    } else if (ph.type == ELF::PT_LOAD && ph.memsz > 0) {
+      segments.push_back({ph.vaddr, ph.memsz, ph.offset, std::min(present, ph.memsz)});
+      regions.push_back({ph.vaddr, ph.vaddr + ph.memsz, bool(ph.flags & ELF::PF_R), bool(ph.flags & ELF::PF_W),
+                         bool(ph.flags & ELF::PF_X)});
+      if (present < ph.filesz) missing += ph.filesz - present;
     }
   }
   if (missing)

@@ -51,7 +51,7 @@ void placeModulesByEntryPoint(Target &target, const ModuleResolver &resolver) {
   uint64_t bias = *entry - *fileEntry;
   executable.base = bias + image->preferredBase();
   executable.dynamicAddress = bias + dynamic->address;
-  executable.dynamicSection = dynamicSectionAt(executable.dynamicAddress, target);
+  executable.dynamicSection = dynamicSectionAt(executable.dynamicAddress, target, pointerSize(target.arch()));
   // Its dynamic section leads to the libraries: only the right file's does.
   if (auto mismatch = dynamicSectionMismatch(executable, *image)) {
     target.warnings.push_back("the executable " + image->path() + " is not the dump's (" + *mismatch +
@@ -59,7 +59,8 @@ void placeModulesByEntryPoint(Target &target, const ModuleResolver &resolver) {
     return;
   }
   executable.imageNote.clear();
-  std::vector<Module> libraries = sharedLibrariesFromDynamic(executable.dynamicAddress, target, target.warnings);
+  std::vector<Module> libraries = sharedLibrariesFromDynamic(executable.dynamicAddress, target, pointerSize(target.arch()),
+                                                              target.warnings);
   target.modules.push_back(std::move(executable));
   std::move(libraries.begin(), libraries.end(), std::back_inserter(target.modules));
   target.sortModules();

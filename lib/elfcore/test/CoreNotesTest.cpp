@@ -94,3 +94,63 @@ TEST_CASE("NT_ARM_PAC_MASK gives the instruction mask; a short note gives none")
   desc.resize(15);
   CHECK_FALSE(parsePacInstructionMask(desc));
 }
+
+TEST_CASE("ELF32 (i386) notes: prstatus, prpsinfo, siginfo, NT_FILE and auxv in their 32-bit layouts") {
+  // struct elf_prstatus: pr_cursig at 12, pr_pid at 24, pr_reg at 72: ebx ecx
+  // edx esi edi ebp eax ds es fs gs orig_eax eip cs eflags esp ss.
+  Bytes status;
+  status.resize(144);
+  status.set<int16_t>(12, 6);
+  status.set<uint32_t>(24, 23101);
+  status.set<uint32_t>(72 + 5 * 4, 0xffa80010);  // ebp
+  status.set<uint32_t>(72 + 6 * 4, 0xfffffffc);  // eax
+  status.set<uint32_t>(72 + 12 * 4, 0xf77f7430); // eip
+  status.set<uint32_t>(72 + 15 * 4, 0xffa80000); // esp
+  auto prstatus = parsePrStatus(status, Arch::X86);
+  REQUIRE(prstatus);
+  CHECK(prstatus->tid == 23101);
+  CHECK(prstatus->signal == 6);
+  CHECK(prstatus->registers.pc() == 0xf77f7430u);
+  CHECK(prstatus->registers.sp() == 0xffa80000u);
+  CHECK(prstatus->registers.fp() == 0xffa80010u);
+  CHECK(prstatus->registers.get(0) == 0xfffffffcu); // eax, not sign-extended
+  CHECK_FALSE(parsePrStatus(std::span(status.data(), 100), Arch::X86)); // pr_reg cut short
+
+  Bytes psinfo;
+  psinfo.resize(124);
+  psinfo.set<uint32_t>(12, 23100);
+  std::memcpy(psinfo.data() + 28, "backtrace", 9);
+  std::memcpy(psinfo.data() + 44, "./backtrace --gencore", 21);
+  auto info = parsePrPsInfo(psinfo, 4);
+  REQUIRE(info);
+  CHECK(info->pid == 23100);
+  CHECK(info->name == "backtrace");
+  CHECK(info->arguments == "./backtrace --gencore");
+
+  Bytes siginfo;
+  siginfo.resize(128);
+  siginfo.set<int32_t>(0, 11);
+  siginfo.set<int32_t>(8, 2); // SEGV_ACCERR
+  siginfo.set<uint32_t>(12, 0x45);
+  siginfo.set<uint32_t>(16, 0xdeadbeef); // past si_addr: no part of the address
+  CHECK(parseSigInfo(siginfo, 4)->source.faultAddress == 0x45u);
+  siginfo.set<int32_t>(8, -6); // SI_TKILL: si_pid, si_uid
+  siginfo.set<uint32_t>(12, 4242);
+  siginfo.set<uint32_t>(16, 1000);
+  CHECK(parseSigInfo(siginfo, 4)->source.senderPid == 4242u);
+  CHECK(parseSigInfo(siginfo, 4)->source.senderUid == 1000u);
+
+  Bytes file;
+  for (uint32_t v : {1u, 4096u, 0x8048000u, 0x810a000u, 1u}) file.put<uint32_t>(v);
+  for (char c : std::string("/bin/a\0", 7)) file.push_back(uint8_t(c));
+  auto mappings = parseFileNote(file, 4);
+  REQUIRE(mappings.size() == 1);
+  CHECK(mappings[0].start == 0x8048000u);
+  CHECK(mappings[0].end == 0x810a000u);
+  CHECK(mappings[0].fileOffset == 4096u);
+  CHECK(mappings[0].path == "/bin/a");
+
+  Bytes auxv;
+  for (uint32_t v : {3u, 0x8048034u, 9u, 0x804991cu, 0u, 0u}) auxv.put<uint32_t>(v);
+  CHECK(parseAuxv(auxv, 4) == std::vector<std::pair<uint64_t, uint64_t>>{{3, 0x8048034}, {9, 0x804991c}});
+}

@@ -202,7 +202,7 @@ void LiveProcess::keepForCore() {
   live::SharedProcessMemory memory(memory_);
   std::vector<std::string> ignored;
   if (auto phdr = elfcore::auxvValue(elfcore::parseAuxv(auxv_), elfcore::AT_PHDR))
-    elfcore::modulesFromLinkMap(*phdr, "", memory, ignored); // read to be kept
+    elfcore::modulesFromLinkMap({*phdr, std::nullopt, sizeof(void *)}, "", memory, ignored); // read to be kept
 }
 
 llvm::Error LiveProcess::saveCore(const std::string &path) const {

@@ -14,6 +14,7 @@ std::string_view unwindStepName(UnwindStep step) {
   case UnwindStep::StackWin: return "stack_win";
   case UnwindStep::Dynamic: return "dynamic";
   case UnwindStep::RuntimeTransitions: return "runtime_transitions";
+  case UnwindStep::EntryFunction: return "entry_function";
   case UnwindStep::BadCall: return "bad_call";
   case UnwindStep::FramePointer: return "frame_pointer";
   case UnwindStep::Scan: return "scan";
@@ -33,12 +34,16 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // frame-pointer chain too, and its dumps come without files: the frame
   // pointer and a symbol file's STACK CFI do the work there.
   if (arch == Arch::Arm64)
-    return {ManagedCode, Cfi, Sigreturn, SymbolFileCfi, Dynamic, RuntimeTransitions, BadCall, FramePointer, Scan};
+    return {ManagedCode,   Cfi,     Sigreturn,    SymbolFileCfi, Dynamic, RuntimeTransitions,
+            EntryFunction, BadCall, FramePointer, Scan};
   // 32-bit x86 Windows: the PDB's frame data (as a symbol file's STACK WIN
   // records), then as Breakpad's x86 stackwalker, STACK CFI, the ebp chain
   // most code keeps, and the scan.
   if (arch == Arch::X86 && os == OS::Windows)
     return {StackWin, SymbolFileCfi, BadCall, FramePointer, Scan};
+  // i386 Linux: as x86-64 Linux, without a managed runtime (stackwalk reads
+  // no 32-bit .NET) or libunwind's registrations.
+  if (arch == Arch::X86) return {Cfi, SymbolFileCfi, EntryFunction, BadCall, FramePointer, Scan};
   if (arch != Arch::X86_64) return {};
   // Windows x64 code is described by its function tables (a leaf function
   // needs no entry), and its ABI has no frame-pointer chain: a function that
@@ -46,7 +51,7 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // its unwind info, so rbp is not followed there. A Breakpad symbol file's
   // STACK CFI stands in for a module file that is not at hand.
   if (os == OS::Windows) return {ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, Scan};
-  return {ManagedCode, Cfi, SymbolFileCfi, Dynamic, RuntimeTransitions, BadCall, FramePointer, Scan};
+  return {ManagedCode, Cfi, SymbolFileCfi, Dynamic, RuntimeTransitions, EntryFunction, BadCall, FramePointer, Scan};
 }
 
 DumpUnwinders::DumpUnwinders(const Target &target, CfiUnwinder &cfi, Unwinder &dynamic)
@@ -65,6 +70,7 @@ std::vector<Unwinder *> DumpUnwinders::chainFor(ManagedThreadWalk *managed) {
     case UnwindStep::StackWin: unwinder = &stackWin_; break;
     case UnwindStep::Dynamic: unwinder = &dynamic_; break;
     case UnwindStep::RuntimeTransitions: unwinder = managed ? managed->transitionUnwinder() : nullptr; break;
+    case UnwindStep::EntryFunction: unwinder = &entryFunction_; break;
     case UnwindStep::BadCall: unwinder = &badCall_; break;
     case UnwindStep::FramePointer: unwinder = &framePointer_; break;
     case UnwindStep::Scan: unwinder = &scan_; break;

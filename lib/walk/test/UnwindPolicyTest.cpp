@@ -51,9 +51,10 @@ std::vector<FrameTrust> trusts(const std::vector<Unwinder *> &chain) {
 
 } // namespace
 
-TEST_CASE("x86-64 Linux: managed code, CFI (a file's, then a symbol file's), dynamic info, runtime Frames, then the fallbacks") {
+TEST_CASE("x86-64 Linux: managed code, CFI (a file's, then a symbol file's), dynamic info, runtime Frames, the entry function, then the fallbacks") {
   CHECK(unwindPolicy(Arch::X86_64, OS::Linux) == std::vector<UnwindStep>{ManagedCode, Cfi, SymbolFileCfi, Dynamic,
-                                                                         RuntimeTransitions, BadCall, FramePointer, Scan});
+                                                                         RuntimeTransitions, EntryFunction, BadCall,
+                                                                         FramePointer, Scan});
   // A dump whose OS is not recorded is walked as a Linux one.
   CHECK(unwindPolicy(Arch::X86_64, OS::Unknown) == unwindPolicy(Arch::X86_64, OS::Linux));
 }
@@ -65,8 +66,8 @@ TEST_CASE("x86-64 Windows: function tables (or a symbol file's STACK CFI), no DW
 
 TEST_CASE("arm64 Linux: as x86-64 Linux, with signal trampolines known by their code before the frame pointer") {
   CHECK(unwindPolicy(Arch::Arm64, OS::Linux) == std::vector<UnwindStep>{ManagedCode, Cfi, Sigreturn, SymbolFileCfi,
-                                                                        Dynamic, RuntimeTransitions, BadCall,
-                                                                        FramePointer, Scan});
+                                                                        Dynamic, RuntimeTransitions, EntryFunction,
+                                                                        BadCall, FramePointer, Scan});
   // macOS, iOS and unknown systems: the same chain (their frame pointers and symbol files do the work).
   for (OS os : {OS::MacOS, OS::IOS, OS::Unknown}) CHECK(unwindPolicy(Arch::Arm64, os) == unwindPolicy(Arch::Arm64, OS::Linux));
 }
@@ -75,8 +76,12 @@ TEST_CASE("x86 Windows: the PDB's frame data as STACK WIN, STACK CFI, then the e
   CHECK(unwindPolicy(Arch::X86, OS::Windows) == std::vector<UnwindStep>{StackWin, SymbolFileCfi, BadCall, FramePointer, Scan});
 }
 
+TEST_CASE("i386 Linux: as x86-64 Linux without the managed and dynamic steps") {
+  CHECK(unwindPolicy(Arch::X86, OS::Linux) ==
+        std::vector<UnwindStep>{Cfi, SymbolFileCfi, EntryFunction, BadCall, FramePointer, Scan});
+}
+
 TEST_CASE("architectures stackwalk cannot unwind yet get no unwinder") {
-  CHECK(unwindPolicy(Arch::X86, OS::Linux).empty());
   for (OS os : {OS::Linux, OS::Windows}) CHECK(unwindPolicy(Arch::Unknown, os).empty());
 }
 
@@ -89,10 +94,10 @@ TEST_CASE("arm64 Windows: function tables, then the frame-pointer chain the ABI 
 TEST_CASE("a thread without a managed runtime leaves the managed steps out") {
   Dump dump(Arch::X86_64, OS::Linux);
   std::vector<Unwinder *> chain = dump.unwinders.chainFor(nullptr);
-  REQUIRE(chain.size() == 6);
+  REQUIRE(chain.size() == 7);
   CHECK(chain[0] == &dump.cfi);
   CHECK(chain[2] == &dump.dynamic);
-  CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::Cfi, FrameTrust::Cfi, FrameTrust::Dynamic,
+  CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::Cfi, FrameTrust::Cfi, FrameTrust::Dynamic, FrameTrust::Cfi,
                                                   FrameTrust::Scan, FrameTrust::FramePointer, FrameTrust::Scan});
 }
 
@@ -101,7 +106,7 @@ TEST_CASE("a managed thread's code unwinder comes first, its Frames after the na
   SECTION("Linux") {
     Dump dump(Arch::X86_64, OS::Linux);
     std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
-    REQUIRE(chain.size() == 8);
+    REQUIRE(chain.size() == 9);
     CHECK(chain[0] == &managed.code);
     CHECK(chain[1] == &dump.cfi);
     CHECK(chain[3] == &dump.dynamic);
@@ -122,13 +127,13 @@ TEST_CASE("a managed thread without a Frame chain has no transition step") {
   Dump dump(Arch::X86_64, OS::Linux);
   FakeManagedThread managed(/*withTransitions=*/false);
   std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
-  REQUIRE(chain.size() == 7);
+  REQUIRE(chain.size() == 8);
   CHECK(chain[0] == &managed.code);
   CHECK(std::find(chain.begin(), chain.end(), &managed.transitions) == chain.end());
 }
 
 TEST_CASE("an architecture without a policy walks no unwinder, even for a managed thread") {
-  Dump dump(Arch::X86, OS::Linux);
+  Dump dump(Arch::Unknown, OS::Linux);
   FakeManagedThread managed(true);
   CHECK(dump.unwinders.chainFor(&managed).empty());
 }

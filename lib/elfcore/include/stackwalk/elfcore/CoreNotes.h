@@ -25,7 +25,7 @@ enum NoteType : uint32_t {
 };
 
 // Auxiliary vector keys (<elf.h>; LLVM's ELF.h does not define them).
-enum AuxvType : uint64_t { AT_PHDR = 3, AT_ENTRY = 9, AT_EXECFN = 31, AT_SYSINFO_EHDR = 33 };
+enum AuxvType : uint64_t { AT_PHDR = 3, AT_PHNUM = 5, AT_ENTRY = 9, AT_EXECFN = 31, AT_SYSINFO_EHDR = 33 };
 
 // e_phnum's escape value when the count is in section 0's sh_info.
 constexpr uint16_t PN_XNUM = 0xffff;
@@ -53,19 +53,21 @@ struct FileMapping {
   std::string path;
 };
 
+// The layouts of the core's class: `wordSize` is 8 in an ELF64 core, 4 in an
+// ELF32 one (i386, ARM); the architecture says which for the registers.
 std::optional<PrStatus> parsePrStatus(std::span<const uint8_t> desc, Arch arch);
-// The registers alone (prstatus's pr_reg: x86-64's user_regs_struct, arm64's user_pt_regs).
+// The registers alone (prstatus's pr_reg: x86-64's and i386's user_regs_struct, arm64's user_pt_regs).
 std::optional<RegisterFile> parseUserRegs(std::span<const uint8_t> regs, Arch arch);
-std::optional<PrPsInfo> parsePrPsInfo(std::span<const uint8_t> desc);
-std::optional<SigInfo> parseSigInfo(std::span<const uint8_t> desc);
-std::vector<std::pair<uint64_t, uint64_t>> parseAuxv(std::span<const uint8_t> desc);
+std::optional<PrPsInfo> parsePrPsInfo(std::span<const uint8_t> desc, unsigned wordSize = 8);
+std::optional<SigInfo> parseSigInfo(std::span<const uint8_t> desc, unsigned wordSize = 8);
+std::vector<std::pair<uint64_t, uint64_t>> parseAuxv(std::span<const uint8_t> desc, unsigned wordSize = 8);
 // The first value of a key in a parsed auxiliary vector.
 std::optional<uint64_t> auxvValue(const std::vector<std::pair<uint64_t, uint64_t>> &auxv, uint64_t type);
 // The bits of a code pointer that hold its pointer-authentication signature
 // (NT_ARM_PAC_MASK's insn_mask).
 std::optional<uint64_t> parsePacInstructionMask(std::span<const uint8_t> desc);
 // Returns as many mappings as are well-formed.
-std::vector<FileMapping> parseFileNote(std::span<const uint8_t> desc);
+std::vector<FileMapping> parseFileNote(std::span<const uint8_t> desc, unsigned wordSize = 8);
 
 // Whether the signal's default action writes a core (signal(7)).
 bool dumpsCore(int signal);

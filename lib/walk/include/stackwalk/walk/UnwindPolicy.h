@@ -7,6 +7,7 @@
 #include "stackwalk/core/Arch.h"
 #include "stackwalk/core/StackWalker.h"
 #include "stackwalk/unwinder/CfiUnwinder.h"
+#include "stackwalk/unwinder/EntryFunctionUnwinder.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
 #include "stackwalk/unwinder/SigreturnUnwinder.h"
 #include "stackwalk/unwinder/StackWinUnwinder.h"
@@ -29,6 +30,7 @@ enum class UnwindStep {
   StackWin,           // STACK WIN records of a Breakpad symbol file (32-bit Windows frame data)
   Dynamic,            // unwind info registered at run time with libunwind
   RuntimeTransitions, // the managed runtime's transition records (capital-F Frames)
+  EntryFunction,      // the executable's entry function (_start) is the outermost frame
   BadCall,            // a call through a bad pointer: the return address at the stack pointer or in the link register
   FramePointer,       // the frame-pointer chain
   Scan,               // a stack scan for return addresses that follow a call
@@ -53,6 +55,7 @@ private:
   CfiUnwinder &cfi_;
   Unwinder &dynamic_;
   Win64Unwinder win64_; // keyed by module base: one dump's only
+  EntryFunctionUnwinder entryFunction_;
   BadCallUnwinder badCall_;
   SigreturnUnwinder sigreturn_;
   SymbolFileCfiUnwinder symbolFileCfi_;
