@@ -12,16 +12,18 @@ BUILD=${BUILD:-build}
 # for the oracle tests, python3-jsonschema for the schema, clang for the fuzz
 # targets, Wine and MinGW-w64 for the Windows tests (winedbg's oracle, .NET
 # under Wine), debuginfod and gcab for the symbol-server tests, and for the
-# arm64 test the cross compilers, qemu-user, gdb-multiarch and Debian's arm64
-# libc with its debug info (the multiarch packages eu-stack reads).
+# arm64 and i386 tests the cross compilers, qemu-user, gdb-multiarch and
+# Debian's arm64 and i386 libc with its debug info (the multiarch packages
+# eu-stack reads).
 BUILD_PACKAGES="cmake ninja-build g++ python3 xz-utils llvm-19-dev libcli11-dev nlohmann-json3-dev catch2
   libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev libcurl4-openssl-dev libdeflate-dev libmspack-dev"
 TEST_PACKAGES="llvm-19 gdb elfutils python3-jsonschema clang-19 libclang-rt-19-dev wine wine64 gcc-mingw-w64-x86-64 strace debuginfod gcab"
-# The arm64 tests' tools come from a foreign architecture's package lists, which
-# a mirror can fail to serve: without them those tests skip, so their install
-# may fail without stopping the run.
+# The arm64 and i386 tests' tools come from foreign architectures' package
+# lists, which a mirror can fail to serve: without them those tests skip, so
+# their install may fail without stopping the run.
 ARM64_PACKAGES="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user gdb-multiarch libc6:arm64 libc6-dbg:arm64
   libstdc++6:arm64"
+I386_PACKAGES="gcc-i686-linux-gnu g++-i686-linux-gnu libc6-dev-i386-cross libc6:i386 libc6-dbg:i386 libstdc++6:i386"
 PACKAGES="$BUILD_PACKAGES $TEST_PACKAGES"
 
 sudo=""
@@ -44,13 +46,19 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
 }
 
-install_arm64_tools() {
-  missing=$(missing_of $ARM64_PACKAGES)
+# install_foreign_tools ARCH PACKAGES...: a foreign architecture's test tools, if they can be had.
+install_foreign_tools() {
+  arch=$1
+  shift
+  missing=$(missing_of "$@")
   [ -z "$missing" ] && return 0
   echo "dev.sh: installing$missing"
-  { dpkg --print-foreign-architectures | grep -qx arm64 || $sudo dpkg --add-architecture arm64; } &&
-    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null ||
-    echo "dev.sh: the arm64 tools could not be installed; the arm64 tests will skip"
+  # A list the mirror cannot serve (a security archive mid-sync) need not stop
+  # the install: apt refuses versions that do not match the host's.
+  { dpkg --print-foreign-architectures | grep -qx "$arch" || $sudo dpkg --add-architecture "$arch"; } &&
+    { $sudo apt-get update -qq || echo "dev.sh: apt-get update reported errors for $arch"; } &&
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null ||
+    echo "dev.sh: the $arch tools could not be installed; the $arch tests will skip"
 }
 
 build() {
@@ -68,7 +76,8 @@ case "${1:-}" in
     ;;
   test)
     build
-    install_arm64_tools
+    install_foreign_tools arm64 $ARM64_PACKAGES
+    install_foreign_tools i386 $I386_PACKAGES
     (cd "$BUILD" && ctest --output-on-failure)
     # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
     cmake -S . -B "$BUILD-asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTACKWALK_SANITIZE=ON >/dev/null

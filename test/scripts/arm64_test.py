@@ -3,82 +3,35 @@
 
 Usage: arm64_test.py STACKWALK
 
-The test programs of test/dumps/programs are built for arm64 (Debian's cross
-compilers) and run under qemu-aarch64. Those that park their threads are sent
-SIGABRT once every thread is asleep; the crash programs crash by themselves.
-Either way qemu writes the guest's ELF core, which has no NT_FILE note and no
-ELF header page of any module: stackwalk places the executable by its entry
-point (-e) and finds the libraries through the link map.
-
-Each thread's physical frames (their addresses) must equal eu-stack's
-(`eu-stack --core -e`, reading the arm64 libraries from their multiarch paths),
-or gdb-multiarch's where those two disagree (a call through a null pointer:
-eu-stack takes a string pointer for main's return address); the names of the
-program's own frames must equal gdb-multiarch's.
-qemu-user gives arm64 guests a signal trampoline without CFI, where eu-stack
-goes wrong: a thread in a signal handler is compared with eu-stack up to the
-trampoline, and past it with the program's own record (sigcontext.c prints the
-interrupted pc and sp and a return address below them). A program built with
-pointer authentication (return addresses signed on the stack) must give the
-functions of its unsigned twin, which neither tool can check. A wrong executable
-given with -e is refused (its dynamic section differs from the dump's). With
-../shared beside the project, every program's --args report against
-gdb-multiarch's frames, names, arguments and tail-call frames (compare.py --names
---args --tailcalls; but sigcontext, where gdb-multiarch never returns).
+The test programs (cross_arch.py) are built for arm64 (Debian's cross compilers)
+and run under qemu-aarch64, which writes the guest's ELF core: it has no NT_FILE
+note and no ELF header page of any module, so stackwalk places the executable by
+its entry point (-e) and finds the libraries through the link map. Frames are
+compared with eu-stack (reading the arm64 libraries from their multiarch paths)
+and gdb-multiarch, as cross_arch.py says. qemu-user gives arm64 guests a signal
+trampoline without CFI, where eu-stack goes wrong and gdb-multiarch never returns:
+sigcontext's thread in a handler is checked against the program's own record past
+it. A program built with pointer authentication (return addresses signed on the
+stack) must give the functions of its unsigned twin, which neither tool can check.
+A wrong executable given with -e is refused (its dynamic section differs).
 
 Skipped (77) without the cross compilers, qemu-user, eu-stack, gdb-multiarch or the arm64 libc.
 """
-import json
 import os
-import re
-import resource
-import shutil
-import subprocess
 import sys
-import tempfile
 
-import dumps
-from args_test import KNOWN_GDB_MISSES
+import cross_arch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PROGRAMS_DIR = os.path.join(HERE, "..", "dumps", "programs")
+ARM64 = cross_arch.Platform(name="arm64", triplet="aarch64-linux-gnu", libc="/lib/aarch64-linux-gnu/libc.so.6",
+                            gdb="gdb-multiarch", runner=["qemu-aarch64"], place_executable=True,
+                            gdb_loops=frozenset({"sigcontext"}), tools_stop_at_trampoline=True)
 
-# name, source, flags, how it ends (park: sent SIGABRT once ready; crash: by itself)
-PROGRAMS = [
-    ("threads-O0-fp", "threads.c", "-O0 -g -fno-omit-frame-pointer", "park"),
-    ("threads-O2-nofp", "threads.c", "-O2 -g -fomit-frame-pointer", "park"),
-    ("recursion-alloca", "recursion-alloca.c", "-O2 -g -fomit-frame-pointer", "park"),
-    ("stripped", "stripped.c", "-O2 -fomit-frame-pointer", "park"),
-    ("cxx-throw", "cxx-throw.cpp", "-O2 -g", "park"),
-    ("args-O2", "args.c", "-O2 -g", "park"),
-    ("sigcontext", "sigcontext.c", "-O2 -g", "park"),
-    ("crash-segv", "crash-segv.c", "-O2 -g", "crash"),
-    ("crash-abort", "crash-abort.c", "-O0 -g -fno-omit-frame-pointer", "crash"),
-    ("crash-callnull", "crash-callnull.c", "-O0 -g -fno-omit-frame-pointer", "crash"),
-    ("crash-cxx-uncaught", "crash-cxx-uncaught.cpp", "-O2 -g", "crash"),
-    ("crash-segv-pac", "crash-segv.c", "-O2 -g -mbranch-protection=standard", "crash"),
-]
+PROGRAMS = cross_arch.PROGRAMS + [("crash-segv-pac", "crash-segv.c", "-O2 -g -mbranch-protection=standard", "crash")]
 # Programs built with pointer authentication (qemu's default cpu signs return
 # addresses): neither eu-stack nor gdb-multiarch walks past a signed one
 # without the NT_ARM_PAC_MASK note qemu does not write, so such a program is
 # checked against its unsigned twin: each thread's functions, in order.
 PAC_TWIN = {"crash-segv-pac": "crash-segv"}
-TOOLS = ["aarch64-linux-gnu-gcc", "aarch64-linux-gnu-g++", "qemu-aarch64", "eu-stack", "gdb-multiarch"]
-ARM64_LIBC = "/lib/aarch64-linux-gnu/libc.so.6"
-
-
-def build(name, source, flags, tmp):
-    exe = os.path.join(tmp, name)
-    compiler = "aarch64-linux-gnu-g++" if source.endswith(".cpp") else "aarch64-linux-gnu-gcc"
-    subprocess.run([compiler, *flags.split(), "-pthread", "-I", PROGRAMS_DIR, os.path.join(PROGRAMS_DIR, source),
-                    "-o", exe], check=True)
-    if name == "stripped":
-        subprocess.run(["aarch64-linux-gnu-strip", "--strip-all", exe], check=True)
-    return exe
-
-
-def unlimited_core():
-    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
 
 def capture(exe, mode, workdir):
@@ -87,268 +40,31 @@ def capture(exe, mode, workdir):
     # kernel would dump qemu itself as "core" (~150 MB): a directory of that
     # name stops the second.
     os.makedirs(os.path.join(workdir, "core"), exist_ok=True)
-    env = dict(os.environ, QEMU_STACK_SIZE="524288")
-    process = subprocess.Popen(["qemu-aarch64", exe], cwd=workdir, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, preexec_fn=unlimited_core, text=True)
-    output = []
-    try:
-        if mode == "park":
-            for line in process.stdout:
-                output.append(line)
-                if line.strip() == "READY":
-                    break
-            process.send_signal(6)
-        output += process.stdout.readlines()
-        process.wait(timeout=60)
-    finally:
-        process.kill()
+    output, status = cross_arch.run_until_core(ARM64, exe, mode, workdir,
+                                               env=dict(os.environ, QEMU_STACK_SIZE="524288"))
     cores = [f for f in os.listdir(workdir) if f.startswith("qemu_") and f.endswith(".core")]
     if len(cores) != 1:
-        raise SystemExit(f"{exe}: qemu wrote {len(cores)} cores (exit {process.returncode})")
-    core = os.path.join(workdir, cores[0])
+        raise SystemExit(f"{exe}: qemu wrote {len(cores)} cores (exit {status})")
     moved = os.path.join(os.path.dirname(workdir), os.path.basename(exe) + ".core")
-    os.rename(core, moved)
+    os.rename(os.path.join(workdir, cores[0]), moved)
     return moved, output
 
 
-def stackwalk_report(stackwalk, core, exe):
-    out = subprocess.run([stackwalk, core, "-e", exe, "--all-threads", "--json"], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise SystemExit(f"stackwalk {core}: exit {out.returncode}: {out.stderr}")
-    return json.loads(out.stdout)
-
-
-def physical(thread):
-    return [f for f in thread["frames"] if not f["inlined"] and not f["tail_call"]]
-
-
-GDB_FRAMES = """
-for thread in gdb.selected_inferior().threads():
-    thread.switch()
-    frame, out = gdb.newest_frame(), []
-    while frame is not None and len(out) < 2048:
-        if frame.type() not in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME):
-            out.append("%x:%s" % (frame.pc(), frame.name()))
-        frame = frame.older()
-    print("FRAMES", thread.ptid[1], " ".join(out))
-"""
-
-
-def load_bias(core, exe):
-    """AT_ENTRY minus the executable's e_entry: where a PIE was loaded."""
-    notes = subprocess.run(["eu-readelf", "-n", core], capture_output=True, text=True).stdout
-    header = subprocess.run(["eu-readelf", "-h", exe], capture_output=True, text=True).stdout
-    entry = int(re.search(r"ENTRY: (0x[0-9a-f]+)", notes).group(1), 16)
-    return entry - int(re.search(r"Entry point address:\s+(0x[0-9a-f]+)", header).group(1), 16)
-
-
-# gdb-multiarch 13 never returns from a thread in a handler on qemu's trampoline.
-GDB_LOOPS = {"sigcontext"}
-
-
-def gdb_frames(core, exe, tmp):
-    """gdb-multiarch's frames: {tid: [(pc, function name)]}. A PIE is placed by hand
-    (symbol-file -o): gdb cannot read its load address from a qemu core."""
-    script = os.path.join(tmp, "frames.py")
-    with open(script, "w") as f:
-        f.write(GDB_FRAMES)
-    out = subprocess.run(["gdb-multiarch", "-q", "-nx", "-batch", "-ex", "set sysroot /",
-                          "-ex", "set backtrace past-main on", "-ex", f"file {exe}", "-ex", f"core-file {core}",
-                          "-ex", f"symbol-file -o {load_bias(core, exe):#x} {exe}", "-ex", "sharedlibrary",
-                          "-x", script], capture_output=True, text=True, timeout=120)
-    threads = {}
-    for line in out.stdout.splitlines():
-        if line.startswith("FRAMES"):
-            words = line.split()
-            threads[int(words[1])] = [(int(pc, 16), name) for pc, name in (w.split(":", 1) for w in words[2:])]
-    return threads
-
-
-def set_aside_known_misses(name, oracle_path, report_path):
-    """Takes out of gdb's arguments the ones it shows as optimized out although the
-    source passes a known value (args_test.KNOWN_GDB_MISSES: glibc's ___pthread_join
-    under a C++ main, as on x86-64); stackwalk shows that value or none."""
-    with open(oracle_path) as f:
-        oracle = json.load(f)
-    with open(report_path) as f:
-        ours = {t["tid"]: t["frames"] for t in json.load(f)["threads"]}
-    failures = []
-    for thread in oracle["threads"]:
-        for frame in thread["frames"]:
-            keep = []
-            for arg in frame.get("args", []):
-                truth = KNOWN_GDB_MISSES.get((name, frame["function"], arg["name"]))
-                if arg["value"] is not None or truth is None:
-                    keep.append(arg)
-                    continue
-                values = {a["value"] for f in ours.get(thread["tid"], []) if f["function"] == frame["function"]
-                          for a in f.get("arguments", []) if a["name"] == arg["name"]}
-                if not values <= {None, truth}:
-                    failures.append(f"{name}: {frame['function']} {arg['name']} is {values}, the source passes {truth}")
-            frame["args"] = keep
-    with open(oracle_path, "w") as f:
-        json.dump(oracle, f)
-    return failures
-
-
-def gdb_arguments_failures(name, core, exe, report_path, tmp):
-    """gdb-multiarch's frames with their arguments (../shared/oracle/gdb-frames.py)
-    against stackwalk's --args report: compare.py --names --args --tailcalls."""
-    oracle = os.path.join(tmp, name + ".gdb-args.json")
-    subprocess.run(["gdb-multiarch", "-q", "-nx", "-batch", "-ex", "set debuginfod enabled off", "-ex", "set sysroot /",
-                    "-ex", "set backtrace past-main on", "-ex", f"file {exe}", "-ex", f"core-file {core}",
-                    "-ex", f"symbol-file -o {load_bias(core, exe):#x} {exe}", "-ex", "sharedlibrary",
-                    "-ex", f"py ORACLE_OUT={oracle!r}", "-ex", "py ORACLE_ARGS=True", "-x", dumps.GDB_FRAMES],
-                   capture_output=True, timeout=120)
-    failures = set_aside_known_misses(name, oracle, report_path)
-    out = subprocess.run([sys.executable, dumps.COMPARE, report_path, oracle, "--names", "--args", "--tailcalls"],
-                         capture_output=True, text=True)
-    summary = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else out.stderr
-    print(f"     {name} --args vs gdb-multiarch: {summary}")
-    return failures + ([] if out.returncode == 0 else [f"{name} --args vs gdb-multiarch: {out.stdout}"])
-
-
-def eu_stack_frames(core, exe):
-    return dumps.eu_stack_frames("-n", "2048", f"--core={core}", "-e", exe)
-
-
-def own_record_failures(name, thread, output):
-    """The frames past the trampoline against what sigcontext.c printed."""
-    record = [line.split() for line in output if line.startswith("SIGCONTEXT")]
-    if not record:
-        return [f"{name}: the program printed no SIGCONTEXT line"]
-    pc, sp, below = (int(v, 16) for v in record[0][1:4])
-    frames = physical(thread)
-    failures = []
-    interrupted = next((i for i, f in enumerate(frames) if int(f["ip"], 16) == pc and int(f["sp"], 16) == sp), None)
-    if interrupted is None:
-        return [f"{name}: no frame at the interrupted pc {pc:#x}, sp {sp:#x}"]
-    if interrupted == 0 or not frames[interrupted - 1]["signal_trampoline"]:
-        failures.append(f"{name}: the frame before the interrupted one is not marked as the trampoline")
-    ips = [int(f["ip"], 16) for f in frames[interrupted:]]
-    if below not in ips:
-        failures.append(f"{name}: the return address {below:#x} the program recorded is not below the signal frame")
-    if thread["stop_reason"] != "end_of_stack":
-        failures.append(f"{name}: the walk past the signal frame ends with {thread['stop_reason']}")
-    return failures
-
-
-def without_parameters(function):
-    """A C++ name without its parameter list: gdb's frame names have none."""
-    if function and function.endswith(")"):
-        depth = 0
-        for i in range(len(function) - 1, -1, -1):
-            depth += {")": 1, "(": -1}.get(function[i], 0)
-            if depth == 0:
-                return function[:i]
-    return function
-
-
-def compare(name, report, eu_stack, gdb, output):
-    """Each thread's frames against eu-stack's, or gdb-multiarch's where the two
-    disagree (eu-stack follows a stale x29 from a bad call's frame); the names of
-    the program's own frames against gdb-multiarch's."""
-    failures, compared = [], 0
-    ours = {t["tid"]: t for t in report["threads"]}
-    if sorted(ours) != sorted(eu_stack) or sorted(ours) != sorted(gdb):
-        return [f"{name}: threads {sorted(ours)} vs eu-stack's {sorted(eu_stack)}, gdb's {sorted(gdb)}"], 0
-    main = next(m["name"] for m in report["modules"] if m["file"] and m["file"].endswith("/" + name))
-    for tid, thread in sorted(ours.items()):
-        frames = physical(thread)
-        ips = [int(f["ip"], 16) for f in frames]
-        gdb_ips = [pc for pc, _ in gdb[tid]]
-        oracle, expected = ("eu-stack", eu_stack[tid]) if eu_stack[tid] == gdb_ips else ("gdb-multiarch", gdb_ips)
-        cut = next((i for i, f in enumerate(frames) if f["signal_trampoline"]), None)
-        if cut is not None:
-            # Neither tool walks past qemu's trampoline: compare up to it, then the record.
-            ips, expected, oracle = ips[:cut + 1], eu_stack[tid][:cut + 1], "eu-stack"
-            failures += own_record_failures(name, thread, output)
-        compared += len(expected)
-        if ips != expected:
-            failures.append(f"{name} thread {tid}: {[hex(a) for a in ips]} vs {oracle}'s {[hex(a) for a in expected]}")
-            continue
-        names = dict(gdb[tid])
-        for frame in frames[:len(expected)]:
-            theirs = names.get(int(frame["ip"], 16))
-            if frame["module"] == main and theirs not in (None, "None") and without_parameters(frame["function"]) != theirs:
-                failures.append(f"{name} thread {tid}: {frame['function']} vs gdb-multiarch's {theirs} at {frame['ip']}")
-    return failures, compared
-
-
-def functions(report, program):
-    """Each thread's physical frames' functions (module!function, the program's module
-    as "program"), as a sorted list of lists."""
-    return sorted([f"{'program' if f['module'] == program else f['module']}!{f['function']}" for f in physical(t)]
-                  for t in report["threads"])
-
-
-def pac_failures(name, report, twin_report, eu_stack):
+def pac_twin(name, report, reports, eu_stack):
+    """A signed program: the functions of its unsigned twin (None for the others)."""
+    if name not in PAC_TWIN:
+        return None
     failures = []
     signed = [a for frames in eu_stack.values() for a in frames if a >> 48]
     if not signed:
         failures.append(f"{name}: eu-stack shows no signed return address: pointer authentication is not exercised")
-    ours, theirs = functions(report, name), functions(twin_report, PAC_TWIN[name])
+    ours = cross_arch.functions(report, name)
+    theirs = cross_arch.functions(reports[PAC_TWIN[name]], PAC_TWIN[name])
     if ours != theirs:
         failures.append(f"{name}: {ours} vs its unsigned twin's {theirs}")
+    print(f"{'ok  ' if not failures else 'FAIL'} {name}: the functions of its unsigned twin")
     return failures
 
 
-def wrong_executable(stackwalk, core, other):
-    """A different executable given with -e names no frame: its dynamic section differs."""
-    out = subprocess.run([stackwalk, core, "-e", other, "--json"], capture_output=True, text=True)
-    report = json.loads(out.stdout)
-    main = [m for m in report["modules"] if m["file"] == other]
-    if main:
-        return [f"-e {other}: accepted for {core} ({main[0]['note']})"]
-    return []
-
-
-def main():
-    stackwalk = os.path.abspath(sys.argv[1])
-    missing = [t for t in TOOLS if not shutil.which(t)] + ([] if os.path.exists(ARM64_LIBC) else [ARM64_LIBC])
-    if missing:
-        print(f"SKIP: not installed: {' '.join(missing)}")
-        return 77
-    failures, frames = [], 0
-    with tempfile.TemporaryDirectory(prefix="stackwalk-arm64-") as tmp:
-        cores, reports = {}, {}
-        for name, source, flags, mode in PROGRAMS:
-            exe = build(name, source, flags, tmp)
-            workdir = os.path.join(tmp, "run-" + name)
-            os.makedirs(workdir)
-            core, output = capture(exe, mode, workdir)
-            cores[name] = (core, exe)
-            report = stackwalk_report(stackwalk, core, exe)
-            reports[name] = report
-            eu_stack = eu_stack_frames(core, exe)
-            if name in PAC_TWIN:
-                found = pac_failures(name, report, reports[PAC_TWIN[name]], eu_stack)
-                failures += found
-                print(f"{'ok  ' if not found else 'FAIL'} {name}: the functions of its unsigned twin")
-                continue
-            gdb = {tid: [(pc, None) for pc in pcs] for tid, pcs in eu_stack.items()} if name in GDB_LOOPS \
-                else gdb_frames(core, exe, tmp)
-            found, compared = compare(name, report, eu_stack, gdb, output)
-            failures += found
-            frames += compared
-            print(f"{'ok  ' if not found else 'FAIL'} {name}: {len(report['threads'])} threads, {compared} frames")
-        if os.path.exists(dumps.COMPARE):
-            for name, (core, exe) in cores.items():
-                if name in GDB_LOOPS or name in PAC_TWIN:
-                    continue
-                report_path = os.path.join(tmp, name + ".json")
-                with open(report_path, "w") as f:
-                    subprocess.run([stackwalk, core, "-e", exe, "--all-threads", "--json", "--args"], stdout=f,
-                                   check=True)
-                failures += gdb_arguments_failures(name, core, exe, report_path, tmp)
-        else:
-            print(f"note: {dumps.COMPARE} is absent: --args is not compared with gdb-multiarch")
-        failures += wrong_executable(stackwalk, cores["crash-segv"][0], cores["crash-abort"][1])
-    for failure in failures:
-        print("FAIL", failure)
-    print(f"{len(PROGRAMS)} arm64 programs, {frames} frames compared with eu-stack, {len(failures)} failure(s)")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cross_arch.run(ARM64, os.path.abspath(sys.argv[1]), capture, PROGRAMS, pac_twin))

@@ -496,10 +496,13 @@ uint64_t ModuleImage::debugInfoBytes() const {
     if (!name) consumeError(name.takeError());
     if (!debug && !compressed) continue;
     uint64_t size = section.getSize();
-    // ELF compressed sections start with Elf64_Chdr {type, reserved, size, align}.
+    // ELF compressed sections start with a header: Elf64_Chdr {type,
+    // reserved, size, align}, or in ELF32 Elf32_Chdr {type, size, align}.
     if (compressed) {
+      bool elf32 = object_->getBytesInAddress() == 4;
       Expected<StringRef> contents = section.getContents();
-      if (contents && contents->size() >= 16) size = support::endian::read64le(contents->data() + 8);
+      if (contents && contents->size() >= (elf32 ? 12u : 16u))
+        size = elf32 ? support::endian::read32le(contents->data() + 4) : support::endian::read64le(contents->data() + 8);
       else if (!contents) consumeError(contents.takeError());
     }
     total += std::min<uint64_t>(size, UINT64_MAX - total);

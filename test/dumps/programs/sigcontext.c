@@ -1,7 +1,8 @@
 /* sigcontext.c: a thread blocked in a signal handler that prints what the kernel
  * saved of the interrupted code, so that a walk past the signal trampoline can be
  * checked against the program's own record where no debugger can walk it (qemu-user
- * gives arm64 guests a trampoline without CFI: eu-stack and gdb-multiarch go wrong).
+ * gives arm64 guests a trampoline without CFI: eu-stack and gdb-multiarch go wrong),
+ * and where they can (i386, through glibc's __restore_rt and its CFI).
  *
  *   main     pause()
  *   signal   signal_worker -> send_to_self -> pthread_kill(self, SIGUSR1)
@@ -35,6 +36,8 @@ static void usr1_handler(int sig, siginfo_t *info, void *context)
     unsigned long pc = uc->uc_mcontext.pc, sp = uc->uc_mcontext.sp;
 #elif defined(__x86_64__)
     unsigned long pc = uc->uc_mcontext.gregs[REG_RIP], sp = uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__i386__)
+    unsigned long pc = uc->uc_mcontext.gregs[REG_EIP], sp = uc->uc_mcontext.gregs[REG_ESP];
 #else
 #error "which registers hold pc and sp here?"
 #endif

@@ -1,0 +1,348 @@
+"""Linux cores of another architecture than the host's, walked as eu-stack and gdb
+walk them: what arm64_test.py (qemu-user cores) and i386_test.py (the kernel's
+cores of 32-bit programs) share.
+
+The test programs of test/dumps/programs are built with a cross compiler and run
+(under qemu-user, or natively). Those that park their threads are sent SIGABRT once
+every thread is asleep; the crash programs crash by themselves. Each thread's
+physical frames (their addresses) must equal eu-stack's (`eu-stack --core -e`), or
+gdb's where those two disagree; the names of the program's own frames must equal
+gdb's. A thread in a signal handler is compared with eu-stack up to the trampoline
+where the tools do not walk past it (qemu's arm64 trampoline has no CFI), and past
+it with the program's own record (sigcontext.c prints the interrupted pc and sp and
+a return address below them). With ../shared beside the project, every program's
+--args report is compared with gdb's frames, names, arguments and tail-call frames
+(compare.py --names --args --tailcalls).
+"""
+import dataclasses
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import dumps
+from args_test import KNOWN_GDB_MISSES
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS_DIR = os.path.join(HERE, "..", "dumps", "programs")
+
+# name, source, flags, how it ends (park: sent SIGABRT once ready; crash: by itself)
+PROGRAMS = [
+    ("threads-O0-fp", "threads.c", "-O0 -g -fno-omit-frame-pointer", "park"),
+    ("threads-O2-nofp", "threads.c", "-O2 -g -fomit-frame-pointer", "park"),
+    ("recursion-alloca", "recursion-alloca.c", "-O2 -g -fomit-frame-pointer", "park"),
+    ("stripped", "stripped.c", "-O2 -fomit-frame-pointer", "park"),
+    ("cxx-throw", "cxx-throw.cpp", "-O2 -g", "park"),
+    ("args-O2", "args.c", "-O2 -g", "park"),
+    ("sigcontext", "sigcontext.c", "-O2 -g", "park"),
+    ("crash-segv", "crash-segv.c", "-O2 -g", "crash"),
+    ("crash-abort", "crash-abort.c", "-O0 -g -fno-omit-frame-pointer", "crash"),
+    ("crash-callnull", "crash-callnull.c", "-O0 -g -fno-omit-frame-pointer", "crash"),
+    ("crash-cxx-uncaught", "crash-cxx-uncaught.cpp", "-O2 -g", "crash"),
+]
+
+
+@dataclasses.dataclass
+class Platform:
+    name: str             # as stackwalk reports the architecture
+    triplet: str          # the cross tools' prefix: gcc, g++, strip
+    libc: str             # the target's libc, which eu-stack and gdb read
+    gdb: str              # the gdb that reads its cores
+    runner: list          # what runs a program: [] natively, ["qemu-aarch64"]
+    # gdb cannot read a PIE's load address from the core (qemu-user's have no
+    # NT_FILE): it is placed by hand (symbol-file -o).
+    place_executable: bool = False
+    # Programs whose threads gdb never finishes walking (gdb-multiarch 13 on
+    # qemu's arm64 signal trampoline): compared with eu-stack alone.
+    gdb_loops: frozenset = frozenset()
+    # Neither tool walks past the signal trampoline (qemu's arm64 one has no
+    # CFI): a thread in a handler is compared up to it, then with its own record.
+    tools_stop_at_trampoline: bool = False
+    # Programs whose --args report gdb gets wrong, and why: not compared with it
+    # (the test checks what is right instead).
+    gdb_args_wrong: dict = dataclasses.field(default_factory=dict)
+
+    def tools(self):
+        return [f"{self.triplet}-gcc", f"{self.triplet}-g++", "eu-stack", self.gdb] + self.runner[:1]
+
+    def missing(self):
+        return [t for t in self.tools() if not shutil.which(t)] + ([] if os.path.exists(self.libc) else [self.libc])
+
+
+def build(platform, name, source, flags, tmp, extra_flags=""):
+    exe = os.path.join(tmp, name)
+    compiler = f"{platform.triplet}-g++" if source.endswith(".cpp") else f"{platform.triplet}-gcc"
+    subprocess.run([compiler, *flags.split(), *extra_flags.split(), "-pthread", "-I", PROGRAMS_DIR,
+                    os.path.join(PROGRAMS_DIR, source), "-o", exe], check=True)
+    if name == "stripped":
+        subprocess.run([f"{platform.triplet}-strip", "--strip-all", exe], check=True)
+    return exe
+
+
+def unlimited_core():
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def run_until_core(platform, exe, mode, workdir, env=None):
+    """Runs the program until it dies (a parked one sent SIGABRT once READY); returns its output."""
+    process = subprocess.Popen(platform.runner + [exe], cwd=workdir, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, preexec_fn=unlimited_core, text=True)
+    output = []
+    try:
+        if mode == "park":
+            for line in process.stdout:
+                output.append(line)
+                if line.strip() == "READY":
+                    break
+            process.send_signal(6)
+        output += process.stdout.readlines()
+        process.wait(timeout=60)
+    finally:
+        process.kill()
+    return output, process.returncode
+
+
+def stackwalk_report(stackwalk, core, exe):
+    out = subprocess.run([stackwalk, core, "-e", exe, "--all-threads", "--json"], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"stackwalk {core}: exit {out.returncode}: {out.stderr}")
+    return json.loads(out.stdout)
+
+
+def physical(thread):
+    return [f for f in thread["frames"] if not f["inlined"] and not f["tail_call"]]
+
+
+GDB_FRAMES = """
+for thread in gdb.selected_inferior().threads():
+    thread.switch()
+    frame, out = gdb.newest_frame(), []
+    while frame is not None and len(out) < 2048:
+        if frame.type() not in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME):
+            out.append("%x:%s" % (frame.pc(), frame.name()))
+        frame = frame.older()
+    print("FRAMES", thread.ptid[1], " ".join(out))
+"""
+
+
+def load_bias(core, exe):
+    """AT_ENTRY minus the executable's e_entry: where a PIE was loaded."""
+    notes = subprocess.run(["eu-readelf", "-n", core], capture_output=True, text=True).stdout
+    header = subprocess.run(["eu-readelf", "-h", exe], capture_output=True, text=True).stdout
+    entry = int(re.search(r"ENTRY: (0x[0-9a-f]+)", notes).group(1), 16)
+    return entry - int(re.search(r"Entry point address:\s+(0x[0-9a-f]+)", header).group(1), 16)
+
+
+def gdb_command(platform, core, exe):
+    """gdb with the core loaded (and a qemu core's PIE placed), before its -x scripts."""
+    command = [platform.gdb, "-q", "-nx", "-batch", "-ex", "set debuginfod enabled off", "-ex", "set sysroot /",
+               "-ex", "set backtrace past-main on", "-ex", f"file {exe}", "-ex", f"core-file {core}"]
+    if platform.place_executable:
+        command += ["-ex", f"symbol-file -o {load_bias(core, exe):#x} {exe}", "-ex", "sharedlibrary"]
+    return command
+
+
+def gdb_frames(platform, core, exe, tmp):
+    """gdb's frames: {tid: [(pc, function name)]}."""
+    script = os.path.join(tmp, "frames.py")
+    with open(script, "w") as f:
+        f.write(GDB_FRAMES)
+    out = subprocess.run(gdb_command(platform, core, exe) + ["-x", script], capture_output=True, text=True,
+                         timeout=120)
+    threads = {}
+    for line in out.stdout.splitlines():
+        if line.startswith("FRAMES"):
+            words = line.split()
+            threads[int(words[1])] = [(int(pc, 16), name) for pc, name in (w.split(":", 1) for w in words[2:])]
+    return threads
+
+
+def set_aside_known_misses(name, oracle_path, report_path):
+    """Takes out of gdb's arguments the ones it shows as optimized out although the
+    source passes a known value (args_test.KNOWN_GDB_MISSES: glibc's ___pthread_join
+    under a C++ main, as on x86-64); stackwalk shows that value or none."""
+    with open(oracle_path) as f:
+        oracle = json.load(f)
+    with open(report_path) as f:
+        ours = {t["tid"]: t["frames"] for t in json.load(f)["threads"]}
+    failures = []
+    for thread in oracle["threads"]:
+        for frame in thread["frames"]:
+            keep = []
+            for arg in frame.get("args", []):
+                truth = KNOWN_GDB_MISSES.get((name, frame["function"], arg["name"]))
+                if arg["value"] is not None or truth is None:
+                    keep.append(arg)
+                    continue
+                values = {a["value"] for f in ours.get(thread["tid"], []) if f["function"] == frame["function"]
+                          for a in f.get("arguments", []) if a["name"] == arg["name"]}
+                if not values <= {None, truth}:
+                    failures.append(f"{name}: {frame['function']} {arg['name']} is {values}, the source passes {truth}")
+            frame["args"] = keep
+    with open(oracle_path, "w") as f:
+        json.dump(oracle, f)
+    return failures
+
+
+def gdb_arguments_failures(platform, name, core, exe, report_path, tmp):
+    """gdb's frames with their arguments (../shared/oracle/gdb-frames.py) against
+    stackwalk's --args report: compare.py --names --args --tailcalls."""
+    oracle = os.path.join(tmp, name + ".gdb-args.json")
+    subprocess.run(gdb_command(platform, core, exe) + ["-ex", f"py ORACLE_OUT={oracle!r}", "-ex", "py ORACLE_ARGS=True",
+                                                         "-x", dumps.GDB_FRAMES], capture_output=True, timeout=120)
+    failures = set_aside_known_misses(name, oracle, report_path)
+    out = subprocess.run([sys.executable, dumps.COMPARE, report_path, oracle, "--names", "--args", "--tailcalls"],
+                         capture_output=True, text=True)
+    summary = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else out.stderr
+    print(f"     {name} --args vs {platform.gdb}: {summary}")
+    return failures + ([] if out.returncode == 0 else [f"{name} --args vs {platform.gdb}: {out.stdout}"])
+
+
+def eu_stack_frames(core, exe):
+    return dumps.eu_stack_frames("-n", "2048", f"--core={core}", "-e", exe)
+
+
+def own_record_failures(name, thread, output):
+    """The frames past the trampoline against what sigcontext.c printed."""
+    record = [line.split() for line in output if line.startswith("SIGCONTEXT")]
+    if not record:
+        return [f"{name}: the program printed no SIGCONTEXT line"]
+    pc, sp, below = (int(v, 16) for v in record[0][1:4])
+    frames = physical(thread)
+    failures = []
+    interrupted = next((i for i, f in enumerate(frames) if int(f["ip"], 16) == pc and int(f["sp"], 16) == sp), None)
+    if interrupted is None:
+        return [f"{name}: no frame at the interrupted pc {pc:#x}, sp {sp:#x}"]
+    if interrupted == 0 or not frames[interrupted - 1]["signal_trampoline"]:
+        failures.append(f"{name}: the frame before the interrupted one is not marked as the trampoline")
+    ips = [int(f["ip"], 16) for f in frames[interrupted:]]
+    if below not in ips:
+        failures.append(f"{name}: the return address {below:#x} the program recorded is not below the signal frame")
+    if thread["stop_reason"] != "end_of_stack":
+        failures.append(f"{name}: the walk past the signal frame ends with {thread['stop_reason']}")
+    return failures
+
+
+def without_parameters(function):
+    """A C++ name without its parameter list: gdb's frame names have none."""
+    if function and function.endswith(")"):
+        depth = 0
+        for i in range(len(function) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(function[i], 0)
+            if depth == 0:
+                return function[:i]
+    return function
+
+
+def compare(platform, name, report, eu_stack, gdb, output):
+    """Each thread's frames against eu-stack's, or gdb's where the two disagree
+    (eu-stack follows a stale frame pointer from a bad call's frame); the names of
+    the program's own frames against gdb's. Where eu-stack stops at a signal
+    trampoline it does not walk past, up to it, then the program's own record."""
+    failures, compared = [], 0
+    ours = {t["tid"]: t for t in report["threads"]}
+    if sorted(ours) != sorted(eu_stack) or sorted(ours) != sorted(gdb):
+        return [f"{name}: threads {sorted(ours)} vs eu-stack's {sorted(eu_stack)}, gdb's {sorted(gdb)}"], 0
+    main = next(m["name"] for m in report["modules"] if m["file"] and m["file"].endswith("/" + name))
+    for tid, thread in sorted(ours.items()):
+        frames = physical(thread)
+        ips = [int(f["ip"], 16) for f in frames]
+        gdb_ips = [pc for pc, _ in gdb[tid]]
+        oracle, expected = ("eu-stack", eu_stack[tid]) if eu_stack[tid] == gdb_ips else (platform.gdb, gdb_ips)
+        cut = next((i for i, f in enumerate(frames) if f["signal_trampoline"]), None)
+        if cut is not None and platform.tools_stop_at_trampoline:
+            ips, expected, oracle = ips[:cut + 1], eu_stack[tid][:cut + 1], "eu-stack"
+        if cut is not None:
+            failures += own_record_failures(name, thread, output)
+        compared += len(expected)
+        if ips != expected:
+            failures.append(f"{name} thread {tid}: {[hex(a) for a in ips]} vs {oracle}'s {[hex(a) for a in expected]}")
+            continue
+        names = dict(gdb[tid])
+        for frame in frames[:len(expected)]:
+            theirs = names.get(int(frame["ip"], 16))
+            if frame["module"] == main and theirs not in (None, "None") and without_parameters(frame["function"]) != theirs:
+                failures.append(f"{name} thread {tid}: {frame['function']} vs {platform.gdb}'s {theirs} at {frame['ip']}")
+    return failures, compared
+
+
+def functions(report, program):
+    """Each thread's physical frames' functions (module!function, the program's module
+    as "program"), as a sorted list of lists."""
+    return sorted([f"{'program' if f['module'] == program else f['module']}!{f['function']}" for f in physical(t)]
+                  for t in report["threads"])
+
+
+def wrong_executable(stackwalk, core, other):
+    """A different executable given with -e names no frame: its identity differs."""
+    out = subprocess.run([stackwalk, core, "-e", other, "--json"], capture_output=True, text=True)
+    report = json.loads(out.stdout)
+    main = [m for m in report["modules"] if m["file"] == other]
+    if main:
+        return [f"-e {other}: accepted for {core} ({main[0]['note']})"]
+    return []
+
+
+def arguments_failures(platform, stackwalk, cores, tmp):
+    """Every program's --args report against gdb's (but the ones gdb never finishes)."""
+    if not os.path.exists(dumps.COMPARE):
+        print(f"note: {dumps.COMPARE} is absent: --args is not compared with {platform.gdb}")
+        return []
+    failures = []
+    for name, (core, exe) in cores.items():
+        if name in platform.gdb_loops:
+            continue
+        if name in platform.gdb_args_wrong:
+            print(f"     {name} --args: not compared with {platform.gdb}: {platform.gdb_args_wrong[name]}")
+            continue
+        report_path = os.path.join(tmp, name + ".json")
+        with open(report_path, "w") as f:
+            subprocess.run([stackwalk, core, "-e", exe, "--all-threads", "--json", "--args"], stdout=f, check=True)
+        failures += gdb_arguments_failures(platform, name, core, exe, report_path, tmp)
+    return failures
+
+
+def run(platform, stackwalk, capture, programs=PROGRAMS, special=None, last=None):
+    """Builds, cores and compares every program; `capture(exe, mode, workdir)` gives a
+    core and the program's output; `special(name, report, reports, eu_stack)` may check
+    a program in its own way (returning its failures) instead of against the tools;
+    `last(stackwalk, cores)` checks what else the platform needs (its failures)."""
+    missing = platform.missing()
+    if missing:
+        print(f"SKIP: not installed: {' '.join(missing)}")
+        return 77
+    failures, frames = [], 0
+    with tempfile.TemporaryDirectory(prefix=f"stackwalk-{platform.name}-") as tmp:
+        cores, reports = {}, {}
+        for name, source, flags, mode in programs:
+            exe = build(platform, name, source, flags, tmp)
+            workdir = os.path.join(tmp, "run-" + name)
+            os.makedirs(workdir)
+            core, output = capture(exe, mode, workdir)
+            report = stackwalk_report(stackwalk, core, exe)
+            reports[name] = report
+            eu_stack = eu_stack_frames(core, exe)
+            found = special(name, report, reports, eu_stack) if special else None
+            if found is not None:
+                failures += found
+                continue
+            cores[name] = (core, exe)
+            gdb = {tid: [(pc, None) for pc in pcs] for tid, pcs in eu_stack.items()} if name in platform.gdb_loops \
+                else gdb_frames(platform, core, exe, tmp)
+            found, compared = compare(platform, name, report, eu_stack, gdb, output)
+            failures += found
+            frames += compared
+            print(f"{'ok  ' if not found else 'FAIL'} {name}: {len(report['threads'])} threads, {compared} frames")
+        failures += arguments_failures(platform, stackwalk, cores, tmp)
+        failures += wrong_executable(stackwalk, cores["crash-segv"][0], cores["crash-abort"][1])
+        if last:
+            failures += last(stackwalk, cores)
+    for failure in failures:
+        print("FAIL", failure)
+    print(f"{len(programs)} {platform.name} programs, {frames} frames compared with eu-stack and {platform.gdb}, "
+          f"{len(failures)} failure(s)")
+    return 1 if failures else 0
