@@ -129,6 +129,14 @@ def main(stackwalk, options):
     check(not compare(mine, kept) and [f for _, _, f in mine[0]] == [f for _, _, f in kept[0]],
           "minidump2.dmp with symbols: CrashFunction, main, __tmainCRTStartup, BaseProcessStart, "
           "as minidump2.stackwalk.out")
+    out = subprocess.run([stackwalk, os.path.join(BREAKPAD, "minidump2.dmp"), "--json", "--args", "--symbols-path",
+                          SYMBOLS], capture_output=True, text=True, timeout=60)
+    frames = json.loads(out.stdout)["threads"][0]["frames"]
+    slots = {f["function"]: f.get("stack_slots") for f in frames}
+    check(slots.get("main") == ["0x0000000000000001", "0x0000000000873930"] and "arguments" not in frames[1]
+          and slots.get("`anonymous namespace'::CrashFunction") is None,
+          f"minidump2.dmp --args: main's two parameter words (argc 1, argv) as raw stack slots, none for "
+          f"CrashFunction, which takes none ({slots})")
     _, bare = ours(stackwalk, os.path.join(BREAKPAD, "minidump2.dmp"), False)
     snapshot = parse_breakpad(open(os.path.join(CORPUS, "rust-minidump", "snapshots", "human.snap")).read())
     check(not compare(bare, snapshot), "minidump2.dmp without symbols: the four frames rust-minidump finds")

@@ -150,6 +150,11 @@ Json frameJson(const ReportFrame &frame, const PrintOptions &options) {
            {"method", frame.kind == FrameKind::Native ? Json(nullptr) : stringOrNull(frame.function)},
            {"note", stringOrNull(frame.note)}};
   if (frame.arguments) out["arguments"] = argumentsJson(*frame.arguments);
+  if (!frame.stackSlots.empty()) {
+    Json words = Json::array();
+    for (uint64_t word : frame.stackSlots) words.push_back(addressString(word));
+    out["stack_slots"] = std::move(words);
+  }
   if (options.registers && frame.registers) out["registers"] = registersJson(*frame.registers);
   if (options.rawContext && frame.registers) {
     std::vector<uint8_t> context = toWindowsContext(*frame.registers);

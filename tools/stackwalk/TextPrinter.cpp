@@ -31,6 +31,14 @@ std::string argumentsText(const std::vector<FunctionArgument> &arguments) {
   return out + ")";
 }
 
+// Raw stack words where a caller pushes arguments: labelled as words, since
+// nothing says they are arguments (WinDbg's kb columns).
+std::string stackSlotsText(const std::vector<uint64_t> &words) {
+  std::string out = " {stack words:";
+  for (uint64_t word : words) out += " " + offsetString(word);
+  return out + "}";
+}
+
 // A source path as people read it: "./csu/../sysdeps/x.h" as "sysdeps/x.h"
 // (JSON keeps the path the debug info gives).
 std::string displayPath(const std::string &path) {
@@ -59,6 +67,7 @@ std::string location(const ReportFrame &frame, const TextStyle &paint) {
   } else {
     out = "??";
   }
+  if (!frame.stackSlots.empty()) out += stackSlotsText(frame.stackSlots);
   if (!frame.file.empty()) {
     out += " [" + paint(Paint::File, printable(displayPath(frame.file)));
     if (frame.line) out += ":" + std::to_string(*frame.line);

@@ -6,6 +6,7 @@
 #include "NativeFrames.h"
 
 #include "stackwalk/core/Fail.h"
+#include "StackSlots.h"
 #include "stackwalk/debuginfo/FrameArguments.h"
 #include "stackwalk/walk/Signature.h"
 
@@ -179,6 +180,8 @@ ReportThread ProcessWalk::nameThread(UnwoundThread unwound, const WalkOptions &o
     size_t i = *native;
     appendNativeEntries(thread.frames, physical[i], session_.symbolizer, registered_,
                         unwound.arguments.empty() ? nullptr : &unwound.arguments[i]);
+    if (options.arguments && !thread.frames.back().arguments)
+      thread.frames.back().stackSlots = stackSlotsAbove(*target_, physical, i);
     if (i + 1 < physical.size())
       appendTailCallEntries(thread.frames, tailCallsBetween(*target_, session_.symbolizer, physical, i), physical[i],
                             physical[i + 1].sp, session_.symbolizer);

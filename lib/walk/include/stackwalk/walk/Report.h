@@ -43,6 +43,9 @@ struct ReportFrame {
   std::string frameName;                 // runtime Frames: "InlinedCallFrame"
   std::string note;                      // why a managed name or MethodDesc is missing
   std::optional<std::vector<FunctionArgument>> arguments; // with --args, for functions DWARF describes
+  // With --args on 32-bit x86, for a physical frame DWARF does not describe:
+  // the raw words above its return address (StackSlots.h), not arguments.
+  std::vector<uint64_t> stackSlots;
 };
 
 struct ReportThread {
