@@ -1,7 +1,9 @@
 // Breakpad symbol files: the index made at open, every lookup (functions,
-// lines, both INLINE forms, PUBLIC symbols, STACK CFI deltas) and the STACK
-// CFI unwinder evaluating the rules found, on a stack of the input's bytes.
+// lines, both INLINE forms, PUBLIC symbols, STACK CFI deltas, STACK WIN
+// records, parameter sizes) and the STACK CFI and STACK WIN unwinders
+// evaluating the rules and programs found, on a stack of the input's bytes.
 #include "stackwalk/core/BreakpadSymbolFile.h"
+#include "stackwalk/unwinder/StackWinUnwinder.h"
 #include "stackwalk/unwinder/SymbolFileCfiUnwinder.h"
 
 #include <cstring>
@@ -15,28 +17,41 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   std::shared_ptr<const stackwalk::BreakpadSymbolFile> symbols(std::move(*file));
   constexpr uint64_t Base = 0x400000, Stack = 0x7000;
-  auto memory = std::make_unique<stackwalk::BufferMemory>();
-  memory->add(Stack, std::vector<uint8_t>(data, data + std::min<size_t>(size, 256)));
-  stackwalk::Target target(stackwalk::Arch::X86_64, stackwalk::OS::Linux, "fuzz", std::move(memory));
-  stackwalk::Module module;
-  module.name = "fuzz";
-  module.base = Base;
-  module.size = 1ull << 32;
-  module.symbolFile = symbols;
-  target.modules.push_back(module);
-  stackwalk::SymbolFileCfiUnwinder unwinder;
+  auto makeTarget = [&](stackwalk::Arch arch) {
+    auto memory = std::make_unique<stackwalk::BufferMemory>();
+    memory->add(Stack, std::vector<uint8_t>(data, data + std::min<size_t>(size, 256)));
+    auto target = std::make_unique<stackwalk::Target>(arch, stackwalk::OS::Linux, "fuzz", std::move(memory));
+    stackwalk::Module module;
+    module.name = "fuzz";
+    module.base = Base;
+    module.size = 1ull << 32;
+    module.symbolFile = symbols;
+    target->modules.push_back(module);
+    return target;
+  };
+  auto x64 = makeTarget(stackwalk::Arch::X86_64), x86 = makeTarget(stackwalk::Arch::X86);
+  stackwalk::SymbolFileCfiUnwinder cfi;
+  stackwalk::StackWinUnwinder stackWin;
   // Offsets the file's own records name, and a few fixed ones.
   for (uint64_t offset : {uint64_t(0), uint64_t(0x10), uint64_t(0x1000), uint64_t(size), ~uint64_t(0)}) {
     (void)symbols->frames(offset);
     (void)symbols->cfiRules(offset);
-    stackwalk::Frame frame;
-    frame.ip = Base + offset;
-    frame.sp = Stack;
-    frame.regs.setPc(frame.ip);
-    frame.regs.setSp(Stack);
-    frame.regs.set(6, Stack + 8);
-    frame.module = &target.modules.front();
-    (void)unwinder.unwind(frame, target);
+    (void)symbols->windowsFrameInfo(offset);
+    (void)symbols->parameterSize(offset);
+    (void)symbols->namesAddress(offset);
+    for (auto [target, unwinder] : {std::pair<stackwalk::Target *, stackwalk::Unwinder *>{x64.get(), &cfi},
+                                    std::pair<stackwalk::Target *, stackwalk::Unwinder *>{x86.get(), &stackWin}}) {
+      stackwalk::Frame frame;
+      frame.regs = stackwalk::RegisterFile(target->arch());
+      frame.ip = Base + offset;
+      frame.sp = Stack;
+      frame.calleeArgumentBytes = size % 64;
+      frame.regs.setPc(frame.ip);
+      frame.regs.setSp(Stack);
+      frame.regs.set(frame.regs.fpRegister(), Stack + 8);
+      frame.module = &target->modules.front();
+      (void)unwinder->unwind(frame, *target);
+    }
   }
   return 0;
 }

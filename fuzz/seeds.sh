@@ -12,6 +12,8 @@ cp "$build"/dumps/windows/dumps/*.dmp "$out"/minidump/
 if [ -d "$corpus" ]; then
   find "$corpus/minidump" -name '*.dmp' -exec cp {} "$out"/minidump/ \;
   cp "$corpus"/elfcore/lldb/linux-x86_64.core "$out"/elfcore/
+  # An i386 core's headers, notes (the 32-bit layouts) and first pages.
+  bzcat "$corpus"/elfcore/elfutils-more/backtrace.i386.core.bz2 | head -c 65536 > "$out"/elfcore/backtrace.i386.head || true
   # Breakpad symbol files under 1 MB, with FUNC, INLINE, PUBLIC and STACK records.
   find "$corpus/minidump" -name '*.sym' -size -1M -exec cp {} "$out"/symbol_file/ \;
 fi

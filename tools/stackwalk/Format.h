@@ -10,10 +10,11 @@
 
 namespace stackwalk {
 
-// An address as the output contract writes it: "0x" and 16 hex digits.
-inline std::string addressString(uint64_t v) {
+// An address as the output contract writes it: "0x" and 16 hex digits (the
+// text output gives a 32-bit process's addresses 8, as gdb and WinDbg do).
+inline std::string addressString(uint64_t v, int digits = 16) {
   char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "0x%016llx", static_cast<unsigned long long>(v));
+  std::snprintf(buffer, sizeof buffer, "0x%0*llx", digits, static_cast<unsigned long long>(v));
   return buffer;
 }
 

@@ -76,6 +76,9 @@ std::string location(const ReportFrame &frame, const TextStyle &paint) {
   return out;
 }
 
+// Hex digits of an address of the target's: 8 in a 32-bit process.
+int addressDigits(const Target &target) { return int(2 * pointerSize(target.arch())); }
+
 void printHeader(std::ostream &out, const Report &report, const TextStyle &paint) {
   const Target &target = *report.target;
   out << "dump:    " << printable(report.dumpPath) << " (" << target.format() << ", " << osName(target.os()) << " "
@@ -95,7 +98,7 @@ void printHeader(std::ostream &out, const Report &report, const TextStyle &paint
     out << "crash:   " << paint(Paint::Crashed, crash.name);
     if (!crash.codeName.empty()) out << " (" << crash.codeName << ")";
     else if (crash.code) out << " (code " << *crash.code << ")";
-    if (crash.address) out << " at " << addressString(*crash.address);
+    if (crash.address) out << " at " << addressString(*crash.address, addressDigits(target));
     if (crash.senderPid) out << " sent by pid " << *crash.senderPid;
     out << " in thread " << crash.threadId << "\n";
   } else {
@@ -116,14 +119,14 @@ void printHeader(std::ostream &out, const Report &report, const TextStyle &paint
   for (const std::string &warning : report.warnings) out << paint(Paint::Warning, "warning:") << " " << printable(warning) << "\n";
 }
 
-void printRegisters(std::ostream &out, const RegisterFile &regs) {
+void printRegisters(std::ostream &out, const RegisterFile &regs, int digits) {
   unsigned column = 0;
   for (const RegisterInfo &info : regs.layout()) {
     auto v = regs.get(info.number);
     if (!v) continue;
     out << (column == 0 ? "        " : "  ");
     char buffer[48];
-    std::snprintf(buffer, sizeof buffer, "%7s=%s", std::string(info.name).c_str(), addressString(*v).c_str());
+    std::snprintf(buffer, sizeof buffer, "%7s=%s", std::string(info.name).c_str(), addressString(*v, digits).c_str());
     out << buffer;
     if (++column == 3) {
       out << "\n";
@@ -138,6 +141,7 @@ public:
   TextPrinter(std::ostream &out, const PrintOptions &options) : out_(out), options_(options), paint_(options.colour) {}
   void begin(const Report &report) override {
     printHeader(out_, report, paint_);
+    digits_ = addressDigits(*report.target);
     warningsPrinted_ = report.warnings.size();
   }
   void thread(const ReportThread &thread) override;
@@ -157,13 +161,19 @@ private:
   PrintOptions options_;
   TextStyle paint_;
   size_t warningsPrinted_ = 0;
+  int digits_ = 16;
 };
 
 void TextPrinter::thread(const ReportThread &thread) {
   threadHeader(thread);
   // -v shows the stack pointer too: two address columns, so they are named.
-  if (options_.verbose && !thread.frames.empty())
-    out_ << paint_(Paint::Dim, "  #    stack pointer      instruction        function [source]  (how found)") << "\n";
+  if (options_.verbose && !thread.frames.empty()) {
+    auto column = [&](std::string name) {
+      return name.append(std::max(size_t(digits_) + 3, name.size() + 1) - name.size(), ' ');
+    };
+    out_ << paint_(Paint::Dim, "  #    " + column("stack pointer") + column("instruction") + "function [source]  (how found)")
+         << "\n";
+  }
   for (const ReportFrame &frame : thread.frames) this->frame(frame);
   stopLine(thread);
 }
@@ -190,14 +200,14 @@ void TextPrinter::frame(const ReportFrame &frame) {
   char index[16];
   std::snprintf(index, sizeof index, "  #%-3u ", frame.index);
   out_ << index;
-  if (options_.verbose) out_ << paint_(Paint::Address, addressString(frame.sp)) << " ";
-  out_ << paint_(Paint::Address, addressString(frame.ip)) << " " << (frame.inlined ? "(inlined) " : "")
+  if (options_.verbose) out_ << paint_(Paint::Address, addressString(frame.sp, digits_)) << " ";
+  out_ << paint_(Paint::Address, addressString(frame.ip, digits_)) << " " << (frame.inlined ? "(inlined) " : "")
        << (frame.tailCall ? "(tail call) " : "")
        << location(frame, paint_) << (frame.signalTrampoline ? " <signal handler called>" : "");
   if (options_.verbose && frame.methodDesc) out_ << "  MD=" << addressString(*frame.methodDesc);
   out_ << "  " << paint_(Paint::Dim, "(" + std::string(trustName(frame.trust)) + ")") << "\n";
   if (!frame.note.empty()) out_ << "        note: " << printable(frame.note) << "\n";
-  if (options_.registers && frame.registers) printRegisters(out_, *frame.registers);
+  if (options_.registers && frame.registers) printRegisters(out_, *frame.registers, digits_);
   if (options_.rawContext && frame.registers)
     out_ << "        raw context: " << hexString(toWindowsContext(*frame.registers)) << "\n";
 }
