@@ -7,6 +7,7 @@ std::string_view archName(Arch arch) {
   case Arch::X86_64: return "x86_64";
   case Arch::Arm64: return "arm64";
   case Arch::X86: return "x86";
+  case Arch::Arm: return "arm";
   case Arch::Unknown: break;
   }
   return "unknown";
@@ -23,6 +24,6 @@ std::string_view osName(OS os) {
   return "unknown";
 }
 
-unsigned pointerSize(Arch arch) { return arch == Arch::X86 ? 4 : 8; }
+unsigned pointerSize(Arch arch) { return arch == Arch::X86 || arch == Arch::Arm ? 4 : 8; }
 
 } // namespace stackwalk

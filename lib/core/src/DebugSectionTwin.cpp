@@ -12,7 +12,6 @@
 #include <memory>
 
 using namespace llvm;
-using llvm::object::ELF64LE;
 
 namespace stackwalk {
 namespace {
@@ -24,11 +23,11 @@ struct TwinSection {
   bool compressed;
 };
 
-// Inflates a compressed section (an Elf64_Chdr, then a zlib or zstd stream)
-// into `out`, which has the size its header gives.
-Error inflate(StringRef contents, MutableArrayRef<uint8_t> out) {
-  const auto *chdr = reinterpret_cast<const ELF64LE::Chdr *>(contents.data());
-  auto input = arrayRefFromStringRef(contents.drop_front(sizeof(ELF64LE::Chdr)));
+// Inflates a compressed section (an Elf64_Chdr or Elf32_Chdr, then a zlib or
+// zstd stream) into `out`, which has the size its header gives.
+template <class ELFT> Error inflate(StringRef contents, MutableArrayRef<uint8_t> out) {
+  const auto *chdr = reinterpret_cast<const typename ELFT::Chdr *>(contents.data());
+  auto input = arrayRefFromStringRef(contents.drop_front(sizeof(typename ELFT::Chdr)));
   if (chdr->ch_type == ELF::ELFCOMPRESS_ZSTD) {
     size_t size = out.size();
     if (Error err = compression::zstd::decompress(input, out.data(), size)) return err;
@@ -47,7 +46,7 @@ Error inflate(StringRef contents, MutableArrayRef<uint8_t> out) {
 }
 
 // The .debug_* sections with the size each takes decompressed.
-Expected<std::vector<TwinSection>> twinSections(const object::ELF64LEObjectFile &elf) {
+template <class ELFT> Expected<std::vector<TwinSection>> twinSections(const object::ELFObjectFile<ELFT> &elf) {
   std::vector<TwinSection> sections;
   for (const object::SectionRef &section : elf.sections()) {
     Expected<StringRef> name = section.getName();
@@ -58,8 +57,9 @@ Expected<std::vector<TwinSection>> twinSections(const object::ELF64LEObjectFile 
     auto header = elf.getELFFile().getSection(section.getIndex());
     if (!header) return header.takeError();
     bool compressed = (*header)->sh_flags & ELF::SHF_COMPRESSED;
-    if (compressed && contents->size() < sizeof(ELF64LE::Chdr)) return fail("a compressed section has no header");
-    uint64_t size = compressed ? reinterpret_cast<const ELF64LE::Chdr *>(contents->data())->ch_size : contents->size();
+    if (compressed && contents->size() < sizeof(typename ELFT::Chdr)) return fail("a compressed section has no header");
+    uint64_t size =
+        compressed ? uint64_t(reinterpret_cast<const typename ELFT::Chdr *>(contents->data())->ch_size) : contents->size();
     sections.push_back({*name, *contents, (*header)->sh_flags & ~uint64_t(ELF::SHF_COMPRESSED), (*header)->sh_entsize,
                         size, compressed});
   }
@@ -75,23 +75,24 @@ bool hasCompressedSection(const ModuleImage &file) {
   return false;
 }
 
-// Written here rather than by LLVM's objcopy, which lays every section of
-// its input out again at its alignment and allocates what a hostile file
-// claims (fuzz_module_image: an alignment of 2^40). Linked files only: an
-// object file's DWARF would need its relocation sections too.
-Expected<std::vector<uint8_t>> debugSectionTwin(const ModuleImage &file, uint64_t maxDebugBytes) {
-  const auto *elf = dyn_cast<object::ELF64LEObjectFile>(&file.object());
-  if (!elf) return fail("not a 64-bit little-endian ELF file");
-  const ELF64LE::Ehdr &header = elf->getELFFile().getHeader();
+namespace {
+
+// The twin of a file of class ELFT, in that class.
+template <class ELFT>
+Expected<std::vector<uint8_t>> twinOf(const ModuleImage &file, const object::ELFObjectFile<ELFT> *elf,
+                                      uint64_t maxDebugBytes) {
+  using Ehdr = typename ELFT::Ehdr;
+  using Shdr = typename ELFT::Shdr;
+  const Ehdr &header = elf->getELFFile().getHeader();
   if (header.e_type != ELF::ET_EXEC && header.e_type != ELF::ET_DYN) return fail("not a linked file");
   if (!hasCompressedSection(file)) return fail("no compressed section");
-  auto sections = twinSections(*elf);
+  auto sections = twinSections<ELFT>(*elf);
   if (!sections) return sections.takeError();
   if (sections->size() + 2 >= ELF::SHN_LORESERVE) return fail("too many debug sections");
 
   // Header, section contents, names, then the table (null, sections, names).
   std::string names(1, '\0');
-  uint64_t contentsEnd = sizeof(ELF64LE::Ehdr), claimed = 0;
+  uint64_t contentsEnd = sizeof(Ehdr), claimed = 0;
   for (const TwinSection &section : *sections) {
     // A compressed section can claim any size.
     if (section.size > maxDebugBytes - claimed) return fail("the sections claim too much to decompress");
@@ -101,17 +102,17 @@ Expected<std::vector<uint8_t>> debugSectionTwin(const ModuleImage &file, uint64_
   }
   names.append(".shstrtab").push_back('\0');
   uint64_t tableOffset = alignTo(contentsEnd + names.size(), 8);
-  std::vector<ELF64LE::Shdr> table(sections->size() + 2);
-  std::memset(table.data(), 0, table.size() * sizeof(ELF64LE::Shdr));
-  std::vector<uint8_t> out(tableOffset + table.size() * sizeof(ELF64LE::Shdr));
+  std::vector<Shdr> table(sections->size() + 2);
+  std::memset(table.data(), 0, table.size() * sizeof(Shdr));
+  std::vector<uint8_t> out(tableOffset + table.size() * sizeof(Shdr));
 
-  uint64_t offset = sizeof(ELF64LE::Ehdr), nameOffset = 1;
+  uint64_t offset = sizeof(Ehdr), nameOffset = 1;
   for (size_t i = 0; i < sections->size(); ++i) {
     const TwinSection &section = (*sections)[i];
     MutableArrayRef<uint8_t> bytes(out.data() + offset, section.size);
     if (!section.compressed) std::memcpy(bytes.data(), section.contents.data(), section.size);
-    else if (Error err = inflate(section.contents, bytes)) return err;
-    ELF64LE::Shdr &entry = table[1 + i];
+    else if (Error err = inflate<ELFT>(section.contents, bytes)) return err;
+    Shdr &entry = table[1 + i];
     entry.sh_name = uint32_t(nameOffset);
     entry.sh_type = ELF::SHT_PROGBITS;
     entry.sh_flags = section.flags;
@@ -122,28 +123,40 @@ Expected<std::vector<uint8_t>> debugSectionTwin(const ModuleImage &file, uint64_
     offset += section.size;
     nameOffset += section.name.size() + 1;
   }
-  ELF64LE::Shdr &nameTable = table.back();
+  Shdr &nameTable = table.back();
   nameTable.sh_name = uint32_t(nameOffset);
   nameTable.sh_type = ELF::SHT_STRTAB;
   nameTable.sh_offset = contentsEnd;
   nameTable.sh_size = names.size();
   nameTable.sh_addralign = 1;
   std::memcpy(out.data() + contentsEnd, names.data(), names.size());
-  std::memcpy(out.data() + tableOffset, table.data(), table.size() * sizeof(ELF64LE::Shdr));
+  std::memcpy(out.data() + tableOffset, table.data(), table.size() * sizeof(Shdr));
 
-  ELF64LE::Ehdr twin;
+  Ehdr twin;
   std::memset(&twin, 0, sizeof twin);
   std::memcpy(twin.e_ident, header.e_ident, ELF::EI_NIDENT);
   twin.e_type = header.e_type;
   twin.e_machine = header.e_machine;
   twin.e_version = ELF::EV_CURRENT;
   twin.e_shoff = tableOffset;
-  twin.e_ehsize = sizeof(ELF64LE::Ehdr);
-  twin.e_shentsize = sizeof(ELF64LE::Shdr);
+  twin.e_ehsize = sizeof(Ehdr);
+  twin.e_shentsize = sizeof(Shdr);
   twin.e_shnum = uint16_t(table.size());
   twin.e_shstrndx = uint16_t(table.size() - 1);
   std::memcpy(out.data(), &twin, sizeof twin);
   return out;
+}
+
+} // namespace
+
+// Written here rather than by LLVM's objcopy, which lays every section of
+// its input out again at its alignment and allocates what a hostile file
+// claims (fuzz_module_image: an alignment of 2^40). Linked files only: an
+// object file's DWARF would need its relocation sections too.
+Expected<std::vector<uint8_t>> debugSectionTwin(const ModuleImage &file, uint64_t maxDebugBytes) {
+  if (const auto *elf = dyn_cast<object::ELF64LEObjectFile>(&file.object())) return twinOf(file, elf, maxDebugBytes);
+  if (const auto *elf = dyn_cast<object::ELF32LEObjectFile>(&file.object())) return twinOf(file, elf, maxDebugBytes);
+  return fail("not a little-endian ELF file");
 }
 
 std::unique_ptr<ModuleImage> debugSectionTwinImage(const ModuleImage &file, uint64_t maxDebugBytes,

@@ -446,7 +446,8 @@ std::optional<ModuleImage::Section> ModuleImage::section(StringRef name) const {
       consumeError(contents.takeError());
       return std::nullopt;
     }
-    return Section{*contents, section.getAddress()};
+    bool compressed = isElf() && (ELFSectionRef(section).getFlags() & ELF::SHF_COMPRESSED);
+    return Section{*contents, section.getAddress(), compressed};
   }
   return std::nullopt;
 }

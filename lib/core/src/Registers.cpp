@@ -1,6 +1,7 @@
 #include "stackwalk/core/Registers.h"
 
 #include <algorithm>
+#include <charconv>
 
 namespace stackwalk {
 namespace {
@@ -22,6 +23,13 @@ constexpr RegisterInfo Arm64Layout[] = {
     {30, "lr"},  {31, "sp"},  {32, "pc"},  {33, "cpsr"},
 };
 
+// 32-bit ARM: r0-r15 by their DWARF numbers; cpsr has none, so it takes 16
+// (an obsolete FPA register's number, f0, which nothing here reads).
+constexpr RegisterInfo ArmLayout[] = {
+    {0, "r0"}, {1, "r1"}, {2, "r2"},  {3, "r3"},  {4, "r4"},  {5, "r5"},  {6, "r6"},  {7, "r7"},  {8, "r8"},
+    {9, "r9"}, {10, "r10"}, {11, "fp"}, {12, "ip"}, {13, "sp"}, {14, "lr"}, {15, "pc"}, {16, "cpsr"},
+};
+
 constexpr RegisterInfo X86Layout[] = {
     {0, "eax"}, {3, "ebx"}, {1, "ecx"}, {2, "edx"}, {6, "esi"}, {7, "edi"},
     {5, "ebp"}, {4, "esp"}, {8, "eip"}, {9, "eflags"}, {41, "cs"}, {42, "ss"},
@@ -35,6 +43,7 @@ std::span<const RegisterInfo> registerLayout(Arch arch) {
   case Arch::X86_64: return X86_64Layout;
   case Arch::Arm64: return Arm64Layout;
   case Arch::X86: return X86Layout;
+  case Arch::Arm: return ArmLayout;
   case Arch::Unknown: break;
   }
   return {};
@@ -43,8 +52,14 @@ std::span<const RegisterInfo> registerLayout(Arch arch) {
 std::optional<unsigned> registerByName(Arch arch, std::string_view name) {
   for (const RegisterInfo &info : registerLayout(arch))
     if (info.name == name) return info.number;
-  // arm64's frame pointer and link register also go by x29 and x30 (Breakpad's STACK CFI).
+  // arm64's frame pointer and link register also go by x29 and x30, ARM's
+  // fp, ip, sp, lr and pc by r11-r15 (Breakpad's STACK CFI).
   if (arch == Arch::Arm64 && (name == "x29" || name == "x30")) return name == "x29" ? 29 : 30;
+  unsigned number = 0;
+  if (arch == Arch::Arm && name.size() > 1 && name[0] == 'r') {
+    auto [end, error] = std::from_chars(name.data() + 1, name.data() + name.size(), number);
+    if (error == std::errc() && end == name.data() + name.size() && number < 16) return number;
+  }
   return std::nullopt;
 }
 
@@ -54,6 +69,7 @@ unsigned RegisterFile::pcRegister() const {
   switch (arch_) {
   case Arch::Arm64: return 32;
   case Arch::X86: return 8;
+  case Arch::Arm: return 15;
   default: return 16;
   }
 }
@@ -62,6 +78,7 @@ unsigned RegisterFile::spRegister() const {
   switch (arch_) {
   case Arch::Arm64: return 31;
   case Arch::X86: return 4;
+  case Arch::Arm: return 13;
   default: return 7;
   }
 }
@@ -70,12 +87,16 @@ unsigned RegisterFile::fpRegister() const {
   switch (arch_) {
   case Arch::Arm64: return 29;
   case Arch::X86: return 5;
+  // The AAPCS's frame pointer in ARM code; Thumb code keeps it in r7
+  // (armFramePointerRegister).
+  case Arch::Arm: return 11;
   default: return 6;
   }
 }
 
 std::optional<unsigned> RegisterFile::linkRegister() const {
   if (arch_ == Arch::Arm64) return 30;
+  if (arch_ == Arch::Arm) return 14;
   return std::nullopt;
 }
 
@@ -98,10 +119,25 @@ bool RegisterFile::isCalleeSaved(unsigned reg, OS os) const {
     return (reg >= 19 && reg <= 29) || reg == 31;
   case Arch::X86:
     return reg == 3 || reg == 4 || reg == 5 || reg == 6 || reg == 7;
+  case Arch::Arm: // AAPCS: r4-r11 and sp
+    return (reg >= 4 && reg <= 11) || reg == 13;
   case Arch::Unknown: break;
   }
   return false;
 }
+
+bool isThumb(const RegisterFile &regs) {
+  std::optional<uint64_t> cpsr = regs.get(ArmCpsr);
+  return regs.arch() == Arch::Arm && cpsr && (*cpsr & ArmThumbBit);
+}
+
+void noteInstructionSet(RegisterFile &regs, uint64_t returnAddress) {
+  if (regs.arch() != Arch::Arm) return;
+  // Only the T bit is known of a caller's cpsr.
+  regs.set(ArmCpsr, (returnAddress & 1) ? ArmThumbBit : 0);
+}
+
+unsigned armFramePointerRegister(const RegisterFile &regs) { return isThumb(regs) ? 7 : 11; }
 
 unsigned dwarfFromWin64Register(unsigned win64Register) {
   // rax rcx rdx rbx rsp rbp rsi rdi, then r8..r15 which agree.

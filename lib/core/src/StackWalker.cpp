@@ -138,10 +138,13 @@ std::optional<Frame> StackWalker::unwindOnce() {
     if (result.status == UnwindResult::Status::EndOfStack)
       return stop(StopReason::EndOfStack, result.detail);
     if (result.status == UnwindResult::Status::NoInfo) {
-      if (!firstFailure) firstFailure = std::make_pair(StopReason::NoUnwindInfo, result.detail);
+      if (!firstFailure && !result.detail.empty()) firstFailure = std::make_pair(StopReason::NoUnwindInfo, result.detail);
       continue;
     }
-    if (auto pc = result.caller.pc(); pc && !result.callerIpIsExact) result.caller.setPc(target_.codeAddress(*pc));
+    if (auto pc = result.caller.pc(); pc && !result.callerIpIsExact) {
+      noteInstructionSet(result.caller, *pc);
+      result.caller.setPc(target_.codeAddress(*pc));
+    }
     bool exact = result.callerIpIsExact || recordedAsInterrupted(result.caller);
     Frame caller = makeFrame(result.caller, result.trust.value_or(unwinder->trust()), exact);
     caller.calleeArgumentBytes = result.argumentBytes;

@@ -51,6 +51,7 @@ bool Target::readWhole(uint64_t address, std::span<uint8_t> out) const {
 }
 
 uint64_t Target::codeAddress(uint64_t returnAddress) const {
+  if (arch_ == Arch::Arm) return returnAddress & ~uint64_t(1); // the Thumb bit
   if (arch_ != Arch::Arm64) return returnAddress;
   constexpr uint64_t UserAddressBits = (uint64_t(1) << 48) - 1;
   return pointerAuthMask ? returnAddress & ~*pointerAuthMask : returnAddress & UserAddressBits;

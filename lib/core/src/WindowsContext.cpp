@@ -66,6 +66,7 @@ const ContextLayout *layoutFor(Arch arch) {
   case Arch::X86_64: return &X86_64;
   case Arch::X86: return &X86;
   case Arch::Arm64: return &Arm64;
+  case Arch::Arm: // Windows on 32-bit ARM (CONTEXT_ARM) is not read
   case Arch::Unknown: break;
   }
   return nullptr;

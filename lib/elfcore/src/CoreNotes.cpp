@@ -45,6 +45,7 @@ std::optional<RegisterFile> parseUserRegs(std::span<const uint8_t> regs, Arch ar
   case Arch::X86_64: order = X86_64PrReg; count = order.size(); break;
   case Arch::X86: order = X86PrReg; count = order.size(); break;
   case Arch::Arm64: count = 34; break; // user_pt_regs: x0-x30, sp, pc, pstate: DWARF numbers 0-33
+  case Arch::Arm: count = 17; break;   // user_regs: r0-r15, cpsr (then orig_r0): 0-15 and ArmCpsr
   case Arch::Unknown: break;
   }
   unsigned size = pointerSize(arch);

@@ -40,6 +40,7 @@ Arch coreArch(uint16_t machine, unsigned wordSize) {
   if (wordSize == 8 && machine == ELF::EM_X86_64) return Arch::X86_64;
   if (wordSize == 8 && machine == ELF::EM_AARCH64) return Arch::Arm64;
   if (wordSize == 4 && machine == ELF::EM_386) return Arch::X86;
+  if (wordSize == 4 && machine == ELF::EM_ARM) return Arch::Arm;
   return Arch::Unknown;
 }
 
@@ -112,7 +113,7 @@ Expected<ElfFileHeader> CoreReader::header() const {
   std::optional<ElfFileHeader> header = parseElfFileHeader(bytes());
   if (!header) return fail(what + ": its ELF class is unknown");
   if (coreArch(header->machine, header->wordSize) == Arch::Unknown)
-    return fail(what + ": stackwalk reads x86-64, arm64 and i386 cores");
+    return fail(what + ": stackwalk reads x86-64, arm64, i386 and ARM cores");
   return *header;
 }
 

@@ -42,10 +42,32 @@ CallBefore x86CallBefore(const Target &target, uint64_t returnAddress) {
 }
 
 CallBefore arm64CallBefore(const Target &target, uint64_t returnAddress) {
-  auto insn = target.readValue<uint32_t>(returnAddress - 4);
+  auto insn = target.readValue<uint32_t>(target.codeAddress(returnAddress) - 4);
   if (!insn) return CallBefore::Unknown;
   bool call = (*insn & 0xFC000000) == 0x94000000   // bl
               || (*insn & 0xFFFFFC1F) == 0xD63F0000; // blr
+  return call ? CallBefore::Yes : CallBefore::No;
+}
+
+// ARM code: bl, blx <label> or blx <register> in the word before. Thumb code
+// (the return address's bit 0 set): a 32-bit bl or blx <label>, or a 16-bit
+// blx <register>, right before it.
+CallBefore armCallBefore(const Target &target, uint64_t returnAddress) {
+  if (returnAddress & 1) {
+    uint64_t after = returnAddress & ~uint64_t(1);
+    auto last = target.readValue<uint16_t>(after - 2);
+    if (!last) return CallBefore::Unknown;
+    if ((*last & 0xff87) == 0x4780) return CallBefore::Yes; // blx rM
+    auto first = target.readValue<uint16_t>(after - 4);
+    if (!first) return CallBefore::Unknown;
+    bool longBranch = (*first & 0xf800) == 0xf000 && (*last & 0xc000) == 0xc000; // bl, blx <label>
+    return longBranch ? CallBefore::Yes : CallBefore::No;
+  }
+  auto insn = target.readValue<uint32_t>(returnAddress - 4);
+  if (!insn) return CallBefore::Unknown;
+  bool call = ((*insn & 0x0f000000) == 0x0b000000 && (*insn >> 28) != 0xf) // bl<cond>
+              || (*insn & 0xfe000000) == 0xfa000000                     // blx <label>
+              || (*insn & 0x0ffffff0) == 0x012fff30;                    // blx<cond> rM
   return call ? CallBefore::Yes : CallBefore::No;
 }
 
@@ -56,6 +78,7 @@ CallBefore callBefore(const Target &target, uint64_t returnAddress) {
   case Arch::X86_64:
   case Arch::X86: return x86CallBefore(target, returnAddress);
   case Arch::Arm64: return arm64CallBefore(target, returnAddress);
+  case Arch::Arm: return armCallBefore(target, returnAddress);
   case Arch::Unknown: break;
   }
   return CallBefore::Unknown;

@@ -11,6 +11,8 @@ enum class CallBefore {
   No,
   Unknown, // neither the dump nor a module file holds the bytes before it
 };
+// `returnAddress` as it was stored: with arm64's pointer-authentication bits, or
+// ARM's Thumb bit, which says which instruction set the call is in.
 CallBefore callBefore(const Target &target, uint64_t returnAddress);
 
 } // namespace stackwalk

@@ -7,6 +7,8 @@
 #include "stackwalk/core/DwarfExpression.h"
 #include "stackwalk/core/Fail.h"
 
+#include "llvm/Object/Decompressor.h"
+
 using namespace llvm;
 using namespace llvm::dwarf;
 
@@ -32,6 +34,7 @@ Triple::ArchType tripleArch(Arch arch) {
   switch (arch) {
   case Arch::Arm64: return Triple::aarch64;
   case Arch::X86: return Triple::x86;
+  case Arch::Arm: return Triple::arm;
   default: return Triple::x86_64;
   }
 }
@@ -193,16 +196,41 @@ std::vector<CfiSource> cfiSources(const ModuleImage &image) {
   return sources;
 }
 
+// How much a compressed CFI section may claim: far more than any real one
+// (glibc's .debug_frame inflates to a few hundred KiB), far less than a bomb.
+constexpr uint64_t MaxInflatedCfiBytes = 64 << 20;
+
+// A compressed section's bytes (ARM debug files keep their CFI in a
+// compressed .debug_frame), inflated by LLVM into `storage`; empty when they
+// cannot be, or claim too much.
+StringRef inflated(const ModuleImage &file, const ModuleImage::Section &section, std::vector<uint8_t> &storage) {
+  auto decompressor = object::Decompressor::create(".debug_frame", section.data, /*IsLE=*/true,
+                                                   file.object().getBytesInAddress() == 8);
+  if (!decompressor) {
+    consumeError(decompressor.takeError());
+    return {};
+  }
+  if (decompressor->getDecompressedSize() > MaxInflatedCfiBytes) return {};
+  if (Error error = decompressor->resizeAndDecompress(storage)) {
+    consumeError(std::move(error));
+    return {};
+  }
+  return StringRef(reinterpret_cast<const char *>(storage.data()), storage.size());
+}
+
 } // namespace
 
 std::vector<std::unique_ptr<CfiSection>> &CfiUnwinder::sectionsFor(const ModuleImage &image, Arch arch) {
   auto found = sections_.find(&image);
   if (found != sections_.end()) return found->second;
   std::vector<std::unique_ptr<CfiSection>> &sections = sections_[&image];
-  for (const CfiSource &source : cfiSources(image))
-    sections.push_back(std::make_unique<CfiSection>(source.kind, source.section.data, source.section.address,
-                                                    tripleArch(arch), source.hdr ? source.hdr->data : StringRef(),
+  for (const CfiSource &source : cfiSources(image)) {
+    StringRef data = source.section.data;
+    if (source.section.compressed) data = inflated(source.file, source.section, inflated_[&image].emplace_back());
+    sections.push_back(std::make_unique<CfiSection>(source.kind, data, source.section.address, tripleArch(arch),
+                                                    source.hdr ? source.hdr->data : StringRef(),
                                                     source.hdr ? source.hdr->address : 0));
+  }
   return sections;
 }
 

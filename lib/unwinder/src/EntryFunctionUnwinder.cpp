@@ -16,6 +16,9 @@ std::optional<std::pair<uint64_t, uint64_t>> entryFunctionOf(const ModuleImage &
     llvm::consumeError(entry.takeError());
     return std::nullopt;
   }
+  // ARM's entry point has the Thumb bit where its code is Thumb; LLVM gives
+  // the symbol's address without it.
+  if (elf->getEMachine() == llvm::ELF::EM_ARM) *entry &= ~uint64_t(1);
   bool named = false;
   uint64_t size = 0, next = UINT64_MAX;
   for (auto symbols : {elf->symbols(), elf->getDynamicSymbolIterators()})

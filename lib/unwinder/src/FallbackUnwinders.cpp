@@ -6,11 +6,19 @@ namespace stackwalk {
 
 namespace {
 
+// The register a frame record's address is in: r7 in Thumb code on ARM.
+unsigned framePointerRegister(const RegisterFile &regs) {
+  return regs.arch() == Arch::Arm ? armFramePointerRegister(regs) : regs.fpRegister();
+}
+
 enum class Evidence { None, CallInstruction, SymbolFileFunction };
 
+// `value` as the stack or a register holds it: with arm64's pointer
+// authentication bits or ARM's Thumb bit, which say how to read the call.
 Evidence returnAddressEvidence(const Target &target, uint64_t value) {
-  const Module *module = target.moduleAt(value);
-  if (!module || !target.isExecutable(value)) return Evidence::None;
+  uint64_t code = target.codeAddress(value);
+  const Module *module = target.moduleAt(code);
+  if (!module || !target.isExecutable(code)) return Evidence::None;
   switch (callBefore(target, value)) {
   case CallBefore::Yes: return Evidence::CallInstruction;
   case CallBefore::No: return Evidence::None;
@@ -19,7 +27,7 @@ Evidence returnAddressEvidence(const Target &target, uint64_t value) {
   // Neither the dump nor a file holds the code: a function that a symbol file
   // names (FUNC or PUBLIC) where the call is, is the evidence left
   // (Breakpad's rule with symbols).
-  bool inFunction = module->symbolFile && module->symbolFile->namesAddress(value - 1 - module->base);
+  bool inFunction = module->symbolFile && module->symbolFile->namesAddress(code - 1 - module->base);
   return inFunction ? Evidence::SymbolFileFunction : Evidence::None;
 }
 
@@ -41,7 +49,6 @@ UnwindResult BadCallUnwinder::unwind(const Frame &frame, const Target &target) {
   std::optional<unsigned> linkRegister = frame.regs.linkRegister();
   unsigned size = pointerSize(target.arch());
   auto returnAddress = linkRegister ? frame.regs.get(*linkRegister) : target.readPointer(frame.sp, size);
-  if (returnAddress) returnAddress = target.codeAddress(*returnAddress);
   if (!returnAddress || !StackScanUnwinder::isPlausibleReturnAddress(target, *returnAddress))
     return UnwindResult::noInfo(linkRegister ? "no return address in the link register"
                                              : "no return address at the stack pointer");
@@ -66,14 +73,15 @@ std::optional<UnwindResult> linkRegisterCaller(const Frame &frame, const Target 
   std::optional<uint64_t> lr = frame.regs.get(*link);
   if (!lr) return std::nullopt;
   // Code that can be read must show the call; a dump without code bytes is taken at its word.
-  uint64_t returnAddress = target.codeAddress(*lr);
-  if (returnAddress == frame.ip || !target.moduleAt(returnAddress) || !target.isExecutable(returnAddress) ||
+  uint64_t returnAddress = *lr, code = target.codeAddress(returnAddress);
+  if (code == frame.ip || !target.moduleAt(code) || !target.isExecutable(code) ||
       callBefore(target, returnAddress) == CallBefore::No)
     return std::nullopt;
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;
   result.caller = RegisterFile(frame.regs.arch());
-  if (auto fp = frame.regs.fp()) result.caller.set(result.caller.fpRegister(), *fp);
+  unsigned fpRegister = framePointerRegister(frame.regs);
+  if (auto fp = frame.regs.get(fpRegister)) result.caller.set(fpRegister, *fp);
   result.caller.setSp(frame.sp);
   result.caller.setPc(returnAddress);
   return result;
@@ -81,7 +89,8 @@ std::optional<UnwindResult> linkRegisterCaller(const Frame &frame, const Target 
 
 UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &target) {
   if (auto leaf = linkRegisterCaller(frame, target)) return *leaf;
-  std::optional<uint64_t> fp = frame.regs.fp();
+  unsigned fpRegister = framePointerRegister(frame.regs);
+  std::optional<uint64_t> fp = frame.regs.get(fpRegister);
   unsigned size = pointerSize(target.arch());
   if (!fp) return UnwindResult::noInfo("the frame pointer is unknown");
   if (*fp < frame.sp || *fp % size != 0) return UnwindResult::noInfo("the frame pointer does not point into the stack");
@@ -91,17 +100,18 @@ UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &targ
   // A zero return address ends the chain, not necessarily the stack: code
   // that keeps no frame pointer leaves one behind by chance, so the scan is tried.
   if (*returnAddress == 0) return UnwindResult::noInfo("the frame-pointer chain ends");
-  if (!target.isExecutable(*returnAddress))
+  uint64_t code = target.codeAddress(*returnAddress);
+  if (!target.isExecutable(code))
     return UnwindResult::noInfo("the frame record's return address is not in executable memory");
   // A module's symbol file names every function: a return address outside
   // them all is no return address (Breakpad's InstructionAddressSeemsValid).
-  const Module *module = target.moduleAt(*returnAddress);
-  if (module && module->symbolFile && !module->symbolFile->namesAddress(*returnAddress - 1 - module->base))
+  const Module *module = target.moduleAt(code);
+  if (module && module->symbolFile && !module->symbolFile->namesAddress(code - 1 - module->base))
     return UnwindResult::noInfo("the frame record's return address is in no function of its symbol file");
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;
   result.caller = RegisterFile(frame.regs.arch());
-  result.caller.set(result.caller.fpRegister(), *savedFp);
+  result.caller.set(fpRegister, *savedFp);
   result.caller.setSp(*fp + 2 * size);
   result.caller.setPc(*returnAddress);
   return result;

@@ -44,6 +44,9 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // i386 Linux: as x86-64 Linux, without a managed runtime (stackwalk reads
   // no 32-bit .NET) or libunwind's registrations.
   if (arch == Arch::X86) return {Cfi, SymbolFileCfi, EntryFunction, BadCall, FramePointer, Scan};
+  // 32-bit ARM Linux: glibc's signal restorers first (their EHABI data would
+  // not mark the frame interrupted), then as i386.
+  if (arch == Arch::Arm) return {Sigreturn, Cfi, SymbolFileCfi, EntryFunction, BadCall, FramePointer, Scan};
   if (arch != Arch::X86_64) return {};
   // Windows x64 code is described by its function tables (a leaf function
   // needs no entry), and its ABI has no frame-pointer chain: a function that

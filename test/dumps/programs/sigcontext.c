@@ -38,6 +38,8 @@ static void usr1_handler(int sig, siginfo_t *info, void *context)
     unsigned long pc = uc->uc_mcontext.gregs[REG_RIP], sp = uc->uc_mcontext.gregs[REG_RSP];
 #elif defined(__i386__)
     unsigned long pc = uc->uc_mcontext.gregs[REG_EIP], sp = uc->uc_mcontext.gregs[REG_ESP];
+#elif defined(__arm__)
+    unsigned long pc = uc->uc_mcontext.arm_pc, sp = uc->uc_mcontext.arm_sp;
 #else
 #error "which registers hold pc and sp here?"
 #endif

@@ -6,7 +6,7 @@
 
 namespace stackwalk {
 
-enum class Arch { X86_64, Arm64, X86, Unknown };
+enum class Arch { X86_64, Arm64, X86, Arm, Unknown }; // Arm: 32-bit ARM (and Thumb)
 enum class OS { Linux, Windows, MacOS, IOS, Unknown };
 
 std::string_view archName(Arch arch);

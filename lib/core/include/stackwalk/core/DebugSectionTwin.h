@@ -22,7 +22,7 @@ namespace stackwalk {
 // Whether an ELF file has a compressed section (SHF_COMPRESSED).
 bool hasCompressedSection(const ModuleImage &file);
 
-// The twin of a linked 64-bit little-endian ELF file with compressed
+// The twin of a linked little-endian ELF file (either class; the twin is of its class) with compressed
 // sections: an ELF header, its .debug_* sections decompressed back to back,
 // their names and a section table. An error when it has no compressed
 // section, when its sections claim more than maxDebugBytes uncompressed

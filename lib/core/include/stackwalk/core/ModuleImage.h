@@ -89,6 +89,7 @@ public:
   struct Section {
     llvm::StringRef data;
     uint64_t address = 0;
+    bool compressed = false; // SHF_COMPRESSED: data is the header and the stream
   };
   std::optional<Section> section(llvm::StringRef name) const;
 

@@ -1,8 +1,8 @@
 // One register file for every architecture, recording which registers are known.
 //
 // Registers are numbered as DWARF numbers them (x86-64: 0 rax ... 16 rip; arm64:
-// 0-30 x0-x30, 31 sp, 32 pc; x86: 0 eax ... 8 eip), with the DWARF numbers of
-// the flags and segment registers where they exist. An unwinder that cannot
+// 0-30 x0-x30, 31 sp, 32 pc; x86: 0 eax ... 8 eip; ARM: 0-15 r0-r15), with the
+// DWARF numbers of the flags and segment registers where they exist. An unwinder that cannot
 // recover a register leaves it unknown; nothing ever guesses a value.
 #pragma once
 
@@ -75,6 +75,17 @@ private:
 
 std::span<const RegisterInfo> registerLayout(Arch arch);
 std::optional<unsigned> registerByName(Arch arch, std::string_view name);
+
+// 32-bit ARM: cpsr's number in RegisterFile (Registers.cpp), and its T bit:
+// the thread runs Thumb code.
+constexpr unsigned ArmCpsr = 16;
+constexpr uint64_t ArmThumbBit = 1u << 5;
+bool isThumb(const RegisterFile &regs);
+// ARM interworking: bit 0 of a return address says the caller runs Thumb
+// code; its cpsr gets that T bit (no-op on other architectures).
+void noteInstructionSet(RegisterFile &regs, uint64_t returnAddress);
+// The frame pointer of ARM code (r11) or Thumb code (r7), by the T bit.
+unsigned armFramePointerRegister(const RegisterFile &regs);
 
 // Win64 unwind codes number x86-64 registers rax rcx rdx rbx rsp rbp rsi rdi r8..r15.
 unsigned dwarfFromWin64Register(unsigned win64Register);

@@ -55,7 +55,7 @@ struct UnwindResult {
   bool callerIpIsExact = false; // the caller was interrupted (signal frame)
   std::optional<FrameTrust> trust; // overrides the unwinder's own (e.g. dynamic)
   uint64_t argumentBytes = 0;      // the unwound frame's own stack arguments, where known
-  std::string detail;           // why NoInfo / EndOfStack, for stop reasons
+  std::string detail;           // why NoInfo / EndOfStack, for stop reasons (empty: not this unwinder's kind of frame)
 
   static UnwindResult noInfo(std::string why) {
     UnwindResult r;

@@ -6,6 +6,7 @@
 
 #include "stackwalk/core/StackWalker.h"
 
+#include <list>
 #include <map>
 #include <memory>
 #include <string>
@@ -38,6 +39,8 @@ private:
   std::vector<std::unique_ptr<CfiSection>> &sectionsFor(const ModuleImage &image, Arch arch);
 
   std::map<const ModuleImage *, std::vector<std::unique_ptr<CfiSection>>> sections_;
+  // Compressed sections inflated for them, by image (each buffer stays put).
+  std::map<const ModuleImage *, std::list<std::vector<uint8_t>>> inflated_;
 };
 
 } // namespace stackwalk

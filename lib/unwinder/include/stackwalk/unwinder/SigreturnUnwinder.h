@@ -6,7 +6,11 @@
 // the CFI unwinder reads first; this unwinder is for trampolines without any:
 // qemu-user gives arm64 guests no vDSO, only a bare page holding the same two
 // instructions (`mov x8, #139; svc #0`). gdb recognises the kernel's
-// trampoline by these instructions too (aarch64-linux-tdep.c). Linux arm64 only.
+// trampoline by these instructions too (aarch64-linux-tdep.c). On 32-bit ARM,
+// glibc's restorers (mov r7, #173 or #119; svc #0, ARM or Thumb) carry EHABI
+// data that restores the registers but does not say the frame was
+// interrupted; they are read here, as gdb's arm-linux-tdep.c reads them.
+// Linux arm64 and ARM only.
 #pragma once
 
 #include "stackwalk/core/StackWalker.h"
