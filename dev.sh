@@ -12,18 +12,19 @@ BUILD=${BUILD:-build}
 # for the oracle tests, python3-jsonschema for the schema, clang for the fuzz
 # targets, Wine and MinGW-w64 for the Windows tests (winedbg's oracle, .NET
 # under Wine), debuginfod and gcab for the symbol-server tests, and for the
-# arm64 and i386 tests the cross compilers, qemu-user, gdb-multiarch and
-# Debian's arm64 and i386 libc with its debug info (the multiarch packages
-# eu-stack reads).
+# arm64, i386 and arm tests the cross compilers, qemu-user, gdb-multiarch and
+# Debian's arm64, i386 and armhf libc with its debug info (the multiarch
+# packages eu-stack reads).
 BUILD_PACKAGES="cmake ninja-build g++ python3 xz-utils llvm-19-dev libcli11-dev nlohmann-json3-dev catch2
   libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev libcurl4-openssl-dev libdeflate-dev libmspack-dev"
 TEST_PACKAGES="llvm-19 gdb elfutils python3-jsonschema clang-19 libclang-rt-19-dev wine wine64 gcc-mingw-w64-x86-64 strace debuginfod gcab"
-# The arm64 and i386 tests' tools come from foreign architectures' package
+# The arm64, i386 and arm tests' tools come from foreign architectures' package
 # lists, which a mirror can fail to serve: without them those tests skip, so
 # their install may fail without stopping the run.
 ARM64_PACKAGES="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user gdb-multiarch libc6:arm64 libc6-dbg:arm64
   libstdc++6:arm64"
 I386_PACKAGES="gcc-i686-linux-gnu g++-i686-linux-gnu libc6-dev-i386-cross libc6:i386 libc6-dbg:i386 libstdc++6:i386"
+ARMHF_PACKAGES="gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf libc6:armhf libc6-dbg:armhf libstdc++6:armhf"
 PACKAGES="$BUILD_PACKAGES $TEST_PACKAGES"
 
 sudo=""
@@ -78,6 +79,7 @@ case "${1:-}" in
     build
     install_foreign_tools arm64 $ARM64_PACKAGES
     install_foreign_tools i386 $I386_PACKAGES
+    install_foreign_tools armhf $ARMHF_PACKAGES
     (cd "$BUILD" && ctest --output-on-failure)
     # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
     cmake -S . -B "$BUILD-asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTACKWALK_SANITIZE=ON >/dev/null
@@ -95,7 +97,7 @@ case "${1:-}" in
     cmake --build "$BUILD-fuzz"
     seeds="$BUILD-fuzz/seeds"
     rm -rf "$seeds" && fuzz/seeds.sh "$BUILD" "$seeds" >/dev/null
-    for target in elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind libunwind_dynamic ecma_metadata runtime_structures symbol_file process_maps cabinet walk; do
+    for target in elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind arm_ehabi libunwind_dynamic ecma_metadata runtime_structures symbol_file process_maps cabinet walk; do
       mkdir -p "$BUILD-fuzz/corpus/$target"
       echo "dev.sh: fuzz_$target for ${seconds}s"
       UBSAN_OPTIONS=halt_on_error=1 "$BUILD-fuzz/fuzz/fuzz_$target" "$BUILD-fuzz/corpus/$target" "$seeds/$target" -max_total_time="$seconds" \

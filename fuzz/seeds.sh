@@ -6,7 +6,7 @@ build=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 corpus=$here/../../shared/corpus
-mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/frame_arguments "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/libunwind_dynamic "$out"/ecma_metadata "$out"/runtime_structures "$out"/symbol_file "$out"/process_maps "$out"/cabinet "$out"/walk
+mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/frame_arguments "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/arm_ehabi "$out"/libunwind_dynamic "$out"/ecma_metadata "$out"/runtime_structures "$out"/symbol_file "$out"/process_maps "$out"/cabinet "$out"/walk
 cp "$build"/dumps/cores/*.core "$out"/elfcore/
 cp "$build"/dumps/windows/dumps/*.dmp "$out"/minidump/
 if [ -d "$corpus" ]; then
@@ -44,6 +44,10 @@ x86_64-w64-mingw32-objcopy -O binary --only-section=.xdata "$build"/dumps/window
 # save_regp, save_fplr_x, end.
 printf '\000\000\000\000\000\000\000\000\000\000\000\000\000\000\020\000\040\000\000\010\341\310\002\205\344\000\000\000' \
   > "$out"/win64_unwind/arm64-xdata
+# An exidx table: an inline entry (pop {r4, lr}), one into extab (compact
+# model 1, one more word), EXIDX_CANTUNWIND; then the extab words.
+printf '\000\000\000\000\260\260\250\200\000\001\000\000\020\000\000\000\000\002\000\000\001\000\000\000\003\250\001\201\260\260\260\260' \
+  > "$out"/arm_ehabi/table
 cp "$(dirname "$0")"/../lib/frames/test/data/Nested.dll "$out"/ecma_metadata/ 2>/dev/null || true
 head -c 4096 "$build"/dumps/dotnet/cores/park-normal.core > "$out"/runtime_structures/core-head 2>/dev/null || true
 cp /proc/self/maps "$out"/process_maps/self

@@ -223,9 +223,16 @@ def run_args(stackwalk, unpacked, dump, json_output):
 # C one, and prints block=block@entry=true there), so it has no call-site value for `block`;
 # ___pthread_join is `return __pthread_clockjoin_ex (threadid, thread_return, 0, NULL, true);`
 # (nptl/pthread_join.c). stackwalk may show the value (it must then be this one) or none.
+# On ARM gdb-multiarch makes no tail-call frame for __pthread_kill_internal nor
+# ___pthread_join either: `return __pthread_kill_implementation (threadid, signo, 0);`
+# (nptl/pthread_kill.c), and crash-cxx-uncaught's main joins with pthread_join(t, NULL).
 KNOWN_GDB_MISSES = {
     ("cxx-throw", "__pthread_clockjoin_ex", "block"): "true",
     ("crash-cxx-uncaught", "__pthread_clockjoin_ex", "block"): "true",
+    ("crash-cxx-uncaught", "__pthread_clockjoin_ex", "thread_return"): "0x0",
+    ("crash-cxx-uncaught", "___pthread_join", "thread_return"): "0x0",
+    ("crash-cxx-uncaught", "__pthread_kill_implementation", "no_tid"): "0",
+    ("crash-abort", "__pthread_kill_implementation", "no_tid"): "0",
 }
 
 

@@ -10,7 +10,9 @@ entry point (-e) and finds the libraries through the link map; the libraries'
 CFI is in their debug files' compressed .debug_frame. Frames are compared with
 eu-stack and gdb-multiarch, as cross_arch.py says. eu-stack stops at glibc's
 signal restorer: sigcontext's thread in a handler is compared up to it, and past
-it with the program's own record.
+it with the program's own record. A stripped program keeps only its .ARM.exidx:
+its frames must be those of its twin with DWARF. Where both tools stop at an
+EXIDX_CANTUNWIND entry (cxx-throw), stackwalk's frames must begin with theirs.
 
 Skipped (77) without the cross compilers, qemu-arm, eu-stack, gdb-multiarch or the armhf libc.
 """
@@ -19,9 +21,48 @@ import sys
 
 import cross_arch
 
+# Thumb code that C++ marks noexcept (std::terminate) is EXIDX_CANTUNWIND, and
+# libgcc's _Unwind_RaiseException is assembly marked so too: gdb-multiarch and
+# eu-stack stop there; stackwalk goes on by the frame pointer and the scan.
+CANTUNWIND = "std::terminate's and _Unwind_RaiseException's exidx entries are EXIDX_CANTUNWIND"
 ARM = cross_arch.Platform(name="arm", triplet="arm-linux-gnueabihf", libc="/lib/arm-linux-gnueabihf/libc.so.6",
                           gdb="gdb-multiarch", runner=["qemu-arm"], place_executable=True,
-                          tools_stop_at_trampoline=True)
+                          tools_stop_at_trampoline=True, thumb_bit=True,
+                          outermost_stops=frozenset({"end_of_stack", "no_unwind_info"}),
+                          tools_stop_early={"cxx-throw": CANTUNWIND},
+                          gdb_args_wrong={"sigcontext": cross_arch.PTHREAD_KILL})
+
+# Plain C on armhf has no unwind tables: the stripped program is built with
+# -funwind-tables (as Android builds everything), so stripping leaves it only
+# its .ARM.exidx, which neither tool reads. Its twin, the same code with -g
+# (.debug_frame) and not stripped, is walked by both: the stripped program's
+# frames must be the twin's.
+PROGRAMS = [p for p in cross_arch.PROGRAMS if p[0] != "stripped"] + [
+    ("stripped-twin", "stripped.c", "-O2 -fomit-frame-pointer -funwind-tables -g", "park"),
+    ("stripped", "stripped.c", "-O2 -fomit-frame-pointer -funwind-tables", "park"),
+]
+
+
+def offsets(report):
+    """Each worker thread's frames as module+offset, sorted by thread (tids differ between
+    runs; the main thread may be caught before or in its join)."""
+    return sorted([f"{f['module']}+{f['module_offset']}" for f in cross_arch.physical(t)]
+                  for t in report["threads"][1:])
+
+
+def stripped_twin(name, report, reports, eu_stack):
+    """The stripped program: its twin's frames, found by .ARM.exidx (None for the others)."""
+    if name != "stripped":
+        return None
+    twin = [[frame.replace("stripped-twin+", "stripped+") for frame in thread] for thread in offsets(reports["stripped-twin"])]
+    ours = offsets(report)
+    by_exidx = [f for t in report["threads"] for f in cross_arch.physical(t)
+                if f["module"] == "stripped" and f["trust"] == "unwind_info"]
+    failures = [] if ours == twin else [f"stripped: {ours} vs its twin's {twin}"]
+    if not by_exidx:
+        failures.append("stripped: no frame of the program was found by its .ARM.exidx")
+    print(f"{'ok  ' if not failures else 'FAIL'} stripped: its twin's frames, {len(by_exidx)} found by .ARM.exidx")
+    return failures
 
 
 def capture(exe, mode, workdir):
@@ -39,4 +80,5 @@ def capture(exe, mode, workdir):
 
 
 if __name__ == "__main__":
-    sys.exit(cross_arch.run(ARM, os.path.abspath(sys.argv[1]), capture))
+    sys.exit(cross_arch.run(ARM, os.path.abspath(sys.argv[1]), capture, PROGRAMS, stripped_twin,
+                            last=cross_arch.pthread_kill_truth))

@@ -294,8 +294,10 @@ def breakpad_out_frames(path):
 def microdumps(stackwalk):
     """Breakpad's microdumps (Android's logcat text): the arm64 one with its symbols/microdump
     walked to the frames of microdump.stackwalk-arm64.out by their STACK CFI, and without
-    symbols to the same addresses; the 32-bit ones refused naming their architecture, the x86
-    one read (its context frame)."""
+    symbols to the same addresses; the ARM one to microdump.stackwalk-arm.out's; the mips one
+    refused naming its architecture, the x86 one read (its context frame: Breakpad's 17 come
+    from a scan that takes any word in a module, and the microdump holds no code to show a
+    call before one)."""
     symbols = os.path.join(CORPUS, "breakpad", "symbols", "microdump")
     r = report(stackwalk, "breakpad/microdump-arm64.dmp", "--symbols-path", symbols)
     check(r["dump"]["format"] == "microdump" and r["dump"]["arch"] == "arm64" and len(r["modules"]) == 8
@@ -311,11 +313,22 @@ def microdumps(stackwalk):
     ips = [f["ip"] for f in physical(thread)]
     check([f["ip"] for f in physical(bare["threads"][0])][:len(ips)] == ips,
           f"microdump-arm64.dmp without symbols: the same {len(ips)} frames first (by frame records)")
-    for name, arch in (("microdump-arm.dmp", "arm"), ("microdump-mips32.dmp", "mips"),
-                       ("microdump-withcrashreason.dmp", "arm"), ("microdump-multiple.dmp", "arm")):
-        result = run(stackwalk, "breakpad/" + name)
-        check(result.returncode == 3 and f"a microdump of architecture '{arch}'" in result.stderr,
-              f"{name}: refused, naming its architecture ({result.stderr.strip()})")
+    arm = report(stackwalk, "breakpad/microdump-arm.dmp", "--symbols-path", symbols)
+    ours = [(f["module"], base_name(f["function"]) if f["function"] else None) for f in physical(arm["threads"][0])]
+    theirs = breakpad_out_frames(os.path.join(CORPUS, "breakpad", "microdump.stackwalk-arm.out"))
+    check(arm["dump"]["arch"] == "arm" and ours == theirs,
+          f"microdump-arm.dmp with symbols: the {len(theirs)} frames of microdump.stackwalk-arm.out, by STACK CFI"
+          + ("" if ours == theirs else f" (got {ours})"))
+    reason = report(stackwalk, "breakpad/microdump-withcrashreason.dmp")
+    check(reason["crash"]["name"] == "SIGTRAP" and reason["crash"]["address"] == "0x000000004a7cb000",
+          "microdump-withcrashreason.dmp: SIGTRAP at 0x4a7cb000 (microdump_processor_unittest.cc)")
+    multiple = report(stackwalk, "breakpad/microdump-multiple.dmp")
+    check(multiple["dump"]["arch"] == "arm" and len(multiple["modules"]) == 156
+          and multiple["dump"]["os_version"] == "lge/p1_tmo_us/p1:6.0/MRA58K/1603210524c8d:user/release-keys",
+          "microdump-multiple.dmp: arm, 156 modules, its OS version (microdump_processor_unittest.cc)")
+    result = run(stackwalk, "breakpad/microdump-mips32.dmp")
+    check(result.returncode == 3 and "a microdump of architecture 'mips'" in result.stderr,
+          f"microdump-mips32.dmp: refused, naming its architecture ({result.stderr.strip()})")
     x86 = report(stackwalk, "breakpad/microdump-x86.dmp")
     check(x86["dump"]["arch"] == "x86" and len(x86["modules"]) == 124 and len(x86["threads"][0]["frames"]) == 1,
           "microdump-x86.dmp: read, 124 modules (microdump_processor_unittest.cc), its context frame")

@@ -35,7 +35,21 @@ llvm::Expected<RegisterFile> fromBreakpadArm64OldContext(std::span<const uint8_t
   return regs;
 }
 
+llvm::Expected<RegisterFile> fromBreakpadArmContext(std::span<const uint8_t> bytes) {
+  constexpr size_t Registers = 16 + 1; // r0-r15, cpsr: after the 4-byte context_flags
+  if (bytes.size() < 4 + 4 * Registers)
+    return fail("a Breakpad ARM context of " + llvm::Twine(bytes.size()) + " bytes is too short");
+  RegisterFile regs(Arch::Arm);
+  for (unsigned reg = 0; reg < Registers; ++reg) {
+    uint32_t value;
+    std::memcpy(&value, bytes.data() + 4 + 4 * reg, 4);
+    regs.set(reg, value); // r0-r15 are DWARF 0-15, cpsr follows them (ArmCpsr)
+  }
+  return regs;
+}
+
 llvm::Expected<RegisterFile> readThreadContext(Arch arch, std::span<const uint8_t> bytes) {
+  if (arch == Arch::Arm) return fromBreakpadArmContext(bytes);
   if (arch == Arch::Arm64 && isBreakpadArm64OldContext(bytes)) return fromBreakpadArm64OldContext(bytes);
   return fromWindowsContext(arch, bytes);
 }

@@ -48,6 +48,7 @@ std::optional<std::vector<uint8_t>> hexBytes(StringRef text) {
 std::optional<Arch> archNamed(StringRef name) {
   if (name == "arm64" || name == "aarch64") return Arch::Arm64;
   if (name == "x86") return Arch::X86;
+  if (name == "arm") return Arch::Arm;
   return std::nullopt;
 }
 

@@ -28,6 +28,7 @@ SystemDescription readSystemInfo(const Reader &reader) {
   case uint16_t(ProcessorArchitecture::ARM64): case 0x8003: // Breakpad's old ARM64 value
     out.arch = Arch::Arm64;
     break;
+  case uint16_t(ProcessorArchitecture::ARM): out.arch = Arch::Arm; break;
   default:
     reader.warn("unsupported processor architecture " + std::to_string(processor));
   }

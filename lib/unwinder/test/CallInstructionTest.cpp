@@ -37,3 +37,24 @@ TEST_CASE("arm64 bl and blr") {
   CHECK(followsCall({0x00, 0x02, 0x3f, 0xd6}, Arch::Arm64)); // blr x16
   CHECK_FALSE(followsCall({0x1f, 0x20, 0x03, 0xd5}, Arch::Arm64)); // nop
 }
+
+TEST_CASE("ARM bl, blx <label> and blx <register>; Thumb's 32-bit bl and blx, 16-bit blx <register>") {
+  auto followsArmCall = [](std::vector<uint8_t> bytes, bool thumb) {
+    auto memory = std::make_unique<BufferMemory>();
+    std::vector<uint8_t> code(16, 0);
+    code.insert(code.end(), bytes.begin(), bytes.end());
+    memory->add(0x1000, code);
+    Target target(Arch::Arm, OS::Linux, "test", std::move(memory));
+    // A Thumb caller's return address carries bit 0.
+    return callBefore(target, 0x1000 + code.size() + (thumb ? 1 : 0)) == CallBefore::Yes;
+  };
+  CHECK(followsArmCall({0x10, 0x00, 0x00, 0xeb}, false));       // bl
+  CHECK(followsArmCall({0x10, 0x00, 0x00, 0xfa}, false));       // blx <label>
+  CHECK(followsArmCall({0x33, 0xff, 0x2f, 0xe1}, false));       // blx r3
+  CHECK_FALSE(followsArmCall({0x04, 0xe0, 0x2d, 0xe5}, false)); // push {lr}
+  CHECK(followsArmCall({0x00, 0xf0, 0x10, 0xf8}, true));        // bl (f000 f810)
+  CHECK(followsArmCall({0x00, 0xf0, 0x10, 0xe8}, true));        // blx <label> (f000 e810)
+  CHECK(followsArmCall({0x00, 0xbf, 0x98, 0x47}, true));        // nop; blx r3
+  CHECK_FALSE(followsArmCall({0x00, 0xbf, 0x00, 0xbf}, true));  // nop; nop
+  CHECK_FALSE(followsArmCall({0x00, 0xf0, 0x10, 0xf8}, false)); // Thumb bytes read as ARM
+}

@@ -75,3 +75,25 @@ TEST_CASE("sigreturn: what is not a trampoline, and a frame outside the dump", "
     CHECK(unwinder.unwind(fx.frame(), fx.target()).status == Status::NoInfo);
   }
 }
+
+TEST_CASE("sigreturn on ARM: glibc's Thumb-2 rt restorer, the registers after the siginfo", "[sigreturn][arm]") {
+  constexpr uint64_t Restorer = 0x4000, ArmStack = 0x20000;
+  std::vector<uint8_t> restorer{0x4f, 0xf0, 0xad, 0x07, 0x00, 0xdf}; // mov.w r7, #173; svc #0
+  std::vector<uint8_t> stack(0x400, 0);
+  // rt_sigframe: siginfo (128), uc_flags, uc_link, uc_stack (20), trap_no, error_code, oldmask, r0-r15, cpsr.
+  for (unsigned reg = 0; reg < 17; ++reg) {
+    uint32_t value = reg == 13 ? uint32_t(ArmStack + 0x300) : reg == 15 ? 0x10040 : reg == 16 ? 0x30 : 0x1000 + reg;
+    std::memcpy(&stack[128 + 32 + 4 * reg], &value, 4);
+  }
+  auto target = makeTarget(Arch::Arm, OS::Linux, makeMemory({{Restorer, restorer}, {ArmStack, stack}}), {}, {});
+  Frame frame = makeFrame(*target, Restorer, ArmStack, FrameTrust::Cfi, {}, Arch::Arm);
+  SigreturnUnwinder unwinder;
+  CHECK(unwinder.isSignalTrampoline(frame, *target));
+  UnwindResult r = unwinder.unwind(frame, *target);
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.callerIpIsExact);
+  CHECK(r.caller.pc() == 0x10040u);
+  CHECK(r.caller.sp() == ArmStack + 0x300);
+  CHECK(r.caller.get(7) == 0x1007u);
+  CHECK(isThumb(r.caller)); // cpsr's T bit (0x20)
+}

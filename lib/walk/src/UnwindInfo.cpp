@@ -4,6 +4,7 @@
 
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
+#include "stackwalk/unwinder/ArmExidxUnwinder.h"
 #include "stackwalk/unwinder/UnwindDescription.h"
 
 #include "llvm/Object/COFF.h"
@@ -71,6 +72,12 @@ llvm::Expected<UnwindInfoReport> unwindInfoAt(const Target &target, WalkSession 
   } else {
     report.kind = "DWARF CFI";
     lines = session.cfi.describe(*report.module, *address, target.arch());
+    // 32-bit ARM code without CFI has its exception index table.
+    if (!lines && target.arch() == Arch::Arm) {
+      llvm::consumeError(lines.takeError());
+      report.kind = "ARM exception index (EHABI)";
+      lines = ArmExidxUnwinder::describe(*report.module, *address, target);
+    }
   }
   if (!lines) return lines.takeError();
   report.lines = std::move(*lines);

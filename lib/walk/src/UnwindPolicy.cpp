@@ -10,6 +10,7 @@ std::string_view unwindStepName(UnwindStep step) {
   case UnwindStep::Win64UnwindInfo: return "win64_unwind_info";
   case UnwindStep::Cfi: return "cfi";
   case UnwindStep::Sigreturn: return "sigreturn";
+  case UnwindStep::ArmExidx: return "arm_exidx";
   case UnwindStep::SymbolFileCfi: return "symbol_file_cfi";
   case UnwindStep::StackWin: return "stack_win";
   case UnwindStep::Dynamic: return "dynamic";
@@ -45,8 +46,10 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // no 32-bit .NET) or libunwind's registrations.
   if (arch == Arch::X86) return {Cfi, SymbolFileCfi, EntryFunction, BadCall, FramePointer, Scan};
   // 32-bit ARM Linux: glibc's signal restorers first (their EHABI data would
-  // not mark the frame interrupted), then as i386.
-  if (arch == Arch::Arm) return {Sigreturn, Cfi, SymbolFileCfi, EntryFunction, BadCall, FramePointer, Scan};
+  // not mark the frame interrupted), DWARF CFI, then the exception index
+  // table every ARM binary keeps (as gdb), then as i386.
+  if (arch == Arch::Arm)
+    return {Sigreturn, Cfi, ArmExidx, SymbolFileCfi, EntryFunction, BadCall, FramePointer, Scan};
   if (arch != Arch::X86_64) return {};
   // Windows x64 code is described by its function tables (a leaf function
   // needs no entry), and its ABI has no frame-pointer chain: a function that
@@ -69,6 +72,7 @@ std::vector<Unwinder *> DumpUnwinders::chainFor(ManagedThreadWalk *managed) {
     case UnwindStep::Win64UnwindInfo: unwinder = &win64_; break;
     case UnwindStep::Cfi: unwinder = &cfi_; break;
     case UnwindStep::Sigreturn: unwinder = &sigreturn_; break;
+    case UnwindStep::ArmExidx: unwinder = &armExidx_; break;
     case UnwindStep::SymbolFileCfi: unwinder = &symbolFileCfi_; break;
     case UnwindStep::StackWin: unwinder = &stackWin_; break;
     case UnwindStep::Dynamic: unwinder = &dynamic_; break;

@@ -81,6 +81,11 @@ TEST_CASE("i386 Linux: as x86-64 Linux without the managed and dynamic steps") {
         std::vector<UnwindStep>{Cfi, SymbolFileCfi, EntryFunction, BadCall, FramePointer, Scan});
 }
 
+TEST_CASE("32-bit ARM Linux: the signal restorers, CFI, the exception index table, then as i386") {
+  CHECK(unwindPolicy(Arch::Arm, OS::Linux) == std::vector<UnwindStep>{Sigreturn, Cfi, ArmExidx, SymbolFileCfi,
+                                                                      EntryFunction, BadCall, FramePointer, Scan});
+}
+
 TEST_CASE("architectures stackwalk cannot unwind yet get no unwinder") {
   for (OS os : {OS::Linux, OS::Windows}) CHECK(unwindPolicy(Arch::Unknown, os).empty());
 }

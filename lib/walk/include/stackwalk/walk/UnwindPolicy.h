@@ -6,6 +6,7 @@
 
 #include "stackwalk/core/Arch.h"
 #include "stackwalk/core/StackWalker.h"
+#include "stackwalk/unwinder/ArmExidxUnwinder.h"
 #include "stackwalk/unwinder/CfiUnwinder.h"
 #include "stackwalk/unwinder/EntryFunctionUnwinder.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
@@ -26,6 +27,7 @@ enum class UnwindStep {
   Win64UnwindInfo,    // a PE module's function table (.pdata, .xdata)
   Cfi,                // DWARF CFI: .eh_frame, .debug_frame (of the file or its debug file)
   Sigreturn,          // a signal trampoline without CFI, known by its instructions
+  ArmExidx,           // 32-bit ARM's exception index table (.ARM.exidx, .ARM.extab)
   SymbolFileCfi,      // STACK CFI records of a Breakpad symbol file
   StackWin,           // STACK WIN records of a Breakpad symbol file (32-bit Windows frame data)
   Dynamic,            // unwind info registered at run time with libunwind
@@ -58,6 +60,7 @@ private:
   EntryFunctionUnwinder entryFunction_;
   BadCallUnwinder badCall_;
   SigreturnUnwinder sigreturn_;
+  ArmExidxUnwinder armExidx_;
   SymbolFileCfiUnwinder symbolFileCfi_;
   StackWinUnwinder stackWin_;
   FramePointerUnwinder framePointer_;
