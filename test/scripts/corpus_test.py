@@ -87,6 +87,9 @@ CORES = [
     ("backtrace.i386.fp.core", ["elfcore/elfutils-more/backtrace.i386.fp.core.bz2",
                                 "elfcore/elfutils-more/backtrace.i386.fp.exec.bz2"],
      "backtrace.i386.fp.exec", check_backtrace, {"gdb_tail_dropped": 0, "ours_tail": []}),
+    ("backtrace.x32.core", ["elfcore/elfutils-more/backtrace.x32.core.bz2",
+                            "elfcore/elfutils-more/backtrace.x32.exec.bz2"],
+     "backtrace.x32.exec", check_backtrace, {"gdb_tail_dropped": 0, "ours_tail": []}),
     ("linux-x86_64.core", ["elfcore/lldb/linux-x86_64.core", "elfcore/lldb/linux-x86_64.out"],
      "linux-x86_64.out", check_lldb,
      # _start's CFI claims a return address where the kernel put argc (1):

@@ -58,8 +58,8 @@ std::optional<RegisterFile> parseUserRegs(std::span<const uint8_t> regs, Arch ar
   return registers;
 }
 
-std::optional<PrStatus> parsePrStatus(std::span<const uint8_t> desc, Arch arch) {
-  PrStatusLayout layout = pointerSize(arch) == 4 ? PrStatus32 : PrStatus64;
+std::optional<PrStatus> parsePrStatus(std::span<const uint8_t> desc, Arch arch, unsigned wordSize) {
+  PrStatusLayout layout = wordSize == 4 ? PrStatus32 : PrStatus64;
   if (desc.size() < layout.reg) return std::nullopt;
   auto registers = parseUserRegs(desc.subspan(layout.reg), arch);
   if (!registers) return std::nullopt;

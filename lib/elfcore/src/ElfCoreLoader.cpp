@@ -37,7 +37,8 @@ template <typename T> T loadAt(std::span<const uint8_t> bytes, uint64_t offset) 
 }
 
 Arch coreArch(uint16_t machine, unsigned wordSize) {
-  if (wordSize == 8 && machine == ELF::EM_X86_64) return Arch::X86_64;
+  // x32 (ELF32, EM_X86_64): x86-64 code and registers, 32-bit pointers.
+  if (machine == ELF::EM_X86_64) return Arch::X86_64;
   if (wordSize == 8 && machine == ELF::EM_AARCH64) return Arch::Arm64;
   if (wordSize == 4 && machine == ELF::EM_386) return Arch::X86;
   if (wordSize == 4 && machine == ELF::EM_ARM) return Arch::Arm;
@@ -67,11 +68,12 @@ private:
   }
   Expected<ElfFileHeader> header() const;
   Expected<std::vector<ElfProgramHeader>> programHeaders(const ElfFileHeader &header);
-  void readNotes(std::span<const uint8_t> noteBytes, Arch arch);
+  void readNotes(std::span<const uint8_t> noteBytes, Arch arch, unsigned wordSize);
   void addModules(Target &target, const std::vector<CoreSegment> &segments);
   const PrStatus *crashingThread() const;
 
   std::shared_ptr<MemoryBuffer> file_;
+  unsigned wordSize_ = 8; // the process's pointers: 4 in an ELF32 core (x32's too)
   CoreNotes notes_;
   std::vector<std::string> warnings_;
 };
@@ -113,34 +115,35 @@ Expected<ElfFileHeader> CoreReader::header() const {
   std::optional<ElfFileHeader> header = parseElfFileHeader(bytes());
   if (!header) return fail(what + ": its ELF class is unknown");
   if (coreArch(header->machine, header->wordSize) == Arch::Unknown)
-    return fail(what + ": stackwalk reads x86-64, arm64, i386 and ARM cores");
+    return fail(what + ": stackwalk reads x86-64 (and x32), arm64, i386 and ARM cores");
   return *header;
 }
 
-void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch) {
+// `wordSize`: the core's class (4 in ELF32), which lays out its notes.
+void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch, unsigned wordSize) {
   bool wellFormed = forEachElfNote(noteBytes, [&](const ElfNote &note) {
     if (note.name == "LINUX" && note.type == NT_ARM_PAC_MASK && arch == Arch::Arm64)
       notes_.pointerAuthMask = parsePacInstructionMask(note.desc);
     if (note.name != "CORE") return true; // other LINUX notes hold FP/XSAVE state
     switch (note.type) {
     case NT_PRSTATUS:
-      if (auto status = parsePrStatus(note.desc, arch)) notes_.threads.push_back(*status);
+      if (auto status = parsePrStatus(note.desc, arch, wordSize)) notes_.threads.push_back(*status);
       else warnings_.push_back("an NT_PRSTATUS note is too short; its thread is skipped");
       break;
     case NT_PRPSINFO:
-      notes_.process = parsePrPsInfo(note.desc, pointerSize(arch));
+      notes_.process = parsePrPsInfo(note.desc, wordSize);
       break;
     case NT_SIGINFO:
       if (notes_.signal) break;
-      notes_.signal = parseSigInfo(note.desc, pointerSize(arch));
+      notes_.signal = parseSigInfo(note.desc, wordSize);
       if (!notes_.threads.empty()) notes_.signalThread = notes_.threads.size() - 1;
       break;
     case NT_AUXV:
-      notes_.auxv = parseAuxv(note.desc, pointerSize(arch));
+      notes_.auxv = parseAuxv(note.desc, wordSize);
       break;
     case NT_FILE:
       notes_.sawFileNote = true;
-      notes_.files = parseFileNote(note.desc, pointerSize(arch));
+      notes_.files = parseFileNote(note.desc, wordSize);
       break;
     }
     return true;
@@ -169,7 +172,7 @@ void CoreReader::addModules(Target &target, const std::vector<CoreSegment> &segm
   } else if (auto phdr = auxvValue(notes_.auxv, AT_PHDR)) {
     warnings_.push_back(notes_.sawFileNote ? "the NT_FILE note is malformed; modules come from the link map"
                                            : "no NT_FILE note; modules come from the dynamic linker's link map");
-    ExecutableProgramHeaders headers{*phdr, auxvValue(notes_.auxv, AT_PHNUM), pointerSize(target.arch())};
+    ExecutableProgramHeaders headers{*phdr, auxvValue(notes_.auxv, AT_PHNUM), wordSize_};
     target.modules = modulesFromLinkMap(headers, executable, target, warnings_);
   } else {
     warnings_.push_back("no NT_FILE note and no auxiliary vector: the module list is unknown");
@@ -189,6 +192,7 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
   Expected<ElfFileHeader> header = this->header();
   if (!header) return header.takeError();
   Arch arch = coreArch(header->machine, header->wordSize);
+  wordSize_ = header->wordSize;
   auto phdrs = programHeaders(*header);
   if (!phdrs) return phdrs.takeError();
 
@@ -198,7 +202,7 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
   for (const ElfProgramHeader &ph : *phdrs) {
     uint64_t present = ph.offset > bytes().size() ? 0 : std::min<uint64_t>(ph.filesz, bytes().size() - ph.offset);
     if (ph.type == ELF::PT_NOTE) {
-      readNotes(bytes().subspan(std::min<uint64_t>(ph.offset, bytes().size()), present), arch);
+      readNotes(bytes().subspan(std::min<uint64_t>(ph.offset, bytes().size()), present), arch, header->wordSize);
       if (present < ph.filesz) missing += ph.filesz - present;
     } else if (ph.type == ELF::PT_LOAD && ph.memsz > 0) {
       segments.push_back({ph.vaddr, ph.memsz, ph.offset, std::min(present, ph.memsz)});

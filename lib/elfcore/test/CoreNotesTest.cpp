@@ -154,3 +154,16 @@ TEST_CASE("ELF32 (i386) notes: prstatus, prpsinfo, siginfo, NT_FILE and auxv in 
   for (uint32_t v : {3u, 0x8048034u, 9u, 0x804991cu, 0u, 0u}) auxv.put<uint32_t>(v);
   CHECK(parseAuxv(auxv, 4) == std::vector<std::pair<uint64_t, uint64_t>>{{3, 0x8048034}, {9, 0x804991c}});
 }
+
+TEST_CASE("x32's NT_PRSTATUS: the 32-bit header (pr_pid at 24, pr_reg at 72), x86-64's 64-bit registers") {
+  Bytes status;
+  status.resize(296);
+  status.set<uint32_t>(24, 3843);
+  status.set<uint64_t>(72 + 16 * 8, 0x40b2a2);   // rip
+  status.set<uint64_t>(72 + 19 * 8, 0xf7fe0000); // rsp
+  auto prstatus = parsePrStatus(status, Arch::X86_64, 4);
+  REQUIRE(prstatus);
+  CHECK(prstatus->tid == 3843);
+  CHECK(prstatus->registers.pc() == 0x40b2a2u);
+  CHECK(prstatus->registers.sp() == 0xf7fe0000u);
+}
