@@ -9,7 +9,7 @@ using stackwalk::test::Bytes;
 
 TEST_CASE("NT_PRSTATUS gives the tid, the signal and the registers in DWARF numbering") {
   Bytes desc = test::prstatus(4242, 0x401000, 0x7ffe0000, 0x7ffe0100, 11);
-  auto status = parsePrStatus(desc, Arch::X86_64);
+  auto status = parsePrStatus(desc, Arch::X86_64, 8);
   REQUIRE(status);
   CHECK(status->tid == 4242);
   CHECK(status->signal == 11);
@@ -17,7 +17,7 @@ TEST_CASE("NT_PRSTATUS gives the tid, the signal and the registers in DWARF numb
   CHECK(status->registers.sp() == 0x7ffe0000u);
   CHECK(status->registers.get(6) == 0x7ffe0100u); // rbp
   CHECK(status->registers.isKnown(58));           // fs_base
-  CHECK_FALSE(parsePrStatus(Bytes{}, Arch::X86_64));
+  CHECK_FALSE(parsePrStatus(Bytes{}, Arch::X86_64, 8));
 }
 
 TEST_CASE("NT_PRPSINFO gives pid, name and arguments") {
@@ -106,7 +106,7 @@ TEST_CASE("ELF32 (i386) notes: prstatus, prpsinfo, siginfo, NT_FILE and auxv in 
   status.set<uint32_t>(72 + 6 * 4, 0xfffffffc);  // eax
   status.set<uint32_t>(72 + 12 * 4, 0xf77f7430); // eip
   status.set<uint32_t>(72 + 15 * 4, 0xffa80000); // esp
-  auto prstatus = parsePrStatus(status, Arch::X86);
+  auto prstatus = parsePrStatus(status, Arch::X86, 4);
   REQUIRE(prstatus);
   CHECK(prstatus->tid == 23101);
   CHECK(prstatus->signal == 6);
@@ -114,7 +114,7 @@ TEST_CASE("ELF32 (i386) notes: prstatus, prpsinfo, siginfo, NT_FILE and auxv in 
   CHECK(prstatus->registers.sp() == 0xffa80000u);
   CHECK(prstatus->registers.fp() == 0xffa80010u);
   CHECK(prstatus->registers.get(0) == 0xfffffffcu); // eax, not sign-extended
-  CHECK_FALSE(parsePrStatus(std::span(status.data(), 100), Arch::X86)); // pr_reg cut short
+  CHECK_FALSE(parsePrStatus(std::span(status.data(), 100), Arch::X86, 4)); // pr_reg cut short
 
   Bytes psinfo;
   psinfo.resize(124);

@@ -56,7 +56,7 @@ struct FileMapping {
 // The layouts of the core's class: `wordSize` is 8 in an ELF64 core, 4 in an
 // ELF32 one (i386, ARM, and x32, whose registers are still x86-64's); the
 // architecture says which registers.
-std::optional<PrStatus> parsePrStatus(std::span<const uint8_t> desc, Arch arch, unsigned wordSize = 8);
+std::optional<PrStatus> parsePrStatus(std::span<const uint8_t> desc, Arch arch, unsigned wordSize);
 // The registers alone (prstatus's pr_reg: x86-64's and i386's user_regs_struct, arm64's user_pt_regs).
 std::optional<RegisterFile> parseUserRegs(std::span<const uint8_t> regs, Arch arch);
 std::optional<PrPsInfo> parsePrPsInfo(std::span<const uint8_t> desc, unsigned wordSize = 8);
