@@ -34,22 +34,6 @@ PROGRAMS = cross_arch.PROGRAMS + [("crash-segv-pac", "crash-segv.c", "-O2 -g -mb
 PAC_TWIN = {"crash-segv-pac": "crash-segv"}
 
 
-def capture(exe, mode, workdir):
-    """Runs the program under qemu until it dies with a core; returns the core and its output."""
-    # qemu dumps the guest's core as qemu_NAME_DATE_PID.core, then the host
-    # kernel would dump qemu itself as "core" (~150 MB): a directory of that
-    # name stops the second.
-    os.makedirs(os.path.join(workdir, "core"), exist_ok=True)
-    output, status = cross_arch.run_until_core(ARM64, exe, mode, workdir,
-                                               env=dict(os.environ, QEMU_STACK_SIZE="524288"))
-    cores = [f for f in os.listdir(workdir) if f.startswith("qemu_") and f.endswith(".core")]
-    if len(cores) != 1:
-        raise SystemExit(f"{exe}: qemu wrote {len(cores)} cores (exit {status})")
-    moved = os.path.join(os.path.dirname(workdir), os.path.basename(exe) + ".core")
-    os.rename(os.path.join(workdir, cores[0]), moved)
-    return moved, output
-
-
 def pac_twin(name, report, reports, eu_stack):
     """A signed program: the functions of its unsigned twin (None for the others)."""
     if name not in PAC_TWIN:
@@ -67,4 +51,4 @@ def pac_twin(name, report, reports, eu_stack):
 
 
 if __name__ == "__main__":
-    sys.exit(cross_arch.run(ARM64, os.path.abspath(sys.argv[1]), capture, PROGRAMS, pac_twin))
+    sys.exit(cross_arch.run(ARM64, os.path.abspath(sys.argv[1]), cross_arch.qemu_capture(ARM64), PROGRAMS, pac_twin))

@@ -65,20 +65,6 @@ def stripped_twin(name, report, reports, eu_stack):
     return failures
 
 
-def capture(exe, mode, workdir):
-    """Runs the program under qemu until it dies with a core; returns the core and its output."""
-    # A directory named "core" keeps the host kernel from dumping qemu itself.
-    os.makedirs(os.path.join(workdir, "core"), exist_ok=True)
-    output, status = cross_arch.run_until_core(ARM, exe, mode, workdir,
-                                               env=dict(os.environ, QEMU_STACK_SIZE="524288"))
-    cores = [f for f in os.listdir(workdir) if f.startswith("qemu_") and f.endswith(".core")]
-    if len(cores) != 1:
-        raise SystemExit(f"{exe}: qemu wrote {len(cores)} cores (exit {status})")
-    moved = os.path.join(os.path.dirname(workdir), os.path.basename(exe) + ".core")
-    os.rename(os.path.join(workdir, cores[0]), moved)
-    return moved, output
-
-
 if __name__ == "__main__":
-    sys.exit(cross_arch.run(ARM, os.path.abspath(sys.argv[1]), capture, PROGRAMS, stripped_twin,
+    sys.exit(cross_arch.run(ARM, os.path.abspath(sys.argv[1]), cross_arch.qemu_capture(ARM), PROGRAMS, stripped_twin,
                             last=cross_arch.pthread_kill_truth))

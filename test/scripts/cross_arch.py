@@ -114,6 +114,29 @@ def run_until_core(platform, exe, mode, workdir, env=None):
     return output, process.returncode
 
 
+def capture_core(platform, exe, mode, workdir, is_core, env=None):
+    """Runs the program until it dies; the one core file `is_core` picks in `workdir`,
+    moved beside it, and the program's output."""
+    output, status = run_until_core(platform, exe, mode, workdir, env)
+    cores = [f for f in os.listdir(workdir) if is_core(f)]
+    if len(cores) != 1:
+        raise SystemExit(f"{exe}: {len(cores)} cores written (exit {status})")
+    moved = os.path.join(os.path.dirname(workdir), os.path.basename(exe) + ".core")
+    os.rename(os.path.join(workdir, cores[0]), moved)
+    return moved, output
+
+
+def qemu_capture(platform):
+    """How a program run under qemu-user gives its core: qemu dumps the guest's as
+    qemu_NAME_DATE_PID.core, then the host kernel would dump qemu itself as "core"
+    (~150 MB): a directory of that name stops the second."""
+    def capture(exe, mode, workdir):
+        os.makedirs(os.path.join(workdir, "core"), exist_ok=True)
+        return capture_core(platform, exe, mode, workdir, lambda f: f.startswith("qemu_") and f.endswith(".core"),
+                            env=dict(os.environ, QEMU_STACK_SIZE="524288"))
+    return capture
+
+
 def stackwalk_report(stackwalk, core, exe):
     out = subprocess.run([stackwalk, core, "-e", exe, "--all-threads", "--json"], capture_output=True, text=True)
     if out.returncode != 0:

@@ -25,13 +25,7 @@ I386 = cross_arch.Platform(name="i386", triplet="i686-linux-gnu", libc="/lib/i38
 
 def capture(exe, mode, workdir):
     """Runs the program until the kernel writes its core into `workdir`."""
-    output, status = cross_arch.run_until_core(I386, exe, mode, workdir)
-    cores = [f for f in os.listdir(workdir) if f == "core" or f.startswith("core.")]
-    if len(cores) != 1:
-        raise SystemExit(f"{exe}: the kernel wrote {len(cores)} cores (exit {status})")
-    moved = os.path.join(os.path.dirname(workdir), os.path.basename(exe) + ".core")
-    os.rename(os.path.join(workdir, cores[0]), moved)
-    return moved, output
+    return cross_arch.capture_core(I386, exe, mode, workdir, lambda f: f == "core" or f.startswith("core."))
 
 
 def core_pattern_is_a_file():
