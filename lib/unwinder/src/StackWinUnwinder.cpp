@@ -3,6 +3,7 @@
 #include "PostfixExpression.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
 
+#include <algorithm>
 #include <map>
 
 namespace stackwalk {
@@ -16,6 +17,9 @@ constexpr unsigned Word = 4;
 // callee state is least known) when that slot holds no return address.
 constexpr unsigned AlignmentWords = 3;
 constexpr unsigned SearchWords = 40, ContextSearchWords = 160;
+// The saved-register area searched for ebp, at most: far more than the
+// registers a prolog saves, and a bound on a record that claims gigabytes.
+constexpr uint64_t SavedEbpSearchWords = 256;
 
 // X86 DWARF numbers, as RegisterFile keeps them.
 constexpr unsigned Ebx = 3, Esi = 6, Edi = 7;
@@ -103,7 +107,8 @@ bool readable(const Target &target, uint64_t address) { return target.readPointe
 std::optional<uint64_t> searchSavedEbp(const Frame &frame, const FrameInfo &info, const Target &target,
                                        uint64_t scanOffset) {
   uint64_t low = frame.sp + frame.calleeArgumentBytes;
-  for (uint64_t slot = low + info.savedRegisterSize + scanOffset; slot >= low && slot >= Word; slot -= Word) {
+  uint64_t high = low + std::min<uint64_t>(info.savedRegisterSize + scanOffset, SavedEbpSearchWords * Word);
+  for (uint64_t slot = high; slot >= low && slot >= Word; slot -= Word) {
     std::optional<uint64_t> value = target.readPointer(slot, Word);
     if (!value) break;
     if (readable(target, *value)) return value;
