@@ -4,7 +4,6 @@
 #include "stackwalk/unwinder/FallbackUnwinders.h"
 
 #include <algorithm>
-#include <map>
 
 namespace stackwalk {
 namespace {
