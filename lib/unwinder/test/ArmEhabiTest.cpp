@@ -14,7 +14,7 @@ constexpr uint64_t Stack = 0x7000, Table = 0x10000, Extab = 0x11000;
 
 std::vector<uint8_t> words(std::vector<uint32_t> values) {
   std::vector<uint8_t> out(values.size() * 4);
-  std::memcpy(out.data(), values.data(), out.size());
+  if (!values.empty()) std::memcpy(out.data(), values.data(), out.size());
   return out;
 }
 
