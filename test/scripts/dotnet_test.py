@@ -95,23 +95,50 @@ def check_against_clrmd(name, ours, oracle):
 
 def check_without_files(stackwalk, folder, dump):
     """A full dump holds every page of every module: with no module file at all (an empty
-    sysroot, no module path), the contract descriptor comes from libcoreclr.so's loaded image
-    in the dump, and --managed-only is the same walk as with the files."""
+    sysroot, no module path, no host files), the contract descriptor comes from libcoreclr.so's
+    loaded image in the dump, --managed-only is the same walk as with the files, and so is the
+    whole mixed walk: each ELF module rebuilt from the dump's memory and unwound by its own
+    .eh_frame."""
     frame = lambda f: (f["kind"], f["function"] or f["frame_name"], f["method_desc"], f["ip"], f["sp"])
     walk = lambda args: [[frame(f) for f in t["frames"]] for t in
                          dotnet_checks.walk(stackwalk, args, folder, "--managed-only")["threads"]]
     with_files = walk(dumps.dotnet_args(dump))
     import tempfile
     with tempfile.TemporaryDirectory() as empty:
-        args = [dump["core"], "--sysroot", empty]
+        args = [dump["core"], "--sysroot", empty, "--no-host-files"]
         without = walk(args)
         info = json.loads(dumps.run_in(stackwalk, args + ["--runtime-info", "--json"], folder).stdout)["runtime"]
+        check_mixed_walk_without_files(stackwalk, folder, dump, args)
     managed = sum(f[0] == "managed" for t in without for f in t)
     check(without == with_files and managed > 40,
           f"park-full without module files: --managed-only equals the walk with them ({managed} managed frames)")
     check(info["descriptor_source"].startswith("dump"),
           f"park-full without module files: the descriptor from the dump ({info['descriptor_source']})")
     check_exported_names(stackwalk, folder, dump)
+
+
+def check_mixed_walk_without_files(stackwalk, folder, dump, args):
+    """Every thread's physical frames (kind, ip, sp) and stop reason without module files equal
+    those with them (tail-call frames are DWARF's: the debug files are not at hand), and each ELF module with a file in the walk with files is rebuilt from the
+    dump's memory in the walk without."""
+    def walk(arguments):
+        report = dotnet_checks.walk(stackwalk, arguments, folder)
+        threads = [([(f["kind"], f["ip"], f["sp"]) for f in t["frames"] if not f["inlined"] and not f["tail_call"]],
+                    t["stop_reason"])
+                   for t in report["threads"]]
+        return threads, {m["name"]: m for m in report["modules"]}
+    with_files, modules = walk(dumps.dotnet_args(dump))
+    without, rebuilt = walk(args)
+    frames = sum(len(t[0]) for t in with_files)
+    differing = [i for i, (a, b) in enumerate(zip(with_files, without)) if a != b]
+    check(len(without) == len(with_files) and not differing and frames > 200,
+          f"park-full without module files: the mixed walk equals the walk with them ({frames} frames, "
+          f"{len(with_files)} threads; threads differing: {differing or 'none'})")
+    elf = [name for name, m in modules.items() if m["file"] and m["build_id"]]
+    not_rebuilt = [name for name in elf if not (rebuilt[name]["note"] or "").startswith("rebuilt from the dump")]
+    check(len(elf) >= 10 and not not_rebuilt,
+          f"park-full without module files: {len(elf)} ELF modules rebuilt from the dump's memory "
+          f"(not: {not_rebuilt or 'none'})")
 
 
 def check_exported_names(stackwalk, folder, dump):
@@ -121,7 +148,7 @@ def check_exported_names(stackwalk, folder, dump):
              for m in dotnet_checks.walk(stackwalk, dumps.dotnet_args(dump), folder)["modules"] if m["file"]}
     import tempfile
     with tempfile.TemporaryDirectory() as empty:
-        report = dotnet_checks.walk(stackwalk, [dump["core"], "--sysroot", empty], folder)
+        report = dotnet_checks.walk(stackwalk, [dump["core"], "--sysroot", empty, "--no-host-files"], folder)
     exports = {}
     def exported(module):
         if module not in exports:

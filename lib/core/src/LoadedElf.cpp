@@ -30,11 +30,13 @@ Expected<LoadedElf> LoadedElf::read(const MemorySource &memory, uint64_t base) {
   if (header.e_phentsize != sizeof(ELF::Elf64_Phdr) || header.e_phnum > MaxProgramHeaders)
     return fail("its program header table is implausible");
   LoadedElf elf(memory, base);
+  elf.header_ = header;
   std::optional<ELF::Elf64_Phdr> dynamic;
   uint64_t lowest = UINT64_MAX, highest = 0;
   for (unsigned i = 0; i < header.e_phnum; ++i) {
     auto ph = memory.readValue<ELF::Elf64_Phdr>(base + header.e_phoff + i * sizeof(ELF::Elf64_Phdr));
     if (!ph) return fail("its program headers are not in the dump");
+    elf.programHeaders_.push_back(*ph);
     if (ph->p_type == ELF::PT_LOAD) {
       lowest = std::min(lowest, ph->p_vaddr & ~uint64_t(0xfff));
       highest = std::max(highest, ph->p_vaddr + ph->p_memsz);
@@ -151,6 +153,14 @@ std::optional<uint64_t> LoadedElf::symbolCount() const {
     if (!chain || (*chain & 1)) return index + 1;
   }
   return std::nullopt;
+}
+
+std::optional<LoadedElf::DynamicSymbols> LoadedElf::dynamicSymbols() const {
+  std::optional<uint64_t> table = dynamicAddress(ELF::DT_SYMTAB), strings = dynamicAddress(ELF::DT_STRTAB);
+  std::optional<uint64_t> count = symbolCount();
+  auto stringsSize = dynamic_.find(ELF::DT_STRSZ);
+  if (!table || !strings || !count || stringsSize == dynamic_.end()) return std::nullopt;
+  return DynamicSymbols{*table, *count, *strings, stringsSize->second};
 }
 
 // A symbol's name: up to 255 bytes before its NUL, read in one piece where

@@ -50,18 +50,6 @@ uint64_t mappedRawBytes(const object::coff_section &section) {
   return std::min<uint64_t>(section.SizeOfRawData, section.VirtualSize ? section.VirtualSize : section.SizeOfRawData);
 }
 
-// Whether every byte of [address, address + length) is in the memory, read
-// through a small buffer: nothing the size of the claim is allocated.
-bool readableThroughout(const MemorySource &memory, uint64_t address, uint64_t length) {
-  uint8_t scratch[0x10000];
-  for (uint64_t done = 0; done < length;) {
-    uint64_t piece = std::min<uint64_t>(sizeof scratch, length - done);
-    if (!memory.read(address + done, std::span(scratch, piece))) return false;
-    done += piece;
-  }
-  return true;
-}
-
 // Whether the file layout the headers claim is about as large as the bytes the
 // loader mapped: a real image packs its sections' raw data one after another
 // (each padded to FileAlignment, at most 64 KiB), so a header that places raw
@@ -88,7 +76,7 @@ Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromLoadedPe(const MemorySou
     return fail("PE headers whose file layout is far larger than the sections they map");
   // Every section readable before anything is allocated: a damaged header may claim any size.
   for (const object::coff_section &section : headers->sections)
-    if (!readableThroughout(memory, base + section.VirtualAddress, mappedRawBytes(section)))
+    if (!memory.readableThroughout(base + section.VirtualAddress, mappedRawBytes(section)))
       return fail("a section of the image is not in the dump's memory");
   std::vector<uint8_t> bytes(fileSize);
   if (!memory.read(base, std::span(bytes).first(headers->sizeOfHeaders)))

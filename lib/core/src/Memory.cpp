@@ -1,5 +1,7 @@
 #include "stackwalk/core/Memory.h"
 
+#include <algorithm>
+
 namespace stackwalk {
 
 std::optional<uint64_t> MemorySource::readPointer(uint64_t address, unsigned size) const {
@@ -29,6 +31,16 @@ std::optional<std::string> MemorySource::readCString(uint64_t address, size_t ma
     address += n;
   }
   return std::nullopt;
+}
+
+bool MemorySource::readableThroughout(uint64_t address, uint64_t length) const {
+  uint8_t scratch[0x10000];
+  for (uint64_t done = 0; done < length;) {
+    uint64_t piece = std::min<uint64_t>(sizeof scratch, length - done);
+    if (!read(address + done, std::span(scratch, piece))) return false;
+    done += piece;
+  }
+  return true;
 }
 
 void BufferMemory::add(uint64_t address, std::vector<uint8_t> bytes) {

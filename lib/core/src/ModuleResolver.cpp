@@ -289,15 +289,20 @@ std::shared_ptr<const BreakpadSymbolFile> ModuleResolver::findSymbolFile(const M
   return nullptr;
 }
 
-// A full-memory dump holds every loaded image: without its file, a PE module
-// is rebuilt from the process's memory (as WinDbg does), for its exports and
-// unwind info.
+// A full-memory dump holds every loaded image: without its file, a module is
+// rebuilt from the process's memory (as WinDbg does for PE images), for its
+// symbols and unwind info. The bytes are the process's own, so its identity
+// is the dump's; a recorded build-id that differs means the memory at the
+// module's base is not that module.
 std::shared_ptr<ModuleImage> ModuleResolver::imageFromMemory(Target &target, Module &module) {
-  auto image = ModuleImage::fromLoadedPe(target, module.base, module.name, target.budget.copiedImageBytesLeft());
+  uint64_t budget = target.budget.copiedImageBytesLeft();
+  auto image = target.os() == OS::Windows ? ModuleImage::fromLoadedPe(target, module.base, module.name, budget)
+                                          : ModuleImage::fromLoadedElf(target, module.base, module.name, budget);
   if (!image) {
     llvm::consumeError(image.takeError());
     return nullptr;
   }
+  if (!module.buildId.empty() && (*image)->buildId() != module.buildId) return nullptr;
   target.budget.takeCopiedImage((*image)->memoryBytes().size());
   module.imageNote = "rebuilt from the dump's memory (no file found)";
   return std::shared_ptr<ModuleImage>(std::move(*image));
@@ -308,7 +313,7 @@ void ModuleResolver::resolve(Target &target) const {
     std::string symbolNote;
     if (!module.image) {
       module.image = findImage(module);
-      if (!module.image && target.os() == OS::Windows) module.image = imageFromMemory(target, module);
+      if (!module.image) module.image = imageFromMemory(target, module);
     }
     attachDebugInfo(module, symbolNote);
     if (!symbolNote.empty()) module.imageNote += (module.imageNote.empty() ? "" : "; ") + symbolNote;

@@ -10,6 +10,7 @@
 #include "stackwalk/core/Memory.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -39,6 +40,17 @@ public:
   // (shared by a dump's modules: a dump's claims must not size the work).
   std::vector<Function> functions(uint64_t &budget) const;
 
+  // The ELF header and program headers as the dump holds them.
+  const llvm::ELF::Elf64_Ehdr &header() const { return header_; }
+  const std::vector<llvm::ELF::Elf64_Phdr> &programHeaders() const { return programHeaders_; }
+  // The dynamic symbol table and its strings, at runtime addresses, with the
+  // number of entries its hash table implies: what a file rebuilt from the
+  // loaded image lists as .dynsym and .dynstr.
+  struct DynamicSymbols {
+    uint64_t table, count, strings, stringsSize;
+  };
+  std::optional<DynamicSymbols> dynamicSymbols() const;
+
 private:
   LoadedElf(const MemorySource &memory, uint64_t base) : memory_(&memory), base_(base) {}
   llvm::Error readDynamic(uint64_t address, uint64_t size);
@@ -57,6 +69,8 @@ private:
   uint64_t base_;
   uint64_t bias_ = 0;
   uint64_t extent_ = 0; // the loaded image's size, from its PT_LOAD segments
+  llvm::ELF::Elf64_Ehdr header_{};
+  std::vector<llvm::ELF::Elf64_Phdr> programHeaders_;
   std::map<int64_t, uint64_t> dynamic_; // the first entry of each tag
 };
 

@@ -31,6 +31,10 @@ public:
   // or unterminated within the limit.
   std::optional<std::string> readCString(uint64_t address,
                                          size_t maxLength = 4096) const;
+  // Whether every byte of [address, address + length) can be read, checked
+  // through a small buffer: before copying a region whose size a dump claims,
+  // nothing that size is allocated.
+  bool readableThroughout(uint64_t address, uint64_t length) const;
 };
 
 // Memory held in byte buffers at chosen addresses: for tests, fuzz targets and

@@ -52,6 +52,14 @@ public:
   static llvm::Expected<std::unique_ptr<ModuleImage>> fromLoadedPe(const MemorySource &memory, uint64_t base,
                                                                    const std::string &name,
                                                                    uint64_t maxBytes = UINT64_MAX);
+  // A 64-bit ELF image the loader mapped at `base` (its lowest mapping),
+  // rebuilt in file layout from memory (full cores): its segments, dynamic
+  // symbols and .eh_frame, with section headers of its own; fails unless the
+  // headers and every PT_LOAD segment's file bytes are in the dump, and when
+  // the file would take more than maxBytes (or 256 MiB).
+  static llvm::Expected<std::unique_ptr<ModuleImage>> fromLoadedElf(const MemorySource &memory, uint64_t base,
+                                                                    const std::string &name,
+                                                                    uint64_t maxBytes = UINT64_MAX);
 
   const std::string &path() const { return path_; }
   // True for an image copied from the dump (the vDSO), which has no file.

@@ -1,0 +1,218 @@
+// An ELF image rebuilt from a process's memory, for full dumps (createdump
+// --full, a core of every mapping) whose module files are missing, as
+// LoadedPeImage.cpp does for PE images. The loader mapped each PT_LOAD
+// segment's file bytes at its virtual address; the rebuilt file puts them back
+// at their file offsets. Section headers are never loaded, so the file gets
+// sections of its own, made from what the program headers and the dynamic
+// section locate: one per PT_LOAD segment (what the symbols point into),
+// .dynsym and .dynstr, .eh_frame_hdr (PT_GNU_EH_FRAME) and the .eh_frame it
+// points at; the build-id note is found through PT_NOTE as in any file.
+// Relocations the loader applied stay applied; they touch only writable
+// segments, not code, unwind tables or symbols. 64-bit images, as LoadedElf.
+#include "stackwalk/core/LoadedElf.h"
+#include "stackwalk/core/ModuleImage.h"
+
+#include "stackwalk/core/Fail.h"
+
+#include "llvm/BinaryFormat/Dwarf.h"
+#include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace llvm;
+
+namespace stackwalk {
+
+namespace {
+
+constexpr uint64_t MaxImageBytes = uint64_t(256) << 20;
+// Between two segments' bytes a file holds at most their alignment's padding.
+constexpr uint64_t MaxPaddingPerSegment = 0x10000;
+
+struct SectionHeader {
+  std::string name;
+  ELF::Elf64_Shdr header{};
+};
+
+class ElfRebuild {
+public:
+  explicit ElfRebuild(const LoadedElf &elf) : elf_(elf) {
+    for (const ELF::Elf64_Phdr &ph : elf.programHeaders())
+      if (ph.p_type == ELF::PT_LOAD) loads_.push_back(ph);
+  }
+
+  Error copySegments(const MemorySource &memory, uint64_t maxBytes);
+  void addSections();
+  std::vector<uint8_t> finish();
+
+private:
+  uint64_t runtime(uint64_t vaddr) const { return vaddr + elf_.bias(); }
+  // Where [vaddr, vaddr + size) lies in the file: inside one segment's file bytes.
+  std::optional<uint64_t> fileOffset(uint64_t vaddr, uint64_t size) const;
+  std::optional<unsigned> segmentSection(uint64_t vaddr) const;
+  unsigned add(std::string name, uint32_t type, uint64_t flags, uint64_t vaddr, uint64_t offset, uint64_t size);
+  void addDynamicSymbols();
+  void addUnwindTables();
+
+  const LoadedElf &elf_;
+  std::vector<ELF::Elf64_Phdr> loads_;
+  std::vector<uint8_t> bytes_;
+  std::vector<SectionHeader> sections_ = {SectionHeader{}};
+};
+
+Error ElfRebuild::copySegments(const MemorySource &memory, uint64_t maxBytes) {
+  if (loads_.empty()) return fail("it has no PT_LOAD segment");
+  const ELF::Elf64_Ehdr &header = elf_.header();
+  if (header.e_phoff < sizeof header || header.e_phoff > MaxImageBytes)
+    return fail("its program headers are not where a file keeps them");
+  uint64_t fileSize = header.e_phoff + uint64_t(header.e_phnum) * sizeof(ELF::Elf64_Phdr), loaded = fileSize;
+  for (const ELF::Elf64_Phdr &ph : loads_) {
+    if (ph.p_offset > MaxImageBytes || ph.p_filesz > MaxImageBytes || ph.p_filesz > ph.p_memsz)
+      return fail("a PT_LOAD segment claims an implausible size");
+    fileSize = std::max(fileSize, ph.p_offset + ph.p_filesz);
+    loaded += ph.p_filesz;
+  }
+  if (fileSize > std::min(MaxImageBytes, maxBytes))
+    return fail("an ELF image of " + std::to_string(fileSize >> 20) + " MiB in the dump's memory: over the limit");
+  if (fileSize > loaded + (loads_.size() + 1) * MaxPaddingPerSegment)
+    return fail("program headers whose file layout is far larger than the segments they map");
+  // Every segment readable before anything is allocated.
+  for (const ELF::Elf64_Phdr &ph : loads_)
+    if (!memory.readableThroughout(runtime(ph.p_vaddr), ph.p_filesz))
+      return fail("a segment of the image is not in the dump's memory");
+  bytes_.assign(fileSize, 0);
+  for (const ELF::Elf64_Phdr &ph : loads_)
+    if (!memory.read(runtime(ph.p_vaddr), std::span(bytes_).subspan(ph.p_offset, ph.p_filesz)))
+      return fail("a segment of the image is not in the dump's memory");
+  std::memcpy(bytes_.data(), &header, sizeof header);
+  std::memcpy(bytes_.data() + header.e_phoff, elf_.programHeaders().data(),
+              elf_.programHeaders().size() * sizeof(ELF::Elf64_Phdr));
+  return Error::success();
+}
+
+std::optional<uint64_t> ElfRebuild::fileOffset(uint64_t vaddr, uint64_t size) const {
+  for (const ELF::Elf64_Phdr &ph : loads_)
+    if (vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr <= ph.p_filesz && size <= ph.p_filesz - (vaddr - ph.p_vaddr))
+      return ph.p_offset + (vaddr - ph.p_vaddr);
+  return std::nullopt;
+}
+
+// The section made for the segment that maps vaddr (sections 1..n are the PT_LOAD segments).
+std::optional<unsigned> ElfRebuild::segmentSection(uint64_t vaddr) const {
+  for (size_t i = 0; i < loads_.size(); ++i)
+    if (vaddr >= loads_[i].p_vaddr && vaddr - loads_[i].p_vaddr < loads_[i].p_memsz) return unsigned(i + 1);
+  return std::nullopt;
+}
+
+unsigned ElfRebuild::add(std::string name, uint32_t type, uint64_t flags, uint64_t vaddr, uint64_t offset,
+                         uint64_t size) {
+  SectionHeader section{std::move(name), {}};
+  section.header.sh_type = type;
+  section.header.sh_flags = flags;
+  section.header.sh_addr = vaddr;
+  section.header.sh_offset = offset;
+  section.header.sh_size = size;
+  section.header.sh_addralign = 1;
+  sections_.push_back(std::move(section));
+  return unsigned(sections_.size() - 1);
+}
+
+void ElfRebuild::addSections() {
+  // One section per segment, named after what such a segment holds: code,
+  // writable data, or read-only data (headers, symbols, unwind tables).
+  for (const ELF::Elf64_Phdr &ph : loads_) {
+    bool code = ph.p_flags & ELF::PF_X, writable = ph.p_flags & ELF::PF_W;
+    uint64_t flags = ELF::SHF_ALLOC | (code ? uint64_t(ELF::SHF_EXECINSTR) : 0) | (writable ? uint64_t(ELF::SHF_WRITE) : 0);
+    add(code ? ".text" : writable ? ".data" : ".rodata", ELF::SHT_PROGBITS, flags, ph.p_vaddr, ph.p_offset,
+        ph.p_filesz);
+  }
+  addDynamicSymbols();
+  addUnwindTables();
+}
+
+// .dynsym and .dynstr, each symbol's section index pointed at the segment
+// section that holds its address (the file's own indices name sections that
+// are not there).
+void ElfRebuild::addDynamicSymbols() {
+  std::optional<LoadedElf::DynamicSymbols> symbols = elf_.dynamicSymbols();
+  if (!symbols || symbols->count > MaxImageBytes / sizeof(ELF::Elf64_Sym)) return;
+  uint64_t tableVaddr = symbols->table - elf_.bias(), stringsVaddr = symbols->strings - elf_.bias();
+  uint64_t tableSize = symbols->count * sizeof(ELF::Elf64_Sym);
+  std::optional<uint64_t> table = fileOffset(tableVaddr, tableSize);
+  std::optional<uint64_t> strings = fileOffset(stringsVaddr, symbols->stringsSize);
+  if (!table || !strings) return;
+  unsigned stringsIndex = add(".dynstr", ELF::SHT_STRTAB, ELF::SHF_ALLOC, stringsVaddr, *strings, symbols->stringsSize);
+  unsigned tableIndex = add(".dynsym", ELF::SHT_DYNSYM, ELF::SHF_ALLOC, tableVaddr, *table, tableSize);
+  sections_[tableIndex].header.sh_entsize = sizeof(ELF::Elf64_Sym);
+  sections_[tableIndex].header.sh_link = stringsIndex;
+  sections_[tableIndex].header.sh_info = 1;
+  for (uint64_t i = 1; i < symbols->count; ++i) {
+    auto *symbol = reinterpret_cast<ELF::Elf64_Sym *>(bytes_.data() + *table) + i;
+    if (symbol->st_shndx == ELF::SHN_UNDEF || symbol->st_shndx >= ELF::SHN_LORESERVE) continue;
+    symbol->st_shndx = segmentSection(symbol->st_value).value_or(ELF::SHN_ABS);
+  }
+}
+
+// .eh_frame_hdr where PT_GNU_EH_FRAME says, and the .eh_frame its
+// eh_frame_ptr names. That section's end is not recorded anywhere loaded: it
+// runs to the end of its segment's bytes, which is safe because the
+// header's sorted table, not a walk to the end, finds each FDE.
+void ElfRebuild::addUnwindTables() {
+  auto hdr = std::find_if(elf_.programHeaders().begin(), elf_.programHeaders().end(),
+                          [](const ELF::Elf64_Phdr &ph) { return ph.p_type == ELF::PT_GNU_EH_FRAME; });
+  if (hdr == elf_.programHeaders().end()) return;
+  std::optional<uint64_t> hdrOffset = fileOffset(hdr->p_vaddr, hdr->p_filesz);
+  if (!hdrOffset || hdr->p_filesz < 8) return;
+  add(".eh_frame_hdr", ELF::SHT_PROGBITS, ELF::SHF_ALLOC, hdr->p_vaddr, *hdrOffset, hdr->p_filesz);
+  StringRef contents(reinterpret_cast<const char *>(bytes_.data()) + *hdrOffset, hdr->p_filesz);
+  if (contents[0] != 1) return; // version
+  DWARFDataExtractor data(contents, true, 8);
+  uint64_t at = 4;
+  std::optional<uint64_t> ehFrame = data.getEncodedPointer(&at, uint8_t(contents[1]), hdr->p_vaddr + at);
+  if (!ehFrame) return;
+  for (const ELF::Elf64_Phdr &ph : loads_)
+    if (*ehFrame >= ph.p_vaddr && *ehFrame - ph.p_vaddr < ph.p_filesz)
+      add(".eh_frame", ELF::SHT_PROGBITS, ELF::SHF_ALLOC, *ehFrame, ph.p_offset + (*ehFrame - ph.p_vaddr),
+          ph.p_filesz - (*ehFrame - ph.p_vaddr));
+}
+
+// The section names and headers after the copied bytes, and the ELF header
+// pointed at them.
+std::vector<uint8_t> ElfRebuild::finish() {
+  unsigned namesIndex = add(".shstrtab", ELF::SHT_STRTAB, 0, 0, 0, 0);
+  std::string names(1, '\0');
+  for (SectionHeader &section : sections_) {
+    if (section.name.empty()) continue;
+    section.header.sh_name = uint32_t(names.size());
+    names += section.name + '\0';
+  }
+  sections_[namesIndex].header.sh_offset = bytes_.size();
+  sections_[namesIndex].header.sh_size = names.size();
+  bytes_.insert(bytes_.end(), names.begin(), names.end());
+  bytes_.resize((bytes_.size() + 7) & ~size_t(7));
+  auto *header = reinterpret_cast<ELF::Elf64_Ehdr *>(bytes_.data());
+  header->e_shoff = bytes_.size();
+  header->e_shentsize = sizeof(ELF::Elf64_Shdr);
+  header->e_shnum = uint16_t(sections_.size());
+  header->e_shstrndx = uint16_t(namesIndex);
+  for (const SectionHeader &section : sections_) {
+    auto raw = reinterpret_cast<const uint8_t *>(&section.header);
+    bytes_.insert(bytes_.end(), raw, raw + sizeof section.header);
+  }
+  return std::move(bytes_);
+}
+
+} // namespace
+
+Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromLoadedElf(const MemorySource &memory, uint64_t base,
+                                                                  const std::string &name, uint64_t maxBytes) {
+  Expected<LoadedElf> elf = LoadedElf::read(memory, base);
+  if (!elf) return elf.takeError();
+  ElfRebuild rebuild(*elf);
+  if (Error err = rebuild.copySegments(memory, maxBytes)) return err;
+  rebuild.addSections();
+  return fromBytes(rebuild.finish(), name);
+}
+
+} // namespace stackwalk

@@ -1,0 +1,109 @@
+// ModuleImage::fromLoadedElf on a real ELF file, this test program itself,
+// laid out in memory as the loader maps it (each PT_LOAD segment's file bytes
+// at base + p_vaddr): the rebuilt file must have the file's segments, build-id,
+// unwind tables and dynamic symbols, and must not be made from a partial image.
+#include "stackwalk/core/LoadedElf.h"
+#include "stackwalk/core/Module.h"
+#include "stackwalk/core/ModuleImage.h"
+#include "stackwalk/core/Symbolizer.h"
+
+#include "llvm/Demangle/Demangle.h"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <iterator>
+
+using namespace stackwalk;
+
+namespace {
+
+constexpr uint64_t Base = 0x7f1200000000;
+
+struct LoadedSelf {
+  std::unique_ptr<ModuleImage> file;
+  BufferMemory memory;
+  std::vector<uint8_t> bytes;
+
+  // Maps the file's segments; with cutCode, only the first half of its code.
+  explicit LoadedSelf(bool cutCode = false) {
+    std::ifstream in("/proc/self/exe", std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    auto opened = ModuleImage::open("/proc/self/exe");
+    REQUIRE(bool(opened));
+    file = std::move(*opened);
+    for (const LoadSegment &segment : file->segments()) {
+      uint64_t mapped = cutCode && segment.executable ? segment.fileSize / 2 : segment.fileSize;
+      memory.add(Base + segment.vaddr - file->preferredBase(),
+                 std::vector<uint8_t>(bytes.begin() + segment.fileOffset, bytes.begin() + segment.fileOffset + mapped));
+    }
+  }
+};
+
+bool sameSegments(const std::vector<LoadSegment> &a, const std::vector<LoadSegment> &b) {
+  auto key = [](const LoadSegment &s) { return std::tuple(s.vaddr, s.memSize, s.fileOffset, s.fileSize, s.executable); };
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [&](auto &x, auto &y) { return key(x) == key(y); });
+}
+
+} // namespace
+
+TEST_CASE("an ELF image rebuilt from memory has its file's segments, build-id and unwind tables") {
+  LoadedSelf self;
+  auto rebuilt = ModuleImage::fromLoadedElf(self.memory, Base, "core_tests");
+  REQUIRE(bool(rebuilt));
+  const ModuleImage &image = **rebuilt;
+  CHECK(image.inMemory());
+  CHECK(sameSegments(image.segments(), self.file->segments()));
+  CHECK(image.preferredBase() == self.file->preferredBase());
+  CHECK(!image.buildId().empty());
+  CHECK(image.buildId() == self.file->buildId());
+  auto hdr = image.section(".eh_frame_hdr"), fileHdr = self.file->section(".eh_frame_hdr");
+  REQUIRE(hdr);
+  REQUIRE(fileHdr);
+  CHECK(hdr->address == fileHdr->address);
+  CHECK(hdr->data == fileHdr->data);
+  auto ehFrame = image.section(".eh_frame"), fileEhFrame = self.file->section(".eh_frame");
+  REQUIRE(ehFrame);
+  REQUIRE(fileEhFrame);
+  CHECK(ehFrame->address == fileEhFrame->address);
+  CHECK(ehFrame->data.starts_with(fileEhFrame->data)); // to its segment's end: nothing loaded records its size
+}
+
+TEST_CASE("an ELF image rebuilt from memory names code by its dynamic symbols") {
+  LoadedSelf self;
+  auto rebuilt = ModuleImage::fromLoadedElf(self.memory, Base, "core_tests");
+  REQUIRE(bool(rebuilt));
+  auto elf = LoadedElf::read(self.memory, Base);
+  REQUIRE(bool(elf));
+  uint64_t budget = 1 << 20;
+  std::vector<LoadedElf::Function> functions = elf->functions(budget);
+  REQUIRE(functions.size() > 10);
+  Module module;
+  module.name = "core_tests";
+  module.base = Base;
+  module.size = 1 << 30;
+  module.image = std::shared_ptr<ModuleImage>(std::move(*rebuilt));
+  Symbolizer symbolizer;
+  size_t named = 0;
+  for (const LoadedElf::Function &function : functions) {
+    CAPTURE(function.name);
+    CHECK(module.image->symbolAddress(function.name) == function.start - Base);
+    const std::vector<SourceFrame> &frames = symbolizer.symbolize(module, function.start);
+    REQUIRE(frames.size() == 1);
+    named += frames[0].function == llvm::demangle(function.name);
+  }
+  // Aliases (two names at one address) name each other's code.
+  CHECK(named >= functions.size() * 9 / 10);
+}
+
+TEST_CASE("an ELF image is not rebuilt from a partial copy, or past its budget") {
+  LoadedSelf partial(/*cutCode=*/true);
+  auto missing = ModuleImage::fromLoadedElf(partial.memory, Base, "core_tests");
+  REQUIRE_FALSE(bool(missing));
+  CHECK(llvm::toString(missing.takeError()) == "a segment of the image is not in the dump's memory");
+  LoadedSelf self;
+  auto over = ModuleImage::fromLoadedElf(self.memory, Base, "core_tests", 1 << 20);
+  REQUIRE_FALSE(bool(over));
+  CHECK(llvm::toString(over.takeError()).find("over the limit") != std::string::npos);
+  CHECK_FALSE(bool(ModuleImage::fromLoadedElf(self.memory, Base + 0x1000, "x"))); // no ELF header there
+}
