@@ -29,7 +29,8 @@ void readMaps(llvm::StringRef maps, LinuxStreams &out) {
     if (low.getAsInteger(16, start) || high.getAsInteger(16, end) || end <= start || fields[1].size() < 3) continue;
     bool exec = fields[1][2] == 'x';
     out.maps.push_back({start, end, fields[1][0] == 'r', fields[1][1] == 'w', exec});
-    if (exec && fields.size() == 6) out.executableMappings[fields[5].trim().str()].emplace_back(start, end);
+    if (fields.size() == 6 && fields[5].trim().starts_with("/"))
+      out.fileMappings.push_back({start, end, fields[5].trim().str()});
   }
 }
 

@@ -18,10 +18,27 @@ namespace {
 constexpr uint64_t AT_SYSINFO_EHDR = 33;
 constexpr uint64_t MaxVdsoBytes = 64 * 1024;
 
-// Linux minidumps (Breakpad, Crashpad): regions from /proc/PID/maps, the
-// process from status and cmdline, and the vDSO from the dump's memory.
+// lldb records each ELF module's size as that of its first segment only (the
+// ELF headers, without the code): a module whose mapping at its base is of a
+// file reaches as far as that file's mappings run on from there.
+void extendModulesToTheirMappings(Target &target, const std::vector<minidump::LinuxStreams::FileMapping> &mappings) {
+  for (Module &module : target.modules) {
+    auto first = std::find_if(mappings.begin(), mappings.end(),
+                              [&](const minidump::LinuxStreams::FileMapping &m) { return m.start == module.base; });
+    if (first == mappings.end()) continue;
+    uint64_t end = first->end;
+    for (auto next = first + 1; next != mappings.end() && next->path == first->path && next->start >= end; ++next)
+      end = next->end;
+    module.size = std::max(module.size, end - module.base);
+  }
+}
+
+// Linux minidumps (Breakpad, Crashpad, lldb): regions from /proc/PID/maps,
+// module extents from them where the writer recorded less, the process from
+// status and cmdline, and the vDSO from the dump's memory.
 void addLinuxDetails(Target &target, const minidump::LinuxStreams &linux) {
   if (target.regions.empty()) target.regions = linux.maps;
+  extendModulesToTheirMappings(target, linux.fileMappings);
   if (!linux.processName.empty()) target.process.name = linux.processName;
   if (!linux.commandLine.empty()) target.process.commandLine = linux.commandLine;
   if (!target.process.pid) target.process.pid = linux.pid;

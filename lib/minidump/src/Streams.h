@@ -42,7 +42,12 @@ std::optional<uint64_t> readProcessId(const Reader &reader);
 // Breakpad's Linux streams: /proc/PID/maps, status, cmdline, auxv, lsb-release.
 struct LinuxStreams {
   std::vector<MemoryRegion> maps;
-  std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> executableMappings; // by path
+  // The mappings of files, in the stream's (address) order: [start, end) and path.
+  struct FileMapping {
+    uint64_t start, end;
+    std::string path;
+  };
+  std::vector<FileMapping> fileMappings;
   std::string processName, commandLine, distribution;
   std::optional<uint64_t> pid;
   std::vector<std::pair<uint64_t, uint64_t>> auxv;

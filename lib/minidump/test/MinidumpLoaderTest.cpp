@@ -325,3 +325,33 @@ TEST_CASE("strings named many times cost a bounded amount, and hostile lists a b
   CHECK(target->warnings.size() <= 260);
   CHECK(std::count(target->warnings.begin(), target->warnings.end(), "the dump's strings past 8 MiB were not read") == 1);
 }
+
+TEST_CASE("a Linux module recorded smaller than its mappings (lldb: the first segment only) reaches as far as they run") {
+  B builder;
+  std::vector<uint8_t> threads;
+  B::put32(threads, 1);
+  addThread(threads, 100, 0x10000, 0, 0, 0x4d0, builder.add(amd64Context(0x7f0000001010, 0x10000)));
+  std::vector<uint8_t> modules;
+  B::put32(modules, 2);
+  addModule(builder, modules, 0x7f0000000000, 0x1000, 0, "/lib/x86_64-linux-gnu/libc.so.6");
+  addModule(builder, modules, 0x555500000000, 0x3000, 0, "/app/program");
+  // libc's link-map name differs from the path its mappings give; the anonymous
+  // mapping after it and the next file's are not its own.
+  const std::string maps = "555500000000-555500002000 r-xp 00000000 fe:00 7 /app/program\n"
+                           "7f0000000000-7f0000001000 r--p 00000000 fe:00 1 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+                           "7f0000001000-7f0000004000 r-xp 00001000 fe:00 1 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+                           "7f0000004000-7f0000005000 rw-p 00004000 fe:00 1 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+                           "7f0000005000-7f0000006000 rw-p 00000000 00:00 0\n"
+                           "7f0000006000-7f0000008000 r-xp 00000000 fe:00 2 /usr/lib/x86_64-linux-gnu/libm.so.6\n";
+  builder.stream(7, systemInfo(9, 0x8201));
+  builder.stream(3, threads);
+  builder.stream(4, modules);
+  builder.stream(0x47670009, std::vector<uint8_t>(maps.begin(), maps.end()));
+  auto target = load(builder.build());
+  auto size = [&](const char *name) {
+    auto module = std::find_if(target->modules.begin(), target->modules.end(), [&](auto &m) { return m.name == name; });
+    return module == target->modules.end() ? 0 : module->size;
+  };
+  CHECK(size("libc.so.6") == 0x5000u);
+  CHECK(size("program") == 0x3000u); // a recorded size larger than the mappings stays
+}
