@@ -1,7 +1,7 @@
 #include "stackwalk/core/ImageCache.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/SHA256.h"
+#include "llvm/Support/BLAKE3.h"
 
 namespace stackwalk {
 
@@ -25,7 +25,7 @@ void ImageCache::addFile(const std::string &path, std::shared_ptr<ModuleImage> i
 
 std::shared_ptr<ModuleImage> ImageCache::intern(std::shared_ptr<ModuleImage> image) {
   if (!image || !image->inMemory()) return image;
-  std::array<uint8_t, 32> digest = llvm::SHA256::hash(image->memoryBytes());
+  llvm::BLAKE3Result<32> digest = llvm::BLAKE3::hash<32>(image->memoryBytes());
   std::string key = image->path() + '\0' + llvm::toHex(digest);
   auto [slot, inserted] = memory_.try_emplace(std::move(key), image);
   return slot->second;

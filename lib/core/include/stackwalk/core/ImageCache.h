@@ -4,9 +4,11 @@
 //
 // An image is keyed by what determines everything read from it: a file by
 // its path (the resolver checked its identity against the dump); an image
-// read from a dump's memory (the vDSO, a GDB JIT object, a PE rebuilt from a
-// full-memory dump) by its name and the SHA-256 of its bytes, so identical
-// bytes are one image whichever dump they came from. A build-id alone is not
+// read from a dump's memory (the vDSO, a GDB JIT object, a PE or ELF image
+// rebuilt from a full-memory dump) by its name and the BLAKE3 hash of its
+// bytes (a cryptographic hash, as fast as a copy: a full dump's rebuilt images
+// are tens of MB), so identical bytes are one image whichever dump they came
+// from. A build-id alone is not
 // such a key: a stripped and an unstripped file share one, and a hostile dump
 // can claim any build-id for its memory.
 #pragma once
@@ -35,7 +37,7 @@ public:
 
 private:
   std::map<std::string, std::shared_ptr<ModuleImage>> files_;
-  std::map<std::string, std::shared_ptr<ModuleImage>> memory_; // by name and SHA-256
+  std::map<std::string, std::shared_ptr<ModuleImage>> memory_; // by name and BLAKE3
   std::map<std::string, std::shared_ptr<const BreakpadSymbolFile>> symbolFiles_;
 };
 
