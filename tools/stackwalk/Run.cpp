@@ -83,12 +83,17 @@ DumpFailure namingDump(const DumpFailure &failure, const std::string &path) {
   return named;
 }
 
+// What a worker keeps across its dumps (WalkSession.h).
+std::unique_ptr<WalkSession> newSession(const RunOptions &options) {
+  return std::make_unique<WalkSession>(options.maxDebugBytes, options.symbolCache, options.walk.arguments);
+}
+
 } // namespace
 
 int reportDump(const std::string &path, const RunOptions &options, std::ostream &out, std::ostream &err) {
   if (options.isolation) return reportBatch({path}, options, out, err);
-  WalkSession session(options.maxDebugBytes, options.symbolCache);
-  if (auto failure = walkDump(path, options, out, session)) {
+  std::unique_ptr<WalkSession> session = newSession(options);
+  if (auto failure = walkDump(path, options, out, *session)) {
     err << "stackwalk: " << printable(failure->message) << "\n";
     // A script reading JSON gets the error object a batch would print.
     if (options.format == RunOptions::Format::Json) printJsonError(out, path, *failure, options.print.compact);
@@ -109,13 +114,13 @@ int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::
   if (!live) return unreadable(live.takeError());
   std::unique_ptr<Target> target = (*live)->takeTarget();
   Target &process = *target; // owned by the walk from here on; the pause is written into it below
-  WalkSession session(options.maxDebugBytes, options.symbolCache);
+  std::unique_ptr<WalkSession> session = newSession(options);
   // Module files, registrations and the runtime are found while the process
   // runs; its threads are stopped only to be unwound, and run on while their
   // frames are named from the module files.
   WalkOptions walkOptions = options.walk;
   if (walkOptions.perfMap.empty()) walkOptions.perfMap = (*live)->perfMap().value_or("");
-  std::unique_ptr<ProcessWalk> walk = ProcessWalk::openWithoutThreads(std::move(target), name, walkOptions, session);
+  std::unique_ptr<ProcessWalk> walk = ProcessWalk::openWithoutThreads(std::move(target), name, walkOptions, *session);
   auto stopped = (*live)->stop(/*forCore=*/!options.saveCore.empty());
   if (!stopped) return unreadable(stopped.takeError());
   if (llvm::Error error = walk->adoptThreads(std::move(stopped->threads), stopped->warnings)) {
@@ -142,7 +147,7 @@ int reportBatch(const std::vector<std::string> &paths, const RunOptions &options
   limits.workers = std::max(1u, options.jobs);
   std::unique_ptr<WalkSession> session; // made in each worker, kept across its dumps
   WalkInWorker walk = [&](size_t index, std::ostream &report) {
-    if (!session) session = std::make_unique<WalkSession>(options.maxDebugBytes, options.symbolCache);
+    if (!session) session = newSession(options);
     injectTestFault(paths[index]);
     return walkDump(paths[index], options, report, *session);
   };

@@ -9,6 +9,7 @@
 #include <libdeflate.h>
 
 #include <cstring>
+#include <future>
 #include <memory>
 
 using namespace llvm;
@@ -46,12 +47,14 @@ template <class ELFT> Error inflate(StringRef contents, MutableArrayRef<uint8_t>
 }
 
 // The .debug_* sections with the size each takes decompressed.
-template <class ELFT> Expected<std::vector<TwinSection>> twinSections(const object::ELFObjectFile<ELFT> &elf) {
+template <class ELFT>
+Expected<std::vector<TwinSection>> twinSections(const object::ELFObjectFile<ELFT> &elf, TwinSections which) {
   std::vector<TwinSection> sections;
   for (const object::SectionRef &section : elf.sections()) {
     Expected<StringRef> name = section.getName();
     if (!name) return name.takeError();
     if (!name->starts_with(".debug_") && *name != ".gdb_index") continue;
+    if (which == TwinSections::WithoutLocationLists && (*name == ".debug_loc" || *name == ".debug_loclists")) continue;
     Expected<StringRef> contents = section.getContents();
     if (!contents) return contents.takeError();
     auto header = elf.getELFFile().getSection(section.getIndex());
@@ -77,16 +80,43 @@ bool hasCompressedSection(const ModuleImage &file) {
 
 namespace {
 
+// Copies or inflates each section to its offset in `out`. The largest
+// compressed one (.debug_info: half of libc's debug file) is inflated on a
+// second thread meanwhile, as the others are here: on a small dump, inflating
+// a debug file is most of a cold walk's time.
+template <class ELFT>
+Error fillSections(const std::vector<TwinSection> &sections, const std::vector<uint64_t> &offsets,
+                   std::vector<uint8_t> &out) {
+  auto fill = [&](size_t i) -> Error {
+    const TwinSection &section = sections[i];
+    MutableArrayRef<uint8_t> bytes(out.data() + offsets[i], section.size);
+    if (section.compressed) return inflate<ELFT>(section.contents, bytes);
+    std::memcpy(bytes.data(), section.contents.data(), section.size);
+    return Error::success();
+  };
+  size_t largest = sections.size();
+  for (size_t i = 0; i < sections.size(); ++i)
+    if (sections[i].compressed && (largest == sections.size() || sections[i].size > sections[largest].size))
+      largest = i;
+  std::future<Error> aside;
+  if (largest != sections.size()) aside = std::async(std::launch::async, fill, largest);
+  Error errors = Error::success();
+  for (size_t i = 0; i < sections.size(); ++i)
+    if (i != largest) errors = joinErrors(std::move(errors), fill(i));
+  if (aside.valid()) errors = joinErrors(std::move(errors), aside.get());
+  return errors;
+}
+
 // The twin of a file of class ELFT, in that class.
 template <class ELFT>
 Expected<std::vector<uint8_t>> twinOf(const ModuleImage &file, const object::ELFObjectFile<ELFT> *elf,
-                                      uint64_t maxDebugBytes) {
+                                      uint64_t maxDebugBytes, TwinSections which) {
   using Ehdr = typename ELFT::Ehdr;
   using Shdr = typename ELFT::Shdr;
   const Ehdr &header = elf->getELFFile().getHeader();
   if (header.e_type != ELF::ET_EXEC && header.e_type != ELF::ET_DYN) return fail("not a linked file");
   if (!hasCompressedSection(file)) return fail("no compressed section");
-  auto sections = twinSections<ELFT>(*elf);
+  auto sections = twinSections<ELFT>(*elf, which);
   if (!sections) return sections.takeError();
   if (sections->size() + 2 >= ELF::SHN_LORESERVE) return fail("too many debug sections");
 
@@ -107,11 +137,15 @@ Expected<std::vector<uint8_t>> twinOf(const ModuleImage &file, const object::ELF
   std::vector<uint8_t> out(tableOffset + table.size() * sizeof(Shdr));
 
   uint64_t offset = sizeof(Ehdr), nameOffset = 1;
+  std::vector<uint64_t> offsets;
+  for (const TwinSection &section : *sections) {
+    offsets.push_back(offset);
+    offset += section.size;
+  }
+  if (Error err = fillSections<ELFT>(*sections, offsets, out)) return err;
+  offset = sizeof(Ehdr);
   for (size_t i = 0; i < sections->size(); ++i) {
     const TwinSection &section = (*sections)[i];
-    MutableArrayRef<uint8_t> bytes(out.data() + offset, section.size);
-    if (!section.compressed) std::memcpy(bytes.data(), section.contents.data(), section.size);
-    else if (Error err = inflate<ELFT>(section.contents, bytes)) return err;
     Shdr &entry = table[1 + i];
     entry.sh_name = uint32_t(nameOffset);
     entry.sh_type = ELF::SHT_PROGBITS;
@@ -153,15 +187,15 @@ Expected<std::vector<uint8_t>> twinOf(const ModuleImage &file, const object::ELF
 // its input out again at its alignment and allocates what a hostile file
 // claims (fuzz_module_image: an alignment of 2^40). Linked files only: an
 // object file's DWARF would need its relocation sections too.
-Expected<std::vector<uint8_t>> debugSectionTwin(const ModuleImage &file, uint64_t maxDebugBytes) {
-  if (const auto *elf = dyn_cast<object::ELF64LEObjectFile>(&file.object())) return twinOf(file, elf, maxDebugBytes);
-  if (const auto *elf = dyn_cast<object::ELF32LEObjectFile>(&file.object())) return twinOf(file, elf, maxDebugBytes);
+Expected<std::vector<uint8_t>> debugSectionTwin(const ModuleImage &file, uint64_t maxDebugBytes, TwinSections which) {
+  if (const auto *elf = dyn_cast<object::ELF64LEObjectFile>(&file.object())) return twinOf(file, elf, maxDebugBytes, which);
+  if (const auto *elf = dyn_cast<object::ELF32LEObjectFile>(&file.object())) return twinOf(file, elf, maxDebugBytes, which);
   return fail("not a little-endian ELF file");
 }
 
 std::unique_ptr<ModuleImage> debugSectionTwinImage(const ModuleImage &file, uint64_t maxDebugBytes,
-                                                   const std::string &name) {
-  auto bytes = debugSectionTwin(file, maxDebugBytes);
+                                                   const std::string &name, TwinSections which) {
+  auto bytes = debugSectionTwin(file, maxDebugBytes, which);
   if (!bytes) {
     consumeError(bytes.takeError());
     return nullptr;

@@ -85,8 +85,8 @@ bool matchFunctionTable(const ModuleImage &image, symbolize::SymbolizableModule 
 
 } // namespace
 
-Symbolizer::Symbolizer(uint64_t maxDebugBytes, const DecompressedDebugCache *inflated)
-    : inflated_(inflated), maxDebugBytes_(maxDebugBytes) {}
+Symbolizer::Symbolizer(uint64_t maxDebugBytes, const DecompressedDebugCache *inflated, bool readsVariables)
+    : inflated_(inflated), readsVariables_(readsVariables), maxDebugBytes_(maxDebugBytes) {}
 Symbolizer::~Symbolizer() = default;
 
 // Debug info for an image: its PDB when the resolver found one, else DWARF
@@ -129,8 +129,10 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
 // inflates what LLVM would have inflated with zlib, in a third of the time.
 const ModuleImage *Symbolizer::decompressedTwin(const ModuleImage &file) {
   if (!hasCompressedSection(file)) return nullptr;
-  std::unique_ptr<ModuleImage> twin = inflated_ ? inflated_->twin(file, maxDebugBytes_)
-                                                 : debugSectionTwinImage(file, maxDebugBytes_, file.path() + " (decompressed)");
+  TwinSections sections = readsVariables_ ? TwinSections::All : TwinSections::WithoutLocationLists;
+  std::unique_ptr<ModuleImage> twin =
+      inflated_ ? inflated_->twin(file, maxDebugBytes_)
+                : debugSectionTwinImage(file, maxDebugBytes_, file.path() + " (decompressed)", sections);
   if (!twin) return nullptr;
   // The compressed pages will not be read again.
   file.releaseCompressedPages();

@@ -19,6 +19,8 @@
 #include <iterator>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace stackwalk::test {
 
@@ -33,14 +35,17 @@ inline llvm::SmallVector<char, 0> objcopy(llvm::StringRef bytes, const llvm::obj
   return out;
 }
 
-// This test program's file without its DWARF, with a .debug_str section of `text` added, then
-// zlib-compressed (as Debian's debug files have theirs), written to `path`.
-inline std::unique_ptr<ModuleImage> compressedFile(const std::string &path, const std::string &text) {
+// This test program's file without its DWARF, with a .debug_str section of `text` (and the
+// `more` sections) added, then zlib-compressed (as Debian's debug files have theirs), written to `path`.
+inline std::unique_ptr<ModuleImage> compressedFile(const std::string &path, const std::string &text,
+                                                   const std::vector<std::pair<std::string, std::string>> &more = {}) {
   std::ifstream self("/proc/self/exe", std::ios::binary);
   std::string bytes{std::istreambuf_iterator<char>(self), std::istreambuf_iterator<char>()};
   llvm::objcopy::CommonConfig add, compress;
   add.StripDebug = true; // a build with -g has DWARF of its own
   add.AddSection.emplace_back(".debug_str", llvm::MemoryBuffer::getMemBufferCopy(text));
+  for (const auto &[name, contents] : more)
+    add.AddSection.emplace_back(name, llvm::MemoryBuffer::getMemBufferCopy(contents));
   compress.CompressionType = llvm::DebugCompressionType::Zlib;
   auto added = objcopy(bytes, add);
   auto compressed = objcopy(llvm::StringRef(added.data(), added.size()), compress);

@@ -25,6 +25,28 @@ TEST_CASE("a twin holds the .debug_* sections decompressed, in an ELF file of th
   CHECK_FALSE(bool((*parsed)->section(".text")));
 }
 
+TEST_CASE("a twin for walks that read no variables leaves the location lists out; the largest section intact") {
+  TempDir dir;
+  std::string info;
+  for (int i = 0; i < 20000; ++i) info += std::to_string(i * 7919 % 10007) + ' ';
+  auto file = compressedFile(dir.file("lib.debug"), "strings",
+                             {{".debug_info", info}, {".debug_loclists", "lists"}, {".debug_loc", "old lists"}});
+  auto section = [](const ModuleImage &image, const char *name) {
+    auto found = image.section(name);
+    return found ? found->data.str() : "(none)";
+  };
+  for (TwinSections which : {TwinSections::All, TwinSections::WithoutLocationLists}) {
+    bool all = which == TwinSections::All;
+    CAPTURE(all);
+    auto twin = debugSectionTwinImage(*file, UINT64_MAX, "twin", which);
+    REQUIRE(twin);
+    CHECK(section(*twin, ".debug_info") == info); // inflated beside the others, on a second thread
+    CHECK(section(*twin, ".debug_str") == "strings");
+    CHECK(section(*twin, ".debug_loclists") == (all ? "lists" : "(none)"));
+    CHECK(section(*twin, ".debug_loc") == (all ? "old lists" : "(none)"));
+  }
+}
+
 TEST_CASE("sections claiming more than the debug budget are not decompressed") {
   TempDir dir;
   auto file = compressedFile(dir.file("lib.debug"), std::string(5000, 'x'));

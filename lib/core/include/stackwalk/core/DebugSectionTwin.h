@@ -19,6 +19,11 @@
 
 namespace stackwalk {
 
+// Which .debug_* sections a twin holds: all, or all but the location lists
+// (.debug_loc, .debug_loclists), which only readers of variables use (--args)
+// and which are a third of the time libc's debug file takes to inflate.
+enum class TwinSections { All, WithoutLocationLists };
+
 // Whether an ELF file has a compressed section (SHF_COMPRESSED).
 bool hasCompressedSection(const ModuleImage &file);
 
@@ -27,9 +32,10 @@ bool hasCompressedSection(const ModuleImage &file);
 // their names and a section table. An error when it has no compressed
 // section, when its sections claim more than maxDebugBytes uncompressed
 // (ModuleImage::debugInfoBytes), or they cannot be read.
-llvm::Expected<std::vector<uint8_t>> debugSectionTwin(const ModuleImage &file, uint64_t maxDebugBytes);
+llvm::Expected<std::vector<uint8_t>> debugSectionTwin(const ModuleImage &file, uint64_t maxDebugBytes,
+                                                      TwinSections which = TwinSections::All);
 // The same as an image named `name`; null when there is no twin to make.
 std::unique_ptr<ModuleImage> debugSectionTwinImage(const ModuleImage &file, uint64_t maxDebugBytes,
-                                                   const std::string &name);
+                                                   const std::string &name, TwinSections which = TwinSections::All);
 
 } // namespace stackwalk

@@ -37,8 +37,10 @@ public:
   // Debug info larger than maxDebugBytes in memory is not read (symbols only):
   // a hostile file can claim any uncompressed size.
   // With `inflated`, DWARF compressed in a file is read from its decompressed
-  // twin in that cache.
-  explicit Symbolizer(uint64_t maxDebugBytes = uint64_t(2) << 30, const DecompressedDebugCache *inflated = nullptr);
+  // twin in that cache. Without `readsVariables` (no --args), a twin made in
+  // memory leaves the location lists out (DebugSectionTwin.h).
+  explicit Symbolizer(uint64_t maxDebugBytes = uint64_t(2) << 30, const DecompressedDebugCache *inflated = nullptr,
+                      bool readsVariables = true);
   ~Symbolizer();
 
   // The frames at a runtime address of a module, innermost inlined call first
@@ -66,6 +68,7 @@ private:
   // A file's decompressed twin, by the file: read by the contexts below.
   const ModuleImage *decompressedTwin(const ModuleImage &file);
   const DecompressedDebugCache *inflated_;
+  bool readsVariables_;
   std::map<const ModuleImage *, std::unique_ptr<ModuleImage>> twins_;
   // By image and whether its debug info is used (without: for code in units LLVM cannot parse).
   std::map<std::pair<const ModuleImage *, bool>, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;

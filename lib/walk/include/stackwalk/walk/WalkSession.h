@@ -18,10 +18,12 @@ namespace stackwalk {
 
 struct WalkSession {
   // With a symbol cache directory, compressed DWARF is read through its
-  // decompressed twins there (DecompressedDebugCache.h).
-  explicit WalkSession(uint64_t maxDebugBytes = uint64_t(2) << 30, const std::string &symbolCache = "")
+  // decompressed twins there (DecompressedDebugCache.h). readsVariables: the
+  // walks read function arguments (--args).
+  explicit WalkSession(uint64_t maxDebugBytes = uint64_t(2) << 30, const std::string &symbolCache = "",
+                       bool readsVariables = true)
       : inflated(symbolCache.empty() ? nullptr : std::make_unique<DecompressedDebugCache>(symbolCache)),
-        symbolizer(maxDebugBytes, inflated.get()) {}
+        symbolizer(maxDebugBytes, inflated.get(), readsVariables) {}
 
   std::unique_ptr<const DecompressedDebugCache> inflated;
   ImageCache images;
