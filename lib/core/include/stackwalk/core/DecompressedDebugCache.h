@@ -5,14 +5,12 @@
 // mapped by later walks, which then inflate nothing and read only the pages
 // they touch.
 //
-// An entry is named by the BLAKE3 hash of the whole source file (what the
-// twin is made from, not a build-id a stripped and an unstripped file share)
-// and ends with a trailer holding its length and xxh3 checksum, checked on
-// every use: a truncated or corrupt entry is made again, never read. Entries
-// are written to a temporary file and renamed, so walks can share the cache;
-// past maxBytes the least recently used entries are removed.
+// Entries (CacheDirectory.h) are named by the whole source file, whose twin
+// they are, and checked on every use: a truncated or corrupt one is made
+// again, never read.
 #pragma once
 
+#include "stackwalk/core/CacheDirectory.h"
 #include "stackwalk/core/ModuleImage.h"
 
 #include "llvm/Support/Error.h"
@@ -39,11 +37,8 @@ public:
 
 private:
   std::unique_ptr<ModuleImage> openChecked(const std::string &path) const;
-  bool store(const std::string &path, const std::vector<uint8_t> &bytes) const;
-  void evictBeyondLimit() const;
 
-  std::string dir_;
-  uint64_t maxBytes_;
+  CacheDirectory entries_;
 };
 
 } // namespace stackwalk
