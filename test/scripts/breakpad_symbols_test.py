@@ -234,6 +234,10 @@ def served(check, stackwalk, store, walked, tmp):
         check(same == 2 * len(walked), f"--symbol-server: the {len(walked)} reports of --symbols-path, twice ({same})")
         check(server.requests() == asked and asked > 0,
               f"--symbol-server: the second walks ask the server nothing ({asked} requests the first time)")
+    # The second walks read each .sym file's index from the cache (SymbolIndexCache).
+    count = lambda root, suffix: sum(f.endswith(suffix) for _, _, files in os.walk(root) for f in files)
+    indexes, files = count(os.path.join(tmp, "cache", ".symindex"), ".index"), count(store, ".sym")
+    check(indexes == files > 0, f"--symbol-cache: an index kept for each of the {files} .sym files ({indexes})")
 
 
 def main(stackwalk, unpacked, options):

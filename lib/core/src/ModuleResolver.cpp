@@ -271,7 +271,7 @@ std::shared_ptr<const BreakpadSymbolFile> ModuleResolver::findSymbolFile(const M
     if (!path || !isRegularFile(*path)) continue;
     std::shared_ptr<const BreakpadSymbolFile> symbols = cache_ ? cache_->symbolFile(*path) : nullptr;
     if (!symbols) {
-      auto opened = BreakpadSymbolFile::open(*path);
+      auto opened = options_.symbolIndexes ? options_.symbolIndexes->open(*path) : BreakpadSymbolFile::open(*path);
       if (!opened) {
         note = llvm::toString(opened.takeError());
         continue;

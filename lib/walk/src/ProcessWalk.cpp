@@ -108,7 +108,9 @@ llvm::Expected<std::unique_ptr<ProcessWalk>> ProcessWalk::open(const std::string
 ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, const WalkOptions &options,
                          WalkSession &session)
     : target_(std::move(target)), options_(options), session_(session) {
-  ModuleResolver resolver(options.search, &session.images);
+  ModuleSearchOptions search = options.search;
+  search.symbolIndexes = session.symbolIndexes.get();
+  ModuleResolver resolver(std::move(search), &session.images);
   elfcore::placeModulesByEntryPoint(*target_, resolver);
   resolver.resolve(*target_);
   report_.dumpPath = std::move(dumpPath);

@@ -54,6 +54,12 @@ public:
   static llvm::Expected<std::unique_ptr<BreakpadSymbolFile>> open(const std::string &path);
   static llvm::Expected<std::unique_ptr<BreakpadSymbolFile>> parse(std::unique_ptr<llvm::MemoryBuffer> text,
                                                                    std::string path);
+  // The same text with the index an earlier parse of it made (serializedIndex),
+  // instead of a pass over the text (SymbolIndexCache.h). An error when the
+  // bytes are not such an index for a text of this size.
+  static llvm::Expected<std::unique_ptr<BreakpadSymbolFile>>
+  withIndex(std::unique_ptr<llvm::MemoryBuffer> text, std::string path, llvm::ArrayRef<uint8_t> index);
+  std::vector<uint8_t> serializedIndex() const;
 
   const Header &header() const { return header_; }
   const std::string &path() const { return path_; }
@@ -87,6 +93,7 @@ private:
   };
   explicit BreakpadSymbolFile(std::unique_ptr<llvm::MemoryBuffer> text, std::string path);
   llvm::Error index();
+  llvm::Error readIndex(llvm::ArrayRef<uint8_t> bytes);
   llvm::StringRef lineAt(size_t offset) const;
   size_t nextLine(size_t offset) const;
   std::string fileName(int64_t id) const;

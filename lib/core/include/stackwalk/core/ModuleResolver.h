@@ -6,6 +6,7 @@
 
 #include "stackwalk/core/ImageCache.h"
 #include "stackwalk/core/SymbolFetcher.h"
+#include "stackwalk/core/SymbolIndexCache.h"
 #include "stackwalk/core/Target.h"
 
 #include <map>
@@ -30,6 +31,9 @@ struct ModuleSearchOptions {
   // Symbol servers, asked for what no local file gives (owned by the caller);
   // their cache directory is searched as a module and symbol path.
   SymbolFetcher *fetcher = nullptr;
+  // Where Breakpad symbol files' indexes are kept between walks (owned by the
+  // caller); null: each file is indexed by a pass over it.
+  const SymbolIndexCache *symbolIndexes = nullptr;
 };
 
 

@@ -7,6 +7,7 @@
 
 #include "stackwalk/core/DecompressedDebugCache.h"
 #include "stackwalk/core/ImageCache.h"
+#include "stackwalk/core/SymbolIndexCache.h"
 #include "stackwalk/core/Symbolizer.h"
 #include "stackwalk/unwinder/CfiUnwinder.h"
 
@@ -18,14 +19,17 @@ namespace stackwalk {
 
 struct WalkSession {
   // With a symbol cache directory, compressed DWARF is read through its
-  // decompressed twins there (DecompressedDebugCache.h). readsVariables: the
+  // decompressed twins there (DecompressedDebugCache.h), and Breakpad symbol
+  // files are indexed from there (SymbolIndexCache.h). readsVariables: the
   // walks read function arguments (--args).
   explicit WalkSession(uint64_t maxDebugBytes = uint64_t(2) << 30, const std::string &symbolCache = "",
                        bool readsVariables = true)
       : inflated(symbolCache.empty() ? nullptr : std::make_unique<DecompressedDebugCache>(symbolCache)),
+        symbolIndexes(symbolCache.empty() ? nullptr : std::make_unique<SymbolIndexCache>(symbolCache)),
         symbolizer(maxDebugBytes, inflated.get(), readsVariables) {}
 
   std::unique_ptr<const DecompressedDebugCache> inflated;
+  std::unique_ptr<const SymbolIndexCache> symbolIndexes;
   ImageCache images;
   Symbolizer symbolizer;
   CfiUnwinder cfi;
