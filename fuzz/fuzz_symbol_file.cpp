@@ -1,7 +1,8 @@
 // Breakpad symbol files: the index made at open, every lookup (functions,
 // lines, both INLINE forms, PUBLIC symbols, STACK CFI deltas, STACK WIN
 // records, parameter sizes) and the STACK CFI and STACK WIN unwinders
-// evaluating the rules and programs found, on a stack of the input's bytes.
+// evaluating the rules and programs found, on a stack of the input's bytes;
+// the index as --symbol-cache keeps it, read back with one byte changed.
 #include "stackwalk/core/BreakpadSymbolFile.h"
 #include "stackwalk/unwinder/StackWinUnwinder.h"
 #include "stackwalk/unwinder/SymbolFileCfiUnwinder.h"
@@ -16,6 +17,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   std::shared_ptr<const stackwalk::BreakpadSymbolFile> symbols(std::move(*file));
+  std::vector<uint8_t> index = symbols->serializedIndex();
+  index[size % index.size()] ^= uint8_t(data[0] | 1);
+  auto reread = stackwalk::BreakpadSymbolFile::withIndex(llvm::MemoryBuffer::getMemBufferCopy(text), "fuzz.sym", index);
+  if (reread) {
+    for (uint64_t offset : {uint64_t(0), uint64_t(0x1000), uint64_t(size)}) {
+      (void)(*reread)->frames(offset);
+      (void)(*reread)->cfiRules(offset);
+      (void)(*reread)->windowsFrameInfo(offset);
+    }
+  } else {
+    llvm::consumeError(reread.takeError());
+  }
   constexpr uint64_t Base = 0x400000, Stack = 0x7000;
   auto makeTarget = [&](stackwalk::Arch arch) {
     auto memory = std::make_unique<stackwalk::BufferMemory>();

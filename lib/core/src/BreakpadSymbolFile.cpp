@@ -141,6 +141,12 @@ StringRef BreakpadSymbolFile::lineAt(size_t offset) const {
   return line.take_until([](char c) { return c == '\n'; }).rtrim("\r");
 }
 
+std::optional<StringRef> BreakpadSymbolFile::recordAt(size_t offset, StringRef keyword) const {
+  StringRef line = lineAt(offset);
+  if (!line.consume_front(keyword)) return std::nullopt;
+  return line;
+}
+
 size_t BreakpadSymbolFile::nextLine(size_t offset) const {
   StringRef data = text_->getBuffer();
   size_t end = data.find('\n', offset);
@@ -191,15 +197,17 @@ llvm::Error BreakpadSymbolFile::index() {
 std::string BreakpadSymbolFile::fileName(int64_t id) const {
   auto found = files_.find(id);
   if (found == files_.end()) return "";
-  auto f = fieldsOf(lineAt(found->second).drop_front(5), 2);
-  return f.size() == 2 ? f[1].str() : "";
+  auto record = recordAt(found->second, "FILE ");
+  auto f = record ? fieldsOf(*record, 2) : llvm::SmallVector<StringRef, 8>();
+  return f.size() == 2 && decimalNumber(f[0]) == id ? f[1].str() : "";
 }
 
 std::string BreakpadSymbolFile::originName(int64_t id) const {
   auto found = origins_.find(id);
   if (found == origins_.end()) return "";
-  auto f = fieldsOf(lineAt(found->second).drop_front(14), 2);
-  if (f.size() != 2) return "";
+  auto record = recordAt(found->second, "INLINE_ORIGIN ");
+  auto f = record ? fieldsOf(*record, 2) : llvm::SmallVector<StringRef, 8>();
+  if (f.size() != 2 || decimalNumber(f[0]) != id) return "";
   // The older form put a file id (or -1) before the name.
   StringRef name = f[1];
   auto [first, rest] = name.split(' ');
@@ -215,7 +223,9 @@ struct Position {
 } // namespace
 
 std::vector<SourceFrame> BreakpadSymbolFile::functionFrames(const Range &function, uint64_t offset) const {
-  auto funcFields = symbolFields(lineAt(function.line).drop_front(5), 4);
+  auto record = recordAt(function.line, "FUNC ");
+  auto funcFields = record ? symbolFields(*record, 4) : llvm::SmallVector<StringRef, 8>();
+  if (funcFields.size() != 4 || hexNumber(funcFields[0]) != function.start) return {};
   std::vector<InlineRecord> inlines;
   std::optional<Position> lineRecord;
   auto position = [&](int64_t file, int64_t line) {
@@ -256,8 +266,7 @@ std::vector<SourceFrame> BreakpadSymbolFile::functionFrames(const Range &functio
     frames.push_back(SourceFrame{originName(chain[i].origin), std::nullopt, at.file, at.line, true});
   }
   Position at = chain.empty() ? here : callSite(chain[0]);
-  frames.push_back(SourceFrame{funcFields.size() == 4 ? demangled(funcFields[3]) : "", function.start, at.file,
-                               at.line, false});
+  frames.push_back(SourceFrame{demangled(funcFields[3]), function.start, at.file, at.line, false});
   return frames;
 }
 
@@ -283,11 +292,17 @@ const std::pair<uint64_t, size_t> *BreakpadSymbolFile::publicSymbolAt(uint64_t o
   return &*symbol;
 }
 
+llvm::SmallVector<StringRef, 8> BreakpadSymbolFile::publicFields(const std::pair<uint64_t, size_t> *symbol) const {
+  auto record = symbol ? recordAt(symbol->second, "PUBLIC ") : std::nullopt;
+  auto f = record ? symbolFields(*record, 3) : llvm::SmallVector<StringRef, 8>();
+  if (f.size() != 3 || hexNumber(f[0]) != symbol->first) return {};
+  return f;
+}
+
 std::vector<SourceFrame> BreakpadSymbolFile::frames(uint64_t offset) const {
   if (const Range *function = functionAt(offset)) return functionFrames(*function, offset);
   const auto *symbol = publicSymbolAt(offset);
-  if (!symbol) return {};
-  auto f = symbolFields(lineAt(symbol->second).drop_front(7), 3);
+  auto f = publicFields(symbol);
   if (f.size() != 3) return {};
   return {SourceFrame{demangled(f[2]), symbol->first, "", std::nullopt, false}};
 }
@@ -299,11 +314,11 @@ bool BreakpadSymbolFile::namesAddress(uint64_t offset) const {
 std::optional<uint32_t> BreakpadSymbolFile::parameterSize(uint64_t offset) const {
   std::optional<uint64_t> size;
   if (const Range *function = functionAt(offset)) {
-    auto f = symbolFields(lineAt(function->line).drop_front(5), 4);
-    size = f.size() == 4 ? hexNumber(f[2]) : std::nullopt;
-  } else if (const auto *symbol = publicSymbolAt(offset)) {
-    auto f = symbolFields(lineAt(symbol->second).drop_front(7), 3);
-    size = f.size() == 3 ? hexNumber(f[1]) : std::nullopt;
+    auto record = recordAt(function->line, "FUNC ");
+    auto f = record ? symbolFields(*record, 4) : llvm::SmallVector<StringRef, 8>();
+    size = f.size() == 4 && hexNumber(f[0]) == function->start ? hexNumber(f[2]) : std::nullopt;
+  } else if (auto f = publicFields(publicSymbolAt(offset)); f.size() == 3) {
+    size = hexNumber(f[1]);
   }
   if (!size || *size > UINT32_MAX) return std::nullopt;
   return uint32_t(*size);
@@ -329,7 +344,10 @@ std::optional<BreakpadSymbolFile::WindowsFrameInfo> BreakpadSymbolFile::windowsF
   const Range *record = stackWinAt(frameData_, offset);
   if (!record) record = stackWinAt(fpo_, offset);
   if (!record) return std::nullopt;
-  return parseStackWin(lineAt(record->line).drop_front(10));
+  auto text = recordAt(record->line, "STACK WIN ");
+  auto info = text ? parseStackWin(*text) : std::nullopt;
+  if (!info || info->start != record->start) return std::nullopt;
+  return info;
 }
 
 std::optional<std::vector<BreakpadSymbolFile::CfiRule>> BreakpadSymbolFile::cfiRules(uint64_t offset) const {
@@ -338,6 +356,9 @@ std::optional<std::vector<BreakpadSymbolFile::CfiRule>> BreakpadSymbolFile::cfiR
   if (range == cfi_.begin()) return std::nullopt;
   --range;
   if (offset - range->start >= range->size) return std::nullopt;
+  auto init = recordAt(range->line, "STACK CFI INIT ");
+  auto initFields = init ? fieldsOf(*init, 3) : llvm::SmallVector<StringRef, 8>();
+  if (initFields.size() != 3 || hexNumber(initFields[0]) != range->start) return std::nullopt;
   std::vector<CfiRule> rules;
   auto apply = [&](StringRef text) {
     llvm::SmallVector<StringRef, 16> tokens;
@@ -354,7 +375,7 @@ std::optional<std::vector<BreakpadSymbolFile::CfiRule>> BreakpadSymbolFile::cfiR
       }
     }
   };
-  apply(fieldsOf(lineAt(range->line).drop_front(15), 3).back());
+  apply(initFields[2]);
   for (size_t at = nextLine(range->line); at < text_->getBufferSize(); at = nextLine(at)) {
     StringRef line = lineAt(at);
     if (!line.consume_front("STACK CFI ") || line.starts_with("INIT ")) break;

@@ -104,6 +104,32 @@ TEST_CASE("an index that does not fit its text is refused") {
   CHECK(refusal(good).empty());
 }
 
+TEST_CASE("an index entry that points at another record leads nowhere (found by fuzz_symbol_file)") {
+  auto parsed = BreakpadSymbolFile::parse(text(), "app.sym");
+  REQUIRE(bool(parsed));
+  std::vector<uint8_t> index = (*parsed)->serializedIndex();
+  size_t functions = 0;
+  for (int field = 0; field < 5; ++field) {
+    uint64_t length;
+    std::memcpy(&length, index.data() + functions, 8);
+    functions += 8 + length;
+  }
+  // Two functions (three words each) after their count, then the CFI ranges' count and the first range.
+  size_t firstFunctionLine = functions + 8 + 16, firstCfiLine = functions + 8 + 2 * 24 + 8 + 16;
+  auto pointAt = [&](size_t entry, const char *record) {
+    uint64_t offset = Symbols.find(record);
+    std::memcpy(index.data() + entry, &offset, 8);
+  };
+  pointAt(firstFunctionLine, "FUNC 2000");   // a function record of another address
+  pointAt(firstCfiLine, "FUNC 1000");        // no CFI record at all
+  auto indexed = BreakpadSymbolFile::withIndex(text(), "app.sym", index);
+  REQUIRE(bool(indexed));
+  CHECK((*indexed)->frames(0x1008).empty());
+  CHECK_FALSE((*indexed)->cfiRules(0x1008));
+  CHECK_FALSE((*indexed)->parameterSize(0x1008));
+  CHECK((*indexed)->frames(0x2015).size() == 2); // the entries left alone still lead to their records
+}
+
 TEST_CASE("the symbol cache keeps a file's index, and makes again an entry that does not check") {
   TempDir dir;
   std::string path = dir.file("app.sym");

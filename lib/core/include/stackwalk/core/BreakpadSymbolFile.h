@@ -12,6 +12,7 @@
 #include "stackwalk/core/SourceFrame.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -95,12 +96,19 @@ private:
   llvm::Error index();
   llvm::Error readIndex(llvm::ArrayRef<uint8_t> bytes);
   llvm::StringRef lineAt(size_t offset) const;
+  // The record an index entry points at, after its keyword ("FUNC "); nullopt
+  // when the line there is no such record. Lookups also check that it restates
+  // the entry's address or id: an index read back from a cache
+  // (BreakpadSymbolIndex.cpp) leads only to the records it names.
+  std::optional<llvm::StringRef> recordAt(size_t offset, llvm::StringRef keyword) const;
   size_t nextLine(size_t offset) const;
   std::string fileName(int64_t id) const;
   std::string originName(int64_t id) const;
   const Range *functionBefore(uint64_t offset) const; // the last FUNC starting at or below
   const Range *functionAt(uint64_t offset) const;
   const std::pair<uint64_t, size_t> *publicSymbolAt(uint64_t offset) const;
+  // A PUBLIC record's address, parameter size and name; empty when it is not one.
+  llvm::SmallVector<llvm::StringRef, 8> publicFields(const std::pair<uint64_t, size_t> *symbol) const;
   const Range *stackWinAt(const std::vector<Range> &ranges, uint64_t offset) const;
   std::vector<SourceFrame> functionFrames(const Range &function, uint64_t offset) const;
 
