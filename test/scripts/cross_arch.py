@@ -406,8 +406,5 @@ def run(platform, stackwalk, capture, programs=PROGRAMS, special=None, last=None
         failures += wrong_executable(stackwalk, cores["crash-segv"][0], cores["crash-abort"][1])
         if last:
             failures += last(stackwalk, cores)
-    for failure in failures:
-        print("FAIL", failure)
-    print(f"{len(programs)} {platform.name} programs, {frames} frames compared with eu-stack and {platform.gdb}, "
-          f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return dumps.failures_summary(
+        failures, f"{len(programs)} {platform.name} programs, {frames} frames compared with eu-stack and {platform.gdb}")

@@ -121,6 +121,14 @@ def script_main(main, doc, paths):
     sys.exit(main(*[os.path.abspath(a) for a in args], options))
 
 
+def failures_summary(failures, summary):
+    """Prints each failure, then the summary line with their count; the exit code."""
+    for failure in failures:
+        print("FAIL", failure)
+    print(f"{summary}, {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
 class Checks:
     """Named checks that print ok/FAIL and remember how many failed."""
 

@@ -128,10 +128,10 @@ def check_running(pid, name):
         raise SystemExit(f"{name}: threads left stopped or traced after the walk: {held}")
 
 
-def deleted_binary(stackwalk, dumps, tmp):
+def deleted_binary(stackwalk, unpacked, tmp):
     """A program whose file was deleted after it started is named through /proc/PID/map_files."""
     copy = os.path.join(tmp, "deleted-prog")
-    shutil.copy(os.path.join(dumps, "bin", PROGRAMS[0]), copy)
+    shutil.copy(os.path.join(unpacked, "bin", PROGRAMS[0]), copy)
     process = start(copy)
     try:
         os.unlink(copy)
@@ -218,12 +218,12 @@ def dotnet_case(stackwalk):
 
 
 def main():
-    stackwalk, dumps = sys.argv[1], sys.argv[2]
+    stackwalk, unpacked = sys.argv[1], sys.argv[2]
     if not shutil.which("eu-stack"):
         print("SKIP: eu-stack is not installed")
         return 77
     failures, frames = [], 0
-    probe = start(os.path.join(dumps, "bin", PROGRAMS[0]))
+    probe = start(os.path.join(unpacked, "bin", PROGRAMS[0]))
     refused = subprocess.run([stackwalk, "--pid", str(probe.pid)], capture_output=True, text=True).stderr
     probe.kill()
     probe.wait()
@@ -232,7 +232,7 @@ def main():
         return 77
     gdb_programs = GDB_PROGRAMS if shutil.which("gdb") else []
     for name in PROGRAMS + gdb_programs:
-        process = start(os.path.join(dumps, "bin", name))
+        process = start(os.path.join(unpacked, "bin", name))
         try:
             wait_asleep(process.pid)
             ours = stackwalk_frames(stackwalk, process.pid)
@@ -250,8 +250,8 @@ def main():
             if name == PROGRAMS[0]:
                 failures += errors(stackwalk, process)
                 with tempfile.TemporaryDirectory(prefix="stackwalk-live-") as tmp:
-                    failures += saved_core(stackwalk, os.path.join(dumps, "bin", name), process.pid, tmp)
-                    failures += deleted_binary(stackwalk, dumps, tmp)
+                    failures += saved_core(stackwalk, os.path.join(unpacked, "bin", name), process.pid, tmp)
+                    failures += deleted_binary(stackwalk, unpacked, tmp)
                 check_running(process.pid, name)
             if process.poll() is not None:
                 failures.append(f"{name} exited after the walk")
@@ -259,11 +259,8 @@ def main():
             process.kill()
             process.wait()
     failures += dotnet_case(stackwalk)
-    for failure in failures:
-        print("FAIL", failure)
-    print(f"{len(PROGRAMS) + len(gdb_programs)} programs, {frames} frames compared with eu-stack -p and gdb -p, "
-          f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return dumps.failures_summary(
+        failures, f"{len(PROGRAMS) + len(gdb_programs)} programs, {frames} frames compared with eu-stack -p and gdb -p")
 
 
 if __name__ == "__main__":

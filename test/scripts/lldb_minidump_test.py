@@ -22,6 +22,7 @@ import sys
 import tempfile
 
 import cross_arch
+import dumps
 
 LLDB = "lldb-19"
 NATIVE = cross_arch.Platform(name="x86_64", triplet="x86_64-linux-gnu", libc="/lib/x86_64-linux-gnu/libc.so.6",
@@ -101,11 +102,8 @@ def main():
             failures += found
             frames += compared
             print(f"{'ok  ' if not found else 'FAIL'} {name}: {len(report['threads'])} threads, {compared} frames")
-    for failure in failures:
-        print("FAIL", failure)
-    print(f"{len(programs)} programs' lldb minidumps, {frames} frames compared with gdb on their cores, "
-          f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return dumps.failures_summary(
+        failures, f"{len(programs)} programs' lldb minidumps, {frames} frames compared with gdb on their cores")
 
 
 if __name__ == "__main__":
