@@ -101,6 +101,13 @@ def check_every_dump_bounded(stackwalk, crafted, unpacked):
     rc, out, _ = capped(stackwalk, [os.path.join(crafted, "pe-claims.dmp"), "--json"], unpacked)
     rebuilt = [m["path"] for m in json.loads(out)["modules"] if "rebuilt" in (m.get("note") or "")] if rc == 0 else None
     check(rebuilt == [], f"pe-claims.dmp: no PE image rebuilt from headers that claim 256 MiB ({rebuilt})")
+    rc, out, _ = capped(stackwalk, [os.path.join(crafted, "elf-claims.core"), "--json"], unpacked)
+    modules = json.loads(out)["modules"] if rc == 0 else []
+    claims = [m["name"] for m in modules if m["name"].startswith("big")]
+    rebuilt = [m["name"] for m in modules if "rebuilt" in (m.get("note") or "")]
+    check(len(claims) == 24 and rebuilt == [],
+          f"elf-claims.core: no ELF image rebuilt from program headers that claim 255 MiB ({len(claims)} such modules, "
+          f"rebuilt: {rebuilt})")
 
 
 def check_batch(stackwalk, crafted, unpacked):

@@ -10,8 +10,8 @@ Usage: make-hostile.py DUMPS_DIR OUT_DIR [--traps TRAP_DIR]
              windows/dumps/crash-av.dmp, dotnet/cores/crash-normal.core)
   OUT_DIR    where host-paths.core, fake-buildid.core, no-buildid.core, escapes.core,
              escapes.dmp, escapes-dotnet.core, jit-claims.core, jit-shared.core,
-             jit-zstd-bomb.core, many-ranges.core, many-threads.core, slash-modules.core
-             and pe-claims.dmp are written
+             jit-zstd-bomb.core, many-ranges.core, many-threads.core, slash-modules.core,
+             pe-claims.dmp and elf-claims.core are written
   TRAP_DIR   also traps.core, whose module paths lie in TRAP_DIR
 """
 import collections
@@ -683,6 +683,42 @@ def pe_claims(dumps):
     return bytes(data)
 
 
+ELF_MODULES, ELF_CLAIM, ELF_BASE = 24, 255 << 20, 0x7E7000000000
+EHDR = struct.Struct("<16sHHIQQQIHHHHHH")  # Elf64_Ehdr
+PT_DYNAMIC = 2
+PF_X = 1
+
+
+def claiming_elf(i, base):
+    """The memory ranges (address, bytes) of crafted ELF module i at `base`, whose program
+    headers claim a 255 MiB image by one of three tricks, by i % 3: a segment of which only
+    the headers' page is in the dump; two small segments whose file bytes lie 255 MiB apart;
+    a 255 MiB segment of which only the first and last pages are in the dump. Each has a
+    dynamic section (an empty one) in its first page, as a loaded image needs to be read."""
+    ident = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9)
+    loads = {0: [(0, 0, ELF_CLAIM)], 1: [(0, 0, PAGE), (ELF_CLAIM, 0x10000, PAGE)], 2: [(0, 0, ELF_CLAIM)]}[i % 3]
+    headers = [PHDR.pack(PT_LOAD, PF_R | PF_X, offset, vaddr, vaddr, size, size, PAGE) for offset, vaddr, size in loads]
+    headers.append(PHDR.pack(PT_DYNAMIC, PF_R, 0x800, 0x800, 0x800, 16, 16, 8))
+    header = EHDR.pack(ident, 3, 0x3E, 1, 0, 64, 0, 0, 64, PHDR.size, len(headers), 64, 0, 0)
+    page = (header + b"".join(headers)).ljust(PAGE, b"\0")  # the dynamic section at 0x800: DT_NULL
+    memory = [(base, page)]
+    if i % 3 == 2:
+        memory.append((base + ELF_CLAIM - PAGE, b"\xcc" * PAGE))
+    return memory
+
+
+def elf_claims(dumps):
+    """The crash core with 24 more modules (big0.so ... big23.so) without files, whose ELF
+    headers in the dump's memory claim 255 MiB images (claiming_elf's three tricks): a
+    reader that rebuilds images from a full core's memory allocates, or keeps, 255 MiB for
+    each."""
+    core = read(dumps, "cores/crash-segv.core")
+    names = [f"big{i}.so".encode() for i in range(ELF_MODULES)]
+    core = renamed_files(core, file_names(core) + names, extra_base=ELF_BASE)
+    # renamed_files maps module i's one page at extra_base + i * 0x10000.
+    return with_loads(core, [r for i in range(ELF_MODULES) for r in claiming_elf(i, ELF_BASE + i * 0x10000)])
+
+
 def read(dumps, relative):
     with open(os.path.join(dumps, relative), "rb") as f:
         return f.read()
@@ -702,6 +738,7 @@ CRAFTED = {
     "many-threads.core": many_threads,
     "slash-modules.core": slash_modules,
     "pe-claims.dmp": pe_claims,
+    "elf-claims.core": elf_claims,
 }
 
 
