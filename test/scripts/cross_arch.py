@@ -81,6 +81,11 @@ class Platform:
         return [t for t in self.tools() if not shutil.which(t)] + ([] if os.path.exists(self.libc) else [self.libc])
 
 
+# This machine's own programs, as the x86-64 tests build and run them.
+NATIVE = Platform(name="x86_64", triplet="x86_64-linux-gnu", libc="/lib/x86_64-linux-gnu/libc.so.6", gdb="gdb",
+                  runner=[])
+
+
 def build(platform, name, source, flags, tmp):
     exe = os.path.join(tmp, name)
     compiler = f"{platform.triplet}-g++" if source.endswith(".cpp") else f"{platform.triplet}-gcc"
@@ -306,6 +311,29 @@ def compare(platform, name, report, eu_stack, gdb, output):
                 failures.append(f"{name} thread {tid}: {frame['function']} vs {platform.gdb}'s {theirs} at {frame['ip']}")
     if extra:
         print(f"     {name}: {extra} frame(s) past where the tools stop ({platform.tools_stop_early[name]})")
+    return failures, compared
+
+
+def compare_with_gdb(name, report, gdb, names=True):
+    """Each thread's physical frames against gdb's on a core of the same process; with
+    `names`, the program's own frames' names too."""
+    failures, compared = [], 0
+    ours = {t["tid"]: t for t in report["threads"]}
+    if sorted(ours) != sorted(gdb):
+        return [f"{name}: threads {sorted(ours)} vs gdb's {sorted(gdb)}"], 0
+    for tid, thread in sorted(ours.items()):
+        frames = physical(thread)
+        ips, expected = [int(f["ip"], 16) for f in frames], [pc for pc, _ in gdb[tid]]
+        compared += len(expected)
+        if ips != expected:
+            failures.append(f"{name} thread {tid}: {[hex(a) for a in ips]} vs gdb's {[hex(a) for a in expected]}")
+            continue
+        gdb_names = dict(gdb[tid]) if names else {}
+        for frame in frames:
+            theirs = gdb_names.get(int(frame["ip"], 16))
+            named = theirs not in (None, "None")  # gdb's name for a frame of a stripped program
+            if frame["module"] == name and named and without_parameters(frame["function"]) != theirs:
+                failures.append(f"{name} thread {tid}: {frame['function']} vs gdb's {theirs} at {frame['ip']}")
     return failures, compared
 
 

@@ -121,6 +121,16 @@ def script_main(main, doc, paths):
     sys.exit(main(*[os.path.abspath(a) for a in args], options))
 
 
+def start_parked(path, *args):
+    """A test program started and parked: every thread asleep where it says (it prints READY)."""
+    process = subprocess.Popen([path, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/tmp")
+    for line in process.stdout:
+        if line.strip() == b"READY":
+            return process
+    process.kill()
+    raise SystemExit(f"{path} never became ready")
+
+
 def failures_summary(failures, summary):
     """Prints each failure, then the summary line with their count; the exit code."""
     for failure in failures:

@@ -39,15 +39,6 @@ PROGRAMS = ["threads-O2-nofp", "threads-O0-fp", "args-O2", "sighandler", "stripp
 GDB_PROGRAMS = ["jit-gdb"]
 
 
-def start(path, *args):
-    process = subprocess.Popen([path, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/tmp")
-    for line in process.stdout:
-        if line.strip() == b"READY":
-            return process
-    process.kill()
-    raise SystemExit(f"{path} never became ready")
-
-
 def task_states(pid):
     states = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
@@ -132,7 +123,7 @@ def deleted_binary(stackwalk, unpacked, tmp):
     """A program whose file was deleted after it started is named through /proc/PID/map_files."""
     copy = os.path.join(tmp, "deleted-prog")
     shutil.copy(os.path.join(unpacked, "bin", PROGRAMS[0]), copy)
-    process = start(copy)
+    process = dumps.start_parked(copy)
     try:
         os.unlink(copy)
         wait_asleep(process.pid)
@@ -195,7 +186,7 @@ def dotnet_case(stackwalk):
                                 f"-p:BaseIntermediateOutputPath={tmp}/obj/"], cwd=program, capture_output=True, text=True)
         if build.returncode != 0:
             return [f"building the .NET program failed: {build.stdout[-2000:]}"]
-        process = start(os.path.join(tmp, "app", "StackwalkDotnet"), "park", f"{tmp}/park.json")
+        process = dumps.start_parked(os.path.join(tmp, "app", "StackwalkDotnet"), "park", f"{tmp}/park.json")
         try:
             wait_asleep(process.pid)
             code, live = managed_frames(stackwalk, "--pid", str(process.pid), "--save-core", f"{tmp}/saved.core")
@@ -223,7 +214,7 @@ def main():
         print("SKIP: eu-stack is not installed")
         return 77
     failures, frames = [], 0
-    probe = start(os.path.join(unpacked, "bin", PROGRAMS[0]))
+    probe = dumps.start_parked(os.path.join(unpacked, "bin", PROGRAMS[0]))
     refused = subprocess.run([stackwalk, "--pid", str(probe.pid)], capture_output=True, text=True).stderr
     probe.kill()
     probe.wait()
@@ -232,7 +223,7 @@ def main():
         return 77
     gdb_programs = GDB_PROGRAMS if shutil.which("gdb") else []
     for name in PROGRAMS + gdb_programs:
-        process = start(os.path.join(unpacked, "bin", name))
+        process = dumps.start_parked(os.path.join(unpacked, "bin", name))
         try:
             wait_asleep(process.pid)
             ours = stackwalk_frames(stackwalk, process.pid)

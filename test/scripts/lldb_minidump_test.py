@@ -25,24 +25,9 @@ import cross_arch
 import dumps
 
 LLDB = "lldb-19"
-NATIVE = cross_arch.Platform(name="x86_64", triplet="x86_64-linux-gnu", libc="/lib/x86_64-linux-gnu/libc.so.6",
-                             gdb="gdb", runner=[])
-
-
-def parked(exe):
-    """The program started and every thread asleep (it prints READY then)."""
-    process = subprocess.Popen([exe], cwd=os.path.dirname(exe), stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
-    for line in process.stdout:
-        if line.strip() == "READY":
-            return process
-    process.kill()
-    raise SystemExit(f"{exe} exited before READY")
-
-
 def capture(exe):
     """(core, minidump) of the parked program: gdb's gcore, then lldb's minidump."""
-    process = parked(exe)
+    process = dumps.start_parked(exe)
     try:
         prefix = exe + "-gcore"
         subprocess.run(["gcore", "-o", prefix, str(process.pid)], capture_output=True, check=True, timeout=60)
@@ -56,28 +41,6 @@ def capture(exe):
         process.wait()
 
 
-def compare(name, report, gdb):
-    """Each thread's physical frames against gdb's on the core; the program's own names too."""
-    failures, compared = [], 0
-    ours = {t["tid"]: t for t in report["threads"]}
-    if sorted(ours) != sorted(gdb):
-        return [f"{name}: threads {sorted(ours)} vs gdb's {sorted(gdb)}"], 0
-    for tid, thread in sorted(ours.items()):
-        frames = cross_arch.physical(thread)
-        ips, expected = [int(f["ip"], 16) for f in frames], [pc for pc, _ in gdb[tid]]
-        compared += len(expected)
-        if ips != expected:
-            failures.append(f"{name} thread {tid}: {[hex(a) for a in ips]} vs gdb's {[hex(a) for a in expected]}")
-            continue
-        names = dict(gdb[tid])
-        for frame in frames:
-            theirs = names.get(int(frame["ip"], 16))
-            named = theirs not in (None, "None")  # gdb's name for a frame of a stripped program
-            if frame["module"] == name and named and cross_arch.without_parameters(frame["function"]) != theirs:
-                failures.append(f"{name} thread {tid}: {frame['function']} vs gdb's {theirs} at {frame['ip']}")
-    return failures, compared
-
-
 def main():
     stackwalk = os.path.abspath(sys.argv[1])
     missing = [t for t in (LLDB, "gdb", "gcore", "gcc", "g++") if not shutil.which(t)]
@@ -88,7 +51,7 @@ def main():
     programs = [p for p in cross_arch.PROGRAMS if p[3] == "park"]
     with tempfile.TemporaryDirectory(prefix="stackwalk-lldb-") as tmp:
         for name, source, flags, _ in programs:
-            exe = cross_arch.build(NATIVE, name, source, flags, tmp)
+            exe = cross_arch.build(cross_arch.NATIVE, name, source, flags, tmp)
             core, minidump = capture(exe)
             out = subprocess.run([stackwalk, minidump, "-a", "--json", "--module-path", tmp],
                                  capture_output=True, text=True)
@@ -96,7 +59,7 @@ def main():
                 failures.append(f"{name}: stackwalk exit {out.returncode}: {out.stderr}")
                 continue
             report = json.loads(out.stdout)
-            found, compared = compare(name, report, cross_arch.gdb_frames(NATIVE, core, exe, tmp))
+            found, compared = cross_arch.compare_with_gdb(name, report, cross_arch.gdb_frames(cross_arch.NATIVE, core, exe, tmp))
             if report["crash"] is not None:
                 found.append(f"{name}: lldb's attach reported as a crash: {report['crash']}")
             failures += found
