@@ -42,7 +42,8 @@ void addLinuxDetails(Target &target, const minidump::LinuxStreams &linux) {
   if (!linux.processName.empty()) target.process.name = linux.processName;
   if (!linux.commandLine.empty()) target.process.commandLine = linux.commandLine;
   if (!target.process.pid) target.process.pid = linux.pid;
-  if (!linux.distribution.empty()) target.osVersion = linux.distribution + " (" + target.osVersion + ")";
+  if (!linux.distribution.empty())
+    target.osVersion = linux.distribution + (target.osVersion.empty() ? "" : " (" + target.osVersion + ")");
   for (auto [key, value] : linux.auxv) {
     if (key != AT_SYSINFO_EHDR) continue;
     auto vdso = std::find_if(target.modules.begin(), target.modules.end(), [&](const Module &m) { return m.base == value; });

@@ -13,6 +13,8 @@ namespace stackwalk::minidump {
 using llvm::minidump::ProcessorArchitecture;
 using llvm::minidump::OSPlatform;
 
+constexpr uint32_t MaxVersionPart = 255;
+
 SystemDescription readSystemInfo(const Reader &reader) {
   SystemDescription out;
   auto stream = reader.stream(StreamType::SystemInfo);
@@ -41,10 +43,14 @@ SystemDescription readSystemInfo(const Reader &reader) {
   case uint32_t(OSPlatform::IOS): out.os = OS::IOS; break;
   default: break;
   }
-  out.osVersion = std::to_string(info->MajorVersion) + "." + std::to_string(info->MinorVersion) + "." +
-                  std::to_string(info->BuildNumber);
+  // No OS has had a major or minor version above 255: lldb leaves these
+  // fields uninitialized (3495824896.32767.0), a version nobody ran.
+  if (info->MajorVersion <= MaxVersionPart && info->MinorVersion <= MaxVersionPart)
+    out.osVersion = std::to_string(info->MajorVersion) + "." + std::to_string(info->MinorVersion) + "." +
+                    std::to_string(info->BuildNumber);
   // Breakpad stores the kernel's uname there; Windows its service pack.
-  if (auto extra = reader.string(info->CSDVersionRVA); extra && !extra->empty()) out.osVersion += " " + *extra;
+  if (auto extra = reader.string(info->CSDVersionRVA); extra && !extra->empty())
+    out.osVersion += (out.osVersion.empty() ? "" : " ") + *extra;
   return out;
 }
 

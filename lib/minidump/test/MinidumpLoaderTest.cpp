@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
 #include <algorithm>
 #include <cstdio>
 #include <unistd.h>
@@ -17,15 +19,15 @@ namespace {
 
 using B = MinidumpBuilder;
 
-std::vector<uint8_t> systemInfo(uint16_t arch, uint32_t platform) {
+std::vector<uint8_t> systemInfo(uint16_t arch, uint32_t platform, uint32_t major = 10, uint32_t minor = 0) {
   std::vector<uint8_t> s;
   B::put16(s, arch);
   B::put16(s, 6);
   B::put16(s, 0);
   s.push_back(4);
   s.push_back(1);
-  B::put32(s, 10);
-  B::put32(s, 0);
+  B::put32(s, major);
+  B::put32(s, minor);
   B::put32(s, 17134);
   B::put32(s, platform);
   B::put32(s, 0); // CSDVersionRVA
@@ -354,4 +356,17 @@ TEST_CASE("a Linux module recorded smaller than its mappings (lldb: the first se
   };
   CHECK(size("libc.so.6") == 0x5000u);
   CHECK(size("program") == 0x3000u); // a recorded size larger than the mappings stays
+}
+
+TEST_CASE("OS version fields no OS has had (lldb leaves them uninitialized) are an unknown version") {
+  for (auto [major, minor, expected] : {std::tuple<uint32_t, uint32_t, const char *>{10, 0, "10.0.17134"},
+                                        {3495824896u, 32767, ""}, {6, 100000, ""}}) {
+    B builder;
+    std::vector<uint8_t> threads;
+    B::put32(threads, 1);
+    addThread(threads, 100, 0x10000, 0, 0, 0x4d0, builder.add(amd64Context(0x1000, 0x10000)));
+    builder.stream(7, systemInfo(9, 0x8201, major, minor));
+    builder.stream(3, threads);
+    CHECK(load(builder.build())->osVersion == expected);
+  }
 }
