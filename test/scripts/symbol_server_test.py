@@ -16,6 +16,9 @@ Usage: symbol_server_test.py STACKWALK UNPACKED_DUMPS_DIR
 - A Microsoft store keeping the PDB of pdb-threads.exe as a cabinet
   (pdb-threads.pd_, made by gcab): the Windows dump's frames named, with lines,
   as with the PDB on disk, and the module says it came from the .pd_ URL.
+- The same PDB behind a file.ptr whose PATH is a URL on the server: followed, the
+  frames as with the PDB on disk; a file.ptr's MSG, and a PATH to a file share,
+  are warnings.
 """
 import json
 import os
@@ -160,11 +163,44 @@ def cabinet(stackwalk, unpacked, tmp):
           "cabinet: every frame and line as with the PDB on disk (and not as without it)")
 
 
+def pointer(stackwalk, unpacked, tmp):
+    """A store whose PDB entry is a file.ptr: a PATH that is a URL is followed (the PDB names the
+    frames as on disk, and the module says the URL it came from); a MSG, or a PATH to a file
+    share, is a warning."""
+    windows = os.path.join(unpacked, "windows")
+    pdb_dir = os.path.join(windows, "symbols", "pdb-threads.pdb")
+    key = next(d for d in os.listdir(pdb_dir) if os.path.isdir(os.path.join(pdb_dir, d)))
+    root = os.path.join(tmp, "ptr")
+    entry = os.path.join(root, "pdb-threads.pdb", key)
+    os.makedirs(entry)
+    os.makedirs(os.path.join(root, "elsewhere"))
+    shutil.copy(os.path.join(pdb_dir, key, "pdb-threads.pdb"), os.path.join(root, "elsewhere"))
+    local = ["--module-path", "bin", "--module-path", "system32"]
+    on_disk = walk(stackwalk, windows, "dumps/pdb-threads.dmp", *local, "--module-path", "symbols")
+    with dumps.HttpServer(root, os.path.join(tmp, "ptr.log")) as server:
+        results = {}
+        for case, text in (("url", f"PATH:{server.url}elsewhere/pdb-threads.pdb"),
+                           ("msg", "MSG: withdrawn by the vendor"), ("share", "PATH:\\\\files\\symbols\\x.pdb")):
+            with open(os.path.join(entry, "file.ptr"), "w") as f:
+                f.write(text + "\r\n")
+            results[case] = walk(stackwalk, windows, "dumps/pdb-threads.dmp", *local, "--symbol-server", server.url,
+                                 "--symbol-cache", os.path.join(tmp, "ptr-cache-" + case))
+    exe = module(results["url"], "pdb-threads.exe")
+    check(exe["symbols"] == "pdb" and "elsewhere/pdb-threads.pdb" in (exe["note"] or "")
+          and frames(results["url"]) == frames(on_disk),
+          f"file.ptr: its URL followed, every frame and line as with the PDB on disk ({exe['note']})")
+    said = lambda case, words: any("file.ptr" in w and words in w for w in results[case]["warnings"])
+    check(said("msg", "says: withdrawn by the vendor") and said("share", "a file share stackwalk does not open"),
+          f"file.ptr: a MSG and a file share's PATH are warnings ({results['msg']['warnings']}, "
+          f"{results['share']['warnings']})")
+
+
 def main(stackwalk, unpacked, options):
     with tempfile.TemporaryDirectory() as tmp:
         ssqp(stackwalk, unpacked, tmp)
         debuginfod(stackwalk, unpacked, tmp)
         cabinet(stackwalk, unpacked, tmp)
+        pointer(stackwalk, unpacked, tmp)
     return check.summary()
 
 

@@ -89,10 +89,13 @@ std::vector<SymbolUrl> HttpSymbolFetcher::urlsFor(const SymbolRequest &request) 
     case Kind::BreakpadSymbols: path = name + "/" + key + "/" + escape(symName(request.name)); break;
     }
     urls.push_back({server, joinUrl(server, path), ""});
-    // Then the cabinet a Microsoft store may keep instead (foo.pd_), as symsrv asks.
-    if (request.kind == Kind::PeImage || request.kind == Kind::Pdb)
+    // Then the cabinet a Microsoft store may keep instead (foo.pd_), and the
+    // file.ptr that may say where the file is, as symsrv asks.
+    if (request.kind == Kind::PeImage || request.kind == Kind::Pdb) {
       urls.push_back({server, joinUrl(server, name + "/" + key + "/" + escape(compressedName(request.name))),
                       request.name});
+      urls.push_back({server, joinUrl(server, name + "/" + key + "/file.ptr"), "", /*pointer=*/true});
+    }
   }
   if (request.kind == Kind::ElfExecutable || request.kind == Kind::ElfDebugFile)
     for (const std::string &server : servers_.debuginfod)
@@ -148,6 +151,31 @@ bool HttpSymbolFetcher::extracted(Transfer &t) const {
   std::remove(t.temporary.c_str());
   t.temporary = file;
   return true;
+}
+
+// A file.ptr holds one line: "PATH:" and where the file is, or "MSG:" and why
+// it is not there. A PATH that is an http(s) URL is asked next (a pointer is
+// followed once: the URL asked then is no file.ptr); symsrv's other PATHs
+// name file shares, which stackwalk does not open on a server's word.
+void HttpSymbolFetcher::follow(Transfer &t, std::vector<std::string> &warnings) const {
+  constexpr size_t MaxPointerBytes = 4096;
+  std::string text(MaxPointerBytes, '\0');
+  std::FILE *file = std::fopen(t.temporary.c_str(), "rb");
+  text.resize(file ? std::fread(text.data(), 1, text.size(), file) : 0);
+  if (file) std::fclose(file);
+  llvm::StringRef line = llvm::StringRef(text).split('\n').first.trim();
+  if (line.consume_front_insensitive("PATH:")) {
+    line = line.trim();
+    if (line.starts_with_insensitive("http://") || line.starts_with_insensitive("https://")) {
+      t.urls.insert(t.urls.begin() + t.next, SymbolUrl{t.asked.server, line.str(), "", false});
+      return;
+    }
+    warnings.push_back(t.asked.url + " points at " + line.str() +
+                       ", a file share stackwalk does not open on a symbol server's word");
+    return;
+  }
+  line.consume_front_insensitive("MSG:");
+  warnings.push_back(t.asked.url + " says: " + line.trim().str());
 }
 
 void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::vector<std::string> &warnings) {
@@ -212,6 +240,14 @@ void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::v
     bool written = std::fclose(t.file) == 0;
     t.file = nullptr;
     bool arrived = result == CURLE_OK && status == 200 && written && t.bytes > 0;
+    if (arrived && t.asked.pointer) {
+      follow(t, warnings);
+      std::remove(t.temporary.c_str());
+      // Read once: what it points at is remembered on its own (a file, or a miss).
+      llvm::sys::fs::create_directories(joinPath(servers_.cacheDir, ".misses"));
+      std::ofstream(missMarker(t.asked.url)) << t.asked.url << "\n";
+      return false;
+    }
     if (arrived && !t.asked.cabinetOf.empty() && !extracted(t)) return false; // a damaged cabinet: the next URL
     if (arrived && !llvm::sys::fs::create_directories(llvm::sys::path::parent_path(t.destination)) &&
         std::rename(t.temporary.c_str(), t.destination.c_str()) == 0) {

@@ -35,14 +35,19 @@ TEST_CASE("ELF files by build-id: SSQP keys in lower case from each store, then 
 
 TEST_CASE("PE images, PDBs and Breakpad files in store layout, from the stores only") {
   SymbolRequest image{Kind::PeImage, "Crash.exe", "5F2A1B3C7000"};
-  // Each store's file, then its cabinet (the name's last character '_'), as symsrv asks.
+  // Each store's file, then its cabinet (the name's last character '_') and its file.ptr, as symsrv asks.
   CHECK(urls(image) == std::vector<std::string>{"http://127.0.0.1:1/store/Crash.exe/5F2A1B3C7000/Crash.exe",
                                                 "http://127.0.0.1:1/store/Crash.exe/5F2A1B3C7000/Crash.ex_",
+                                                "http://127.0.0.1:1/store/Crash.exe/5F2A1B3C7000/file.ptr",
                                                 "http://127.0.0.1:2/Crash.exe/5F2A1B3C7000/Crash.exe",
-                                                "http://127.0.0.1:2/Crash.exe/5F2A1B3C7000/Crash.ex_"});
+                                                "http://127.0.0.1:2/Crash.exe/5F2A1B3C7000/Crash.ex_",
+                                                "http://127.0.0.1:2/Crash.exe/5F2A1B3C7000/file.ptr"});
   SymbolRequest pdb{Kind::Pdb, "crash.pdb", "0123456789ABCDEF0123456789ABCDEF1"};
-  CHECK(urls(pdb).back() == "http://127.0.0.1:2/crash.pdb/0123456789ABCDEF0123456789ABCDEF1/crash.pd_");
-  CHECK(fetcher().urlsFor(pdb).back().cabinetOf == "crash.pdb");
+  std::vector<SymbolUrl> pdbUrls = fetcher().urlsFor(pdb);
+  CHECK(pdbUrls.back().url == "http://127.0.0.1:2/crash.pdb/0123456789ABCDEF0123456789ABCDEF1/file.ptr");
+  CHECK(pdbUrls.back().pointer);
+  CHECK(pdbUrls[pdbUrls.size() - 2].url == "http://127.0.0.1:2/crash.pdb/0123456789ABCDEF0123456789ABCDEF1/crash.pd_");
+  CHECK(pdbUrls[pdbUrls.size() - 2].cabinetOf == "crash.pdb");
   SymbolRequest sym{Kind::BreakpadSymbols, "crash.pdb", "0123456789ABCDEF0123456789ABCDEF1"};
   CHECK(urls(sym).front() == "http://127.0.0.1:1/store/crash.pdb/0123456789ABCDEF0123456789ABCDEF1/crash.sym");
   CHECK(HttpSymbolFetcher::cachePath(sym) == "crash.pdb/0123456789ABCDEF0123456789ABCDEF1/crash.sym");

@@ -1,5 +1,5 @@
 // Symbol servers over HTTP (libcurl, loaded when first needed): Microsoft-
-// style symbol stores (their cabinets, foo.pd_, too) and SSQP (name/KEY/name;
+// style symbol stores (their cabinets, foo.pd_, and file.ptr redirections too) and SSQP (name/KEY/name;
 // .NET's runtime libraries are published this way), Breakpad .sym stores, and debuginfod (/buildid/ID/executable and /debuginfo). Each
 // file lands in a local cache in the layout ModuleResolver searches, written
 // to a temporary file and renamed, so concurrent walks share the cache; what
@@ -32,10 +32,12 @@ std::string defaultSymbolCache();
 
 struct CurlLibrary;
 
-// A URL to ask for a file, the server it is on, and for a store's cabinet
-// (foo.pd_) the name of the file inside it.
+// A URL to ask for a file, the server it is on, for a store's cabinet
+// (foo.pd_) the name of the file inside it, and whether it is the store's
+// file.ptr, which says where the file is instead.
 struct SymbolUrl {
   std::string server, url, cabinetOf;
+  bool pointer = false;
 };
 
 class HttpSymbolFetcher : public SymbolFetcher {
@@ -54,6 +56,9 @@ private:
   struct Transfer;
   std::string missMarker(const std::string &url) const;
   bool extracted(Transfer &t) const;
+  // Where a file.ptr that arrived sends the transfer: its next URL, or a
+  // warning saying why it is not followed.
+  void follow(Transfer &t, std::vector<std::string> &warnings) const;
   std::set<std::string> down_; // servers that failed: asked nothing more
   SymbolServers servers_;
   const CurlLibrary *curl_ = nullptr; // loaded at construction
