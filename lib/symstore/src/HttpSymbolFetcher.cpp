@@ -153,12 +153,14 @@ bool HttpSymbolFetcher::extracted(Transfer &t) const {
   return true;
 }
 
+// A file.ptr holds one line; a larger one is no pointer (its transfer fails).
+constexpr uint64_t MaxPointerBytes = 4096;
+
 // A file.ptr holds one line: "PATH:" and where the file is, or "MSG:" and why
 // it is not there. A PATH that is an http(s) URL is asked next (a pointer is
 // followed once: the URL asked then is no file.ptr); symsrv's other PATHs
 // name file shares, which stackwalk does not open on a server's word.
 void HttpSymbolFetcher::follow(Transfer &t, std::vector<std::string> &warnings) const {
-  constexpr size_t MaxPointerBytes = 4096;
   std::string text(MaxPointerBytes, '\0');
   std::FILE *file = std::fopen(t.temporary.c_str(), "rb");
   text.resize(file ? std::fread(text.data(), 1, text.size(), file) : 0);
@@ -211,7 +213,7 @@ void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::v
       t.file = std::fopen(t.temporary.c_str(), "wb");
       if (!t.file) return false;
       t.bytes = 0;
-      t.limit = servers_.maxFileBytes;
+      t.limit = t.asked.pointer ? MaxPointerBytes : servers_.maxFileBytes;
       t.easy = curl.easyInit();
       curl.easySetopt(t.easy, CURLOPT_URL, t.asked.url.c_str());
       curl.easySetopt(t.easy, CURLOPT_PROTOCOLS_STR, "http,https");
