@@ -153,7 +153,7 @@ bool HttpSymbolFetcher::extracted(Transfer &t) const {
   return true;
 }
 
-// A file.ptr holds one line; a larger one is no pointer (its transfer fails).
+// The most a file.ptr may take; a larger one fails as an oversized file does.
 constexpr uint64_t MaxPointerBytes = 4096;
 
 // A file.ptr holds one line: "PATH:" and where the file is, or "MSG:" and why
