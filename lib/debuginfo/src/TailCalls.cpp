@@ -15,9 +15,11 @@ constexpr unsigned MaxChainLength = 8; // tail calls followed from the caller's 
 constexpr size_t MaxChains = 64;       // chains followed before giving up as too ambiguous
 constexpr unsigned MaxFunctions = 128; // functions searched for tail calls: hostile DWARF could branch without end
 
-// One function of a chain and the tail call it made.
+// One function of a chain, the tail call it made, and the frame whose module
+// holds it (a chain may start in the caller's module and end in the callee's).
 struct Link {
   DWARFDie function, site;
+  const FrameScope *scope;
 };
 using Chain = std::vector<Link>;
 
@@ -28,25 +30,28 @@ public:
 
   // False when there are too many chains to tell which was taken, or too
   // many functions to search to know them all.
-  bool run(const DWARFDie &from) {
+  bool run(const DWARFDie &from, const FrameScope &scope) {
     Chain chain;
-    follow(from, chain);
+    follow(from, scope, chain);
     return chains_.size() <= MaxChains && searched_ <= MaxFunctions;
   }
   const std::vector<Chain> &chains() const { return chains_; }
 
 private:
-  void follow(const DWARFDie &function, Chain &chain) {
+  void follow(const DWARFDie &function, const FrameScope &scope, Chain &chain) {
     if (chain.size() >= MaxChainLength || chains_.size() > MaxChains || ++searched_ > MaxFunctions) return;
     for (const Link &link : chain)
       if (sameFunction(link.function, function)) return; // a cycle
     forEachCallSite(function, [&](const DWARFDie &site) {
       if (!site.find({dwarf::DW_AT_call_tail_call, dwarf::DW_AT_GNU_tail_call})) return false;
-      DWARFDie target = definitionOf(calledFunction(site), true, callee_);
+      // A function this module declares (through its PLT) is the callee's module's.
+      DWARFDie called = calledFunction(site);
+      bool declared = called && called.find(dwarf::DW_AT_declaration);
+      DWARFDie target = definitionOf(called, true, callee_);
       if (!target) return false;
-      chain.push_back({function, site});
+      chain.push_back({function, site, &scope});
       if (isFunction(target, callee_, true)) chains_.push_back(chain);
-      else follow(target, chain);
+      else follow(target, declared ? callee_ : scope, chain);
       chain.pop_back();
       return chains_.size() > MaxChains || searched_ > MaxFunctions;
     });
@@ -81,7 +86,7 @@ Chain sharedLinks(const std::vector<Chain> &chains) {
 
 // A link as a frame: where its tail call returns to (were it a call; gdb
 // shows that as the frame's pc) and the jump's line.
-std::optional<TailCallFrame> frameOf(const Link &link, const FrameScope &callee) {
+std::optional<TailCallFrame> frameOf(const Link &link) {
   // DW_AT_call_return_pc (GNU: DW_AT_low_pc) is the address after the jump;
   // DWARF 5's DW_AT_call_pc the jump itself.
   std::optional<uint64_t> after;
@@ -91,7 +96,8 @@ std::optional<TailCallFrame> frameOf(const Link &link, const FrameScope &callee)
       if (auto jump = value->getAsAddress()) after = *jump + 1;
   if (!after || *after == 0) return std::nullopt;
   TailCallFrame frame;
-  frame.returnAddress = *after + callee.loadBias;
+  frame.returnAddress = *after + link.scope->loadBias;
+  frame.module = link.scope->frame->module;
   if (DWARFUnit *unit = link.site.getDwarfUnit()) {
     // The path as the Symbolizer gives every frame's (the compilation directory joined).
     DILineInfoSpecifier spec(DILineInfoSpecifier::FileLineInfoKind::AbsoluteFilePath,
@@ -117,14 +123,18 @@ std::vector<TailCallFrame> tailCallsBetween(const Target &target, Symbolizer &sy
   if (!named) return {}; // no record, or an indirect call
   bool sameModule = frames[index].module == frames[index + 1].module;
   if (isFunction(named, *callee, sameModule)) return {}; // it called the callee itself
-  DWARFDie first = definitionOf(named, sameModule, *callee);
+  // A function the caller's module defines starts the chain there (it may
+  // tail-call into the callee's module through its PLT); one it declares is
+  // the callee's module's.
+  bool defined = !named.find(dwarf::DW_AT_declaration);
+  DWARFDie first = defined ? named : definitionOf(named, sameModule, *callee);
   if (!first) return {};
   ChainSearch search(*callee);
-  if (!search.run(first)) return {};
+  if (!search.run(first, defined ? *caller : *callee)) return {};
   std::vector<TailCallFrame> out;
   Chain shared = sharedLinks(search.chains());
   for (auto link = shared.rbegin(); link != shared.rend(); ++link)
-    if (auto frame = frameOf(*link, *callee)) out.push_back(std::move(*frame));
+    if (auto frame = frameOf(*link)) out.push_back(std::move(*frame));
   return out;
 }
 

@@ -57,16 +57,16 @@ void appendTailCallEntries(std::vector<ReportFrame> &entries, const std::vector<
     entry.trust = FrameTrust::CallSite;
     entry.ip = tailCall.returnAddress;
     entry.sp = callerSp;
-    entry.module = callee.module;
+    entry.module = tailCall.module ? tailCall.module : callee.module;
     entry.file = tailCall.file;
     entry.line = tailCall.line;
-    if (!callee.module) continue;
+    if (!entry.module) continue;
     // Named by the function that made the jump, as gdb names it: the
     // innermost at the jump (an inlined body's jump is its function's).
-    const std::vector<SourceFrame> &sources = symbolizer.symbolize(*callee.module, tailCall.returnAddress - 1);
+    const std::vector<SourceFrame> &sources = symbolizer.symbolize(*entry.module, tailCall.returnAddress - 1);
     if (sources.empty()) continue;
     entry.function = sources.front().function;
-    entry.functionOffset = offsetInFunction(sources.front(), *callee.module, tailCall.returnAddress);
+    entry.functionOffset = offsetInFunction(sources.front(), *entry.module, tailCall.returnAddress);
   }
 }
 

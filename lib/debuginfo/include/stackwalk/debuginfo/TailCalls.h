@@ -21,6 +21,7 @@ struct TailCallFrame {
   // The address after the jump (runtime), where a call would have returned:
   // the frame's ip, as gdb shows it, looked up at ip - 1 like a return address.
   uint64_t returnAddress = 0;
+  const Module *module = nullptr; // the module of the function that jumped
   std::string file; // the jump's source position
   std::optional<unsigned> line;
 };
@@ -29,7 +30,7 @@ struct TailCallFrame {
 // next one (its caller), innermost first. Found as gdb finds them: the
 // caller's call site at its return address names the function it called;
 // every chain of tail calls from there to the callee (within a few levels,
-// in the callee's module) is followed; the functions all chains share at the
+// from the caller's module, or the callee's, into the callee's) is followed; the functions all chains share at the
 // caller's end and at the callee's are the frames (none, when no chain
 // reaches the callee or the call site names the callee itself). Nothing for
 // an interrupted caller, an indirect call, or code without DWARF.
