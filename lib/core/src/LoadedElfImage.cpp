@@ -148,9 +148,13 @@ void ElfRebuild::addDynamicSymbols() {
   sections_[tableIndex].header.sh_link = stringsIndex;
   sections_[tableIndex].header.sh_info = 1;
   for (uint64_t i = 1; i < symbols->count; ++i) {
-    auto *symbol = reinterpret_cast<ELF::Elf64_Sym *>(bytes_.data() + *table) + i;
-    if (symbol->st_shndx == ELF::SHN_UNDEF || symbol->st_shndx >= ELF::SHN_LORESERVE) continue;
-    symbol->st_shndx = segmentSection(symbol->st_value).value_or(ELF::SHN_ABS);
+    // Copied out and back: a dump's table need not be aligned.
+    uint8_t *at = bytes_.data() + *table + i * sizeof(ELF::Elf64_Sym);
+    ELF::Elf64_Sym symbol;
+    std::memcpy(&symbol, at, sizeof symbol);
+    if (symbol.st_shndx == ELF::SHN_UNDEF || symbol.st_shndx >= ELF::SHN_LORESERVE) continue;
+    symbol.st_shndx = segmentSection(symbol.st_value).value_or(ELF::SHN_ABS);
+    std::memcpy(at, &symbol, sizeof symbol);
   }
 }
 
