@@ -11,12 +11,10 @@ the dynamic loader) rebuilt from the dump's memory, unwound by its own .eh_frame
 dynamic symbols. Each thread's physical frames must be gdb's on the core with every file at hand,
 and every module with a build-id must be rebuilt. Skips when gdb or gcc is not installed.
 """
-import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import cross_arch
 import dumps
@@ -44,33 +42,20 @@ def main():
     if missing:
         print(f"SKIP: not installed: {' '.join(missing)}")
         return 77
-    failures, frames = [], 0
-    programs = [p for p in cross_arch.PROGRAMS if p[3] == "park"]
-    with tempfile.TemporaryDirectory(prefix="stackwalk-full-") as tmp:
+
+    def rebuilt(name, report):
+        not_rebuilt = [m["name"] for m in report["modules"]
+                       if m["build_id"] and not (m["note"] or "").startswith("rebuilt from the dump")
+                       and m["name"] != "linux-vdso.so.1"]
+        return [f"{name}: modules not rebuilt from the dump's memory: {not_rebuilt}"] if not_rebuilt else []
+
+    def without_files(tmp):
         empty = os.path.join(tmp, "empty")
-        os.makedirs(empty)
-        for name, source, flags, _ in programs:
-            exe = cross_arch.build(cross_arch.NATIVE, name, source, flags, tmp)
-            core = full_core(exe)
-            out = subprocess.run([stackwalk, core, "-a", "--json", "--sysroot", empty, "--no-host-files"],
-                                 capture_output=True, text=True)
-            if out.returncode != 0:
-                failures.append(f"{name}: stackwalk exit {out.returncode}: {out.stderr}")
-                continue
-            report = json.loads(out.stdout)
-            gdb = cross_arch.gdb_frames(cross_arch.NATIVE, core, exe, tmp)
-            # The program's own functions are in its symbol table, which no process maps.
-            found, compared = cross_arch.compare_with_gdb(name, report, gdb, names=False)
-            not_rebuilt = [m["name"] for m in report["modules"]
-                           if m["build_id"] and not (m["note"] or "").startswith("rebuilt from the dump")
-                           and m["name"] != "linux-vdso.so.1"]
-            if not_rebuilt:
-                found.append(f"{name}: modules not rebuilt from the dump's memory: {not_rebuilt}")
-            failures += found
-            frames += compared
-            print(f"{'ok  ' if not found else 'FAIL'} {name}: {len(report['threads'])} threads, {compared} frames")
-    return dumps.failures_summary(
-        failures, f"{len(programs)} programs' full cores walked without module files, {frames} frames compared with gdb")
+        os.makedirs(empty, exist_ok=True)
+        return ["--sysroot", empty, "--no-host-files"]
+    # The program's own functions are in its symbol table, which no process maps: names are not compared.
+    return cross_arch.parked_programs_against_gdb(stackwalk, lambda exe: (full_core(exe),) * 2, without_files, rebuilt,
+                                                  "programs' full cores walked without module files", names=False)
 
 
 if __name__ == "__main__":

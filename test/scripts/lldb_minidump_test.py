@@ -14,12 +14,10 @@ thread's physical frames must be gdb's on the core (tail-call frames aside: gdb'
 TAILCALL_FRAMEs are not in its list), and the program's own frames must have gdb's names.
 Skips when lldb-19, gdb or gcc is not installed.
 """
-import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import cross_arch
 import dumps
@@ -47,26 +45,11 @@ def main():
     if missing:
         print(f"SKIP: not installed: {' '.join(missing)}")
         return 77
-    failures, frames = [], 0
-    programs = [p for p in cross_arch.PROGRAMS if p[3] == "park"]
-    with tempfile.TemporaryDirectory(prefix="stackwalk-lldb-") as tmp:
-        for name, source, flags, _ in programs:
-            exe = cross_arch.build(cross_arch.NATIVE, name, source, flags, tmp)
-            core, minidump = capture(exe)
-            out = subprocess.run([stackwalk, minidump, "-a", "--json", "--module-path", tmp],
-                                 capture_output=True, text=True)
-            if out.returncode != 0:
-                failures.append(f"{name}: stackwalk exit {out.returncode}: {out.stderr}")
-                continue
-            report = json.loads(out.stdout)
-            found, compared = cross_arch.compare_with_gdb(name, report, cross_arch.gdb_frames(cross_arch.NATIVE, core, exe, tmp))
-            if report["crash"] is not None:
-                found.append(f"{name}: lldb's attach reported as a crash: {report['crash']}")
-            failures += found
-            frames += compared
-            print(f"{'ok  ' if not found else 'FAIL'} {name}: {len(report['threads'])} threads, {compared} frames")
-    return dumps.failures_summary(
-        failures, f"{len(programs)} programs' lldb minidumps, {frames} frames compared with gdb on their cores")
+
+    def no_crash(name, report):
+        return [] if report["crash"] is None else [f"{name}: lldb's attach reported as a crash: {report['crash']}"]
+    return cross_arch.parked_programs_against_gdb(stackwalk, capture, lambda tmp: ["--module-path", tmp], no_crash,
+                                                  "programs' lldb minidumps")
 
 
 if __name__ == "__main__":
