@@ -22,16 +22,18 @@ llvm::Expected<std::unique_ptr<BreakpadSymbolFile>> SymbolIndexCache::open(const
   };
   auto text = read();
   if (!text) return text.takeError();
-  if (std::unique_ptr<llvm::MemoryBuffer> index = entries_.read(entryPath((*text)->getBuffer()))) {
+  // Hashing the text is most of what a cached open costs: once per open.
+  std::string entry = entryPath((*text)->getBuffer());
+  if (std::unique_ptr<llvm::MemoryBuffer> index = entries_.read(entry)) {
     auto indexed = BreakpadSymbolFile::withIndex(std::move(*text), path,
                                                  llvm::arrayRefFromStringRef(CacheDirectory::body(*index)));
     if (indexed) return indexed;
     llvm::consumeError(indexed.takeError());
-    // The refused index took the text with it.
+    // The refused index took the text with it; read again, it is named again.
     text = read();
     if (!text) return text.takeError();
+    entry = entryPath((*text)->getBuffer());
   }
-  std::string entry = entryPath((*text)->getBuffer());
   auto parsed = BreakpadSymbolFile::parse(std::move(*text), path);
   if (parsed) entries_.store(entry, (*parsed)->serializedIndex());
   return parsed;
