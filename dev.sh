@@ -69,6 +69,16 @@ build() {
   cmake --build "$BUILD"
 }
 
+# The sanitizer build: everything, fuzz targets included, compiled by clang with
+# AddressSanitizer and UndefinedBehaviorSanitizer. One build serves both the
+# sanitized test run and the fuzzers (GCC's sanitized build took 18 minutes here,
+# clang's takes 8).
+sanitizer_build() {
+  cmake -S . -B "$BUILD-asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-19 \
+    -DCMAKE_CXX_COMPILER=clang++-19 -DSTACKWALK_FUZZ=ON >/dev/null
+  cmake --build "$BUILD-asan"
+}
+
 case "${1:-}" in
   demo)
     PACKAGES=$BUILD_PACKAGES
@@ -83,8 +93,7 @@ case "${1:-}" in
     install_foreign_tools armhf $ARMHF_PACKAGES
     (cd "$BUILD" && ctest --output-on-failure)
     # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
-    cmake -S . -B "$BUILD-asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTACKWALK_SANITIZE=ON >/dev/null
-    cmake --build "$BUILD-asan"
+    sanitizer_build
     cd "$BUILD-asan" && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 exec ctest --output-on-failure
     ;;
   build)
@@ -93,18 +102,16 @@ case "${1:-}" in
   fuzz)
     build
     seconds=${2:-30}
-    cmake -S . -B "$BUILD-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-19 \
-      -DCMAKE_CXX_COMPILER=clang++-19 -DSTACKWALK_FUZZ=ON >/dev/null
-    cmake --build "$BUILD-fuzz"
-    seeds="$BUILD-fuzz/seeds"
+    sanitizer_build
+    seeds="$BUILD-asan/seeds"
     rm -rf "$seeds" && fuzz/seeds.sh "$BUILD" "$seeds" >/dev/null
     for target in elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind arm_ehabi libunwind_dynamic ecma_metadata runtime_structures symbol_file process_maps cabinet walk; do
-      mkdir -p "$BUILD-fuzz/corpus/$target"
+      mkdir -p "$BUILD-asan/corpus/$target"
       echo "dev.sh: fuzz_$target for ${seconds}s"
-      UBSAN_OPTIONS=halt_on_error=1 "$BUILD-fuzz/fuzz/fuzz_$target" "$BUILD-fuzz/corpus/$target" "$seeds/$target" -max_total_time="$seconds" \
-        -rss_limit_mb=4096 -artifact_prefix="$BUILD-fuzz/$target-" -print_final_stats=1 2>&1 | grep -E "^(stat::number_of_executed_units|==.*ERROR|SUMMARY)" || true
+      UBSAN_OPTIONS=halt_on_error=1 "$BUILD-asan/fuzz/fuzz_$target" "$BUILD-asan/corpus/$target" "$seeds/$target" -max_total_time="$seconds" \
+        -rss_limit_mb=4096 -artifact_prefix="$BUILD-asan/$target-" -print_final_stats=1 2>&1 | grep -E "^(stat::number_of_executed_units|==.*ERROR|SUMMARY)" || true
       found=""
-      for artifact in "$BUILD-fuzz/$target"-crash-* "$BUILD-fuzz/$target"-leak-* "$BUILD-fuzz/$target"-timeout-* "$BUILD-fuzz/$target"-oom-*; do
+      for artifact in "$BUILD-asan/$target"-crash-* "$BUILD-asan/$target"-leak-* "$BUILD-asan/$target"-timeout-* "$BUILD-asan/$target"-oom-*; do
         if [ -e "$artifact" ]; then found="$found $artifact"; fi
       done
       if [ -n "$found" ]; then echo "dev.sh: fuzz_$target found a failure:$found"; exit 1; fi

@@ -11,7 +11,6 @@
 
 #include <csignal>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <unistd.h>
 
@@ -56,6 +55,16 @@ std::optional<DumpFailure> walkDump(const std::string &path, const RunOptions &o
   return std::nullopt;
 }
 
+// Allocates and touches memory until it runs out. The writes are volatile: an optimizer may drop a
+// leaked block whose contents are never read, and then the loop (clang's did).
+[[noreturn]] void exhaustMemory() {
+  constexpr size_t BlockBytes = 64 << 20, PageBytes = 4096;
+  for (;;) {
+    volatile char *block = new char[BlockBytes]; // leaked on purpose
+    for (size_t offset = 0; offset < BlockBytes; offset += PageBytes) block[offset] = 1;
+  }
+}
+
 // A test's way to make a worker die as real input once did: STACKWALK_TEST_FAULT
 // is a comma-separated list of crash|hang|oom:SUBSTRING, each applied to dumps
 // whose path contains SUBSTRING; a batch must survive them. Nothing else reads
@@ -69,8 +78,7 @@ void injectTestFault(const std::string &path) {
     if (marker.empty() || !llvm::StringRef(path).contains(marker)) continue;
     if (kind == "crash") raise(SIGSEGV);
     if (kind == "hang") pause();
-    if (kind == "oom")
-      for (;;) std::memset(new char[64 << 20], 1, 64 << 20); // leaked on purpose: until memory runs out
+    if (kind == "oom") exhaustMemory();
   }
 }
 
