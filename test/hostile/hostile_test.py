@@ -75,6 +75,7 @@ EXPECTED_WARNINGS = {
     "jit-shared.core": "GDB JIT: 99 entries name an object already read",
     "jit-zstd-bomb.core": "debug info of 3 module(s) not read, over the dump's budget",
     "many-threads.core": "only the first 100000 of 100003 threads are walked",
+    "deep-threads.core": "of 100000 threads not walked: the threads before them hold",
 }
 
 
@@ -98,6 +99,7 @@ def check_every_dump_bounded(stackwalk, crafted, unpacked):
     rc, out, _ = capped(stackwalk, [threads, "-a", "--max-total-frames", "5000"], unpacked)
     check(rc == 0 and out.decode().rstrip().splitlines()[-1].startswith("warning:") and b"not walked" in out,
           "in text, that warning closes the report")
+    check_deep_threads(stackwalk, crafted, unpacked)
     rc, out, _ = capped(stackwalk, [os.path.join(crafted, "pe-claims.dmp"), "--json"], unpacked)
     rebuilt = [m["path"] for m in json.loads(out)["modules"] if "rebuilt" in (m.get("note") or "")] if rc == 0 else None
     check(rebuilt == [], f"pe-claims.dmp: no PE image rebuilt from headers that claim 256 MiB ({rebuilt})")
@@ -108,6 +110,20 @@ def check_every_dump_bounded(stackwalk, crafted, unpacked):
     check(len(claims) == 24 and rebuilt == [],
           f"elf-claims.core: no ELF image rebuilt from program headers that claim 255 MiB ({len(claims)} such modules, "
           f"rebuilt: {rebuilt})")
+
+
+def check_deep_threads(stackwalk, crafted, unpacked):
+    """100,000 threads of 308 frames each, walked with their files: the default
+    --max-total-frames bounds every form, and each form says so."""
+    deep = [os.path.join(crafted, "deep-threads.core"), "-a", "--sysroot", "sysroot", "--module-path", "bin"]
+    budget = "threads not walked: the threads before them hold"
+    for form in (["--json"], [], ["--summary"]):
+        rc, out, err = capped(stackwalk, [*deep, *form], unpacked)
+        text = out.decode(errors="replace")
+        warned = rc == 0 and (budget in text if form else budget in text.rstrip().splitlines()[-1])
+        check(warned and b"Sanitizer" not in err,
+              f"deep-threads.core {' '.join(form) or 'text'} with its files: bounded within "
+              f"{time_limit(stackwalk)} s, with the budget's warning (exit {rc}, {len(out)} bytes)")
 
 
 def check_batch(stackwalk, crafted, unpacked):

@@ -6,12 +6,12 @@ entries, PE images, program headers, threads, module paths; issue 19). Determini
 same inputs give the same bytes.
 
 Usage: make-hostile.py DUMPS_DIR OUT_DIR [--traps TRAP_DIR]
-  DUMPS_DIR  the unpacked test dumps (cores/crash-segv.core, cores/jit-gdb.core,
+  DUMPS_DIR  the unpacked test dumps (cores/crash-segv.core, cores/recursion-alloca.core, cores/jit-gdb.core,
              windows/dumps/crash-av.dmp, dotnet/cores/crash-normal.core)
   OUT_DIR    where host-paths.core, fake-buildid.core, no-buildid.core, escapes.core,
              escapes.dmp, escapes-dotnet.core, jit-claims.core, jit-shared.core,
-             jit-zstd-bomb.core, many-ranges.core, many-threads.core, slash-modules.core,
-             pe-claims.dmp and elf-claims.core are written
+             jit-zstd-bomb.core, many-ranges.core, many-threads.core, deep-threads.core,
+             slash-modules.core, pe-claims.dmp and elf-claims.core are written
   TRAP_DIR   also traps.core, whose module paths lie in TRAP_DIR
 """
 import collections
@@ -581,10 +581,9 @@ def many_ranges(dumps):
 THREADS, FIRST_PID = 100_000, 1_000_000
 
 
-def many_threads(dumps):
-    """The crash core with 100,000 more NT_PRSTATUS notes after its own, copies of the
-    crashing thread's with pr_pid FIRST_PID, FIRST_PID + 1, ...: 100,003 threads, 100,000
-    of them on one stack (--max-threads' default is 100,000)."""
+def with_thread_copies(core):
+    """CORE with THREADS more NT_PRSTATUS notes after its own, copies of its first thread's
+    with pr_pid FIRST_PID, FIRST_PID + 1, ..."""
     def rewrite(data, found):
         start, desc, _, _, end = next(n for n in found if n[3] == NT_PRSTATUS)
         note = bytearray(data[start:end])
@@ -593,7 +592,19 @@ def many_threads(dumps):
             struct.pack_into("<I", note, desc - start + 32, FIRST_PID + i)  # pr_pid
             copies.append(bytes(note))
         return b"".join(bytes(data[s:e]) for s, _, _, _, e in found) + b"".join(copies)
-    return with_notes(read(dumps, "cores/crash-segv.core"), rewrite)
+    return with_notes(core, rewrite)
+
+
+def many_threads(dumps):
+    """The crash core with 100,000 copies of its crashing thread: 100,003 threads, 100,000 of
+    them on one stack (--max-threads' default is 100,000)."""
+    return with_thread_copies(read(dumps, "cores/crash-segv.core"))
+
+
+def deep_threads(dumps):
+    """The recursion core with 100,000 copies of its deep thread (308 frames with the
+    program's files, 3 without): 30.8 million frames to print."""
+    return with_thread_copies(read(dumps, "cores/recursion-alloca.core"))
 
 
 SLASHES = 2000
@@ -736,6 +747,7 @@ CRAFTED = {
     "jit-zstd-bomb.core": jit_zstd_bomb,
     "many-ranges.core": many_ranges,
     "many-threads.core": many_threads,
+    "deep-threads.core": deep_threads,
     "slash-modules.core": slash_modules,
     "pe-claims.dmp": pe_claims,
     "elf-claims.core": elf_claims,

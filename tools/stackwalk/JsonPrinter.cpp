@@ -170,10 +170,12 @@ std::string nested(const Json &value, size_t depth, bool compact) {
   if (compact) return value.dump(-1, ' ', false, Json::error_handler_t::replace);
   std::string text = value.dump(1, ' ', false, Json::error_handler_t::replace);
   std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    out.push_back(c);
-    if (c == '\n') out.append(depth, ' ');
+  out.reserve(text.size() + text.size() / 8 * depth);
+  for (size_t line = 0; line < text.size();) {
+    size_t newline = std::min(text.find('\n', line), text.size() - 1);
+    out.append(text, line, newline + 1 - line);
+    if (text[newline] == '\n') out.append(depth, ' ');
+    line = newline + 1;
   }
   return out;
 }

@@ -2,6 +2,10 @@
 
 #include "CallInstruction.h"
 
+#include <array>
+#include <cstring>
+#include <optional>
+
 namespace stackwalk {
 
 namespace {
@@ -10,6 +14,36 @@ namespace {
 unsigned framePointerRegister(const RegisterFile &regs) {
   return regs.arch() == Arch::Arm ? armFramePointerRegister(regs) : regs.fpRegister();
 }
+
+// A stack's words, read a page at a time: a scan may try 512 words, and one read per page
+// instead of one per word is what keeps a dump of 100,000 threads cheap to scan. A page the
+// dump holds only part of (a minidump's stack range need not end on a page boundary) is read
+// word by word. Words are little-endian, as every architecture stackwalk reads.
+class StackWords {
+public:
+  StackWords(const Target &target, unsigned size) : target_(target), size_(size) {}
+
+  std::optional<uint64_t> at(uint64_t address) {
+    uint64_t page = address & ~(PageBytes - 1);
+    if (page != page_) {
+      page_ = page;
+      wholePage_ = target_.read(page, bytes_);
+    }
+    uint64_t offset = address - page;
+    if (!wholePage_ || offset + size_ > PageBytes) return target_.readPointer(address, size_);
+    uint64_t value = 0;
+    std::memcpy(&value, bytes_.data() + offset, size_);
+    return value;
+  }
+
+private:
+  static constexpr uint64_t PageBytes = 4096;
+  const Target &target_;
+  unsigned size_;
+  std::optional<uint64_t> page_;
+  bool wholePage_ = false;
+  std::array<uint8_t, PageBytes> bytes_;
+};
 
 enum class Evidence { None, CallInstruction, SymbolFileFunction };
 
@@ -119,9 +153,10 @@ UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &targ
 
 UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target) {
   unsigned size = pointerSize(target.arch());
+  StackWords words(target, size);
   for (unsigned i = 0; i < maxWords_; ++i) {
     uint64_t slot = frame.sp + uint64_t(i) * size;
-    auto value = target.readPointer(slot, size);
+    auto value = words.at(slot);
     if (!value) break;
     Evidence evidence = returnAddressEvidence(target, *value);
     if (evidence == Evidence::None || (evidence == Evidence::SymbolFileFunction && i >= SymbolFileScanWords)) continue;

@@ -27,7 +27,9 @@ struct WalkOptions {
   WalkLimits limits;
   std::optional<ManualStart> start; // for the one selected thread
   size_t maxThreads = 100000;       // threads walked at most; a hostile dump may claim millions
-  size_t maxTotalFrames = 1000000;  // frames of all threads together; the threads past it are not walked
+  // Frames of all threads together; the threads past it are not walked. 250,000 frames print as
+  // about 140 MB of JSON in 3 s; 2,500 threads of 100 frames fit.
+  size_t maxTotalFrames = 250000;
   bool managedOnly = false;         // only managed frames and runtime Frames (StackWalk.md's walk)
   bool arguments = false;           // function arguments from debug info (--args)
   ModuleSearchOptions search;       // where module files are looked for
