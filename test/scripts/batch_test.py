@@ -86,10 +86,8 @@ def check_recipes(stackwalk, unpacked, files):
         syms = ["--sysroot", os.path.join(unpacked, "sysroot"), "--module-path", os.path.join(unpacked, "bin")]
         recipes = {
             "find | stackwalk --from -": f"find {crashes} -name '*.core' | stackwalk --from - --ndjson",
-            "find | xargs -P 8": f"find {crashes} -name '*.core' -print0 | xargs -0 -n 25 -P 8 stackwalk --ndjson",
+            "find | xargs -P 8": f"find {crashes} -name '*.core' -print0 | xargs -0 -r -n 25 -P 8 stackwalk --ndjson",
         }
-        if shutil.which("parallel"):
-            recipes["parallel"] = f"parallel -j 4 -X stackwalk --ndjson ::: {crashes}/*.core"
         for name, command in recipes.items():
             out = os.path.join(tmp, "all.ndjson")
             r = subprocess.run(f"{command} {' '.join(syms)} > {out}", shell=True, env=env, capture_output=True, text=True)
@@ -99,9 +97,54 @@ def check_recipes(stackwalk, unpacked, files):
             expected = 123 if "xargs" in command else 1
             check(valid_lines(text, paths, validator) and r.returncode == expected,
                   f"README recipe '{name}': one schema-valid line per dump, exit {r.returncode} (expected {expected})")
-        empty = subprocess.run(f"find {crashes} -name '*.nothing' | stackwalk --from - --ndjson", shell=True, env=env,
-                               capture_output=True, text=True)
-        check(empty.returncode == 0 and not empty.stdout, "an empty shard (--from - with no paths): exit 0, no output")
+        for name, command in {"--from -": "stackwalk --from - --ndjson",
+                              "xargs -r": "tr '\\n' '\\0' | xargs -0 -r -n 25 stackwalk --ndjson"}.items():
+            empty = subprocess.run(f"find {crashes} -name '*.nothing' | {command}", shell=True, env=env,
+                                   capture_output=True, text=True)
+            check(empty.returncode == 0 and not empty.stdout and not empty.stderr,
+                  f"an empty shard ({name} with no paths): exit 0, no output")
+        if shutil.which("parallel"):
+            check_parallel_recipe(crashes, paths, syms, env, validator)
+        else:
+            print("(GNU parallel is not installed: README's parallel recipe not run)")
+
+
+def check_parallel_recipe(crashes, paths, syms, env, validator):
+    """README's GNU parallel recipe: a JSON file per dump; parallel's exit code counts the
+    dumps that could not be read."""
+    r = subprocess.run(f"parallel -j 4 'stackwalk {{}} --json {' '.join(syms)} > {{}}.json' ::: {crashes}/*.core",
+                       shell=True, env=env, capture_output=True, text=True)
+    documents = []
+    for path in paths:
+        with open(path + ".json") as f:
+            documents.append(json.load(f))
+    unreadable = sum("error" in d for d in documents)
+    check(all(d["dump"]["path"] == p for d, p in zip(documents, paths))
+          and not any(any(validator.iter_errors(d)) for d in documents) and unreadable == 4 and r.returncode == 4,
+          f"README recipe 'parallel': a schema-valid JSON file per dump, exit {r.returncode} (expected 4, the "
+          f"{unreadable} unreadable dumps)")
+
+
+def check_other_documents(stackwalk, unpacked, files):
+    """--scan-from and --runtime-info print as reports do: one schema-valid line per dump in a
+    batch and with --ndjson, one pretty document for a single dump with --json."""
+    validator = dumps.schema_validator()
+    cores = ["cores/crash-segv.core", "cores/sig-abort.core"]
+    dotnet = (["cores/park-normal.core"], os.path.join(unpacked, "dotnet"),
+              ["--sysroot", "../sysroot", "--module-path", "runtime", "--module-path", "app"])
+    for option in (["--scan-from", "0x7fffffffe3d0"], ["--runtime-info"]):
+        name = option[0]
+        r = run(stackwalk, [*cores, *option, "--json", *files], unpacked)
+        check(r.returncode == 0 and valid_lines(r.stdout, cores, validator),
+              f"{name}, {len(cores)} dumps with --json: one schema-valid line each")
+        for batch, cwd, args in ((cores, unpacked, files), dotnet):
+            single = run(stackwalk, [batch[0], *option, "--ndjson", *args], cwd)
+            pretty = run(stackwalk, [batch[0], *option, "--json", *args], cwd)
+            check(single.returncode == 0 and valid_lines(single.stdout, batch[:1], validator)
+                  and len(pretty.stdout.splitlines()) > 1 and json.loads(pretty.stdout) == json.loads(single.stdout),
+                  f"{name} {batch[0]}: --ndjson one valid line, --json the same document pretty-printed")
+    info = json.loads(run(stackwalk, [*dotnet[0], "--runtime-info", "--json", *dotnet[2]], dotnet[1]).stdout)
+    check(info["runtime"] and info["runtime"]["threads"], "--runtime-info of a .NET dump: its runtime and threads")
 
 
 def check_progress(stackwalk, unpacked, files):
@@ -172,6 +215,7 @@ def main(stackwalk, unpacked, options):
         check(r.returncode == 3, "a single unreadable dump: exit 3, not 1")
 
     check_recipes(stackwalk, unpacked, files)
+    check_other_documents(stackwalk, unpacked, files)
     check_progress(stackwalk, unpacked, files)
     check_isolation(stackwalk, unpacked, files)
 

@@ -10,6 +10,13 @@
 
 namespace stackwalk {
 
+// How a document other than the report prints (--scan-from, --runtime-info):
+// as text, or as JSON, pretty or on one line as an NDJSON batch has it.
+enum class JsonForm { None, Pretty, Compact };
+
+// The indent nlohmann's dump() takes for a JSON form.
+inline int jsonIndent(JsonForm form) { return form == JsonForm::Compact ? -1 : 1; }
+
 // An address as the output contract writes it: "0x" and 16 hex digits (the
 // text output gives a 32-bit process's addresses 8, as gdb and WinDbg do).
 inline std::string addressString(uint64_t v, int digits = 16) {

@@ -26,6 +26,13 @@ std::unique_ptr<ReportPrinter> makePrinter(const RunOptions &options, std::ostre
   return makeTextPrinter(out, options.print);
 }
 
+// How --scan-from and --runtime-info print: as text, or as the report's JSON
+// would (one line in an NDJSON batch).
+JsonForm jsonForm(const RunOptions &options) {
+  if (options.format != RunOptions::Format::Json) return JsonForm::None;
+  return options.print.compact ? JsonForm::Compact : JsonForm::Pretty;
+}
+
 // Loads and walks a dump, printing its report; nullopt, or why there is none.
 std::optional<DumpFailure> walkDump(const std::string &path, const RunOptions &options, std::ostream &out,
                                 WalkSession &session) {
@@ -35,7 +42,7 @@ std::optional<DumpFailure> walkDump(const std::string &path, const RunOptions &o
   if (options.scanFrom) {
     std::vector<StackWord> words =
         scanStack(target, *options.scanFrom, options.scanWords, session.symbolizer, options.scanEveryWord);
-    printStackWords(out, path, *options.scanFrom, words, options.scanEveryWord, options.format == RunOptions::Format::Json);
+    printStackWords(out, path, *options.scanFrom, words, options.scanEveryWord, jsonForm(options));
     return std::nullopt;
   }
   if (!options.unwindInfo.empty()) {
@@ -45,7 +52,7 @@ std::optional<DumpFailure> walkDump(const std::string &path, const RunOptions &o
     return std::nullopt;
   }
   if (options.runtimeInfo) {
-    printRuntimeInfo(out, path, target, options.format == RunOptions::Format::Json);
+    printRuntimeInfo(out, path, (*walk)->runtimeDetails(), jsonForm(options));
     return std::nullopt;
   }
   std::unique_ptr<ReportPrinter> printer = makePrinter(options, out);

@@ -1,64 +1,72 @@
 #include "RuntimeInfo.h"
 #include "Format.h"
 
-#include "stackwalk/frames/DotnetRuntime.h"
-
 #include <nlohmann/json.hpp>
 
 namespace stackwalk {
+namespace {
 
-void printRuntimeInfo(std::ostream &out, const std::string &dumpPath, const Target &target, bool json) {
-  auto runtime = frames::DotnetRuntime::open(target);
-  nlohmann::ordered_json info{{"dump", dumpPath}};
-  if (!runtime) {
+using Json = nlohmann::ordered_json;
+
+Json runtimeJson(const RuntimeDetails &details) {
+  const RuntimeSummary &summary = details.summary;
+  Json contracts = Json::object();
+  for (const auto &[name, version] : summary.contracts) contracts[name] = version;
+  Json threads = Json::array();
+  for (const RuntimeDetails::Thread &thread : details.threads)
+    threads.push_back({{"os_id", thread.osId},
+                       {"managed_id", thread.managedId},
+                       {"thread", addressString(thread.address)},
+                       {"frame", addressString(thread.firstFrame)}});
+  return {{"kind", summary.kind},
+          {"version", summary.version},
+          {"module", summary.module},
+          {"descriptor", addressString(summary.descriptorAddress)},
+          {"descriptor_source", summary.descriptorSource},
+          {"descriptor_version", details.descriptorVersion},
+          {"baseline", details.baseline},
+          {"pointer_size", details.pointerSize},
+          {"sub_descriptors", details.subDescriptors},
+          {"types", details.types},
+          {"contracts", std::move(contracts)},
+          {"threads", std::move(threads)},
+          {"threads_problem", details.threadsProblem.empty() ? Json(nullptr) : Json(details.threadsProblem)}};
+}
+
+void printText(std::ostream &out, const std::string &dumpPath, const RuntimeDetails &details) {
+  out << "dump:    " << printable(dumpPath) << "\n";
+  const RuntimeSummary &summary = details.summary;
+  out << "runtime: " << summary.displayName << " " << printable(summary.version) << " (" << summary.kind << ")\n"
+      << "descriptor: " << printable(summary.module) << " at " << addressString(summary.descriptorAddress)
+      << ", read from the " << summary.descriptorSource << "; " << details.types << " types, pointer size "
+      << details.pointerSize << "\n"
+      << "contracts:";
+  for (const auto &[name, version] : summary.contracts) out << " " << name << "=" << version;
+  out << "\nmanaged threads: " << details.threads.size() << "\n";
+  for (const RuntimeDetails::Thread &thread : details.threads)
+    out << "  os " << thread.osId << "  managed " << thread.managedId << "  Thread " << addressString(thread.address)
+        << "  Frame " << addressString(thread.firstFrame) << "\n";
+  if (!details.threadsProblem.empty()) out << "  problem: " << printable(details.threadsProblem) << "\n";
+}
+
+} // namespace
+
+void printRuntimeInfo(std::ostream &out, const std::string &dumpPath, llvm::Expected<RuntimeDetails> runtime,
+                      JsonForm json) {
+  if (json == JsonForm::None) {
+    if (runtime) return printText(out, dumpPath, *runtime);
+    out << "dump:    " << printable(dumpPath) << "\n"
+        << "runtime: none readable (" << printable(llvm::toString(runtime.takeError())) << ")\n";
+    return;
+  }
+  Json info{{"schema", "stackwalk/1"}, {"dump", Json{{"path", dumpPath}}}};
+  if (runtime) {
+    info["runtime"] = runtimeJson(*runtime);
+  } else {
     info["runtime"] = nullptr;
     info["reason"] = llvm::toString(runtime.takeError());
-  } else {
-    const frames::ContractDescriptor &descriptor = (*runtime)->descriptor();
-    const auto &origin = descriptor.origin();
-    const frames::RuntimeThreadList &threads = (*runtime)->threads();
-    nlohmann::ordered_json contracts = nlohmann::ordered_json::object();
-    for (const auto &[name, version] : descriptor.contracts()) contracts[name] = version;
-    nlohmann::ordered_json managedThreads = nlohmann::ordered_json::array();
-    for (const frames::RuntimeThread &t : threads.threads)
-      managedThreads.push_back({{"os_id", t.osId}, {"managed_id", t.managedId}, {"thread", addressString(t.address)},
-                                {"frame", addressString(t.firstFrame)}});
-    info["runtime"] = {{"kind", "coreclr"},
-                       {"version", (*runtime)->version()},
-                       {"module", origin.module},
-                       {"descriptor", addressString(origin.address)},
-                       {"descriptor_source", origin.source},
-                       {"descriptor_version", descriptor.version()},
-                       {"baseline", descriptor.baseline()},
-                       {"pointer_size", descriptor.pointerSize()},
-                       {"sub_descriptors", origin.subDescriptors},
-                       {"types", descriptor.types().size()},
-                       {"contracts", contracts},
-                       {"threads", managedThreads},
-                       {"threads_problem", threads.problem.empty() ? nlohmann::ordered_json(nullptr)
-                                                                   : nlohmann::ordered_json(threads.problem)}};
   }
-  if (json) {
-    out << info.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
-    return;
-  }
-  out << "dump:    " << printable(dumpPath) << "\n";
-  if (info["runtime"].is_null()) {
-    out << "runtime: none readable (" << printable(info["reason"].get<std::string>()) << ")\n";
-    return;
-  }
-  const auto &r = info["runtime"];
-  out << "runtime: .NET " << printable(r["version"].get<std::string>()) << " (coreclr)\n"
-      << "descriptor: " << printable(r["module"].get<std::string>()) << " at " << r["descriptor"].get<std::string>()
-      << ", read from the " << r["descriptor_source"].get<std::string>() << "; " << r["types"].get<size_t>()
-      << " types, pointer size " << r["pointer_size"].get<unsigned>() << "\n"
-      << "contracts:";
-  for (const auto &[name, version] : r["contracts"].items()) out << " " << name << "=" << version.get<unsigned>();
-  out << "\nmanaged threads: " << r["threads"].size() << "\n";
-  for (const auto &t : r["threads"])
-    out << "  os " << t["os_id"].get<uint64_t>() << "  managed " << t["managed_id"].get<uint32_t>() << "  Thread "
-        << t["thread"].get<std::string>() << "  Frame " << t["frame"].get<std::string>() << "\n";
-  if (!r["threads_problem"].is_null()) out << "  problem: " << printable(r["threads_problem"].get<std::string>()) << "\n";
+  out << info.dump(jsonIndent(json), ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
 } // namespace stackwalk

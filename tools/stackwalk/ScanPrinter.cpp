@@ -47,8 +47,8 @@ Json wordJson(const StackWord &word) {
 } // namespace
 
 void printStackWords(std::ostream &out, const std::string &dumpPath, uint64_t from, const std::vector<StackWord> &words,
-                     bool everyWord, bool json) {
-  if (!json) return printText(out, dumpPath, from, words, everyWord);
+                     bool everyWord, JsonForm json) {
+  if (json == JsonForm::None) return printText(out, dumpPath, from, words, everyWord);
   Json candidates = Json::array(), all = Json::array();
   for (const StackWord &word : words) {
     if (word.returnAddressCandidate) candidates.push_back(wordJson(word));
@@ -60,7 +60,7 @@ void printStackWords(std::ostream &out, const std::string &dumpPath, uint64_t fr
   Json scan{{"from", addressString(from)}, {"candidates", std::move(candidates)}};
   if (everyWord) scan["words"] = std::move(all);
   Json document{{"schema", "stackwalk/1"}, {"dump", Json{{"path", dumpPath}}}, {"scan", std::move(scan)}};
-  out << document.dump(1, ' ', false, Json::error_handler_t::replace) << "\n";
+  out << document.dump(jsonIndent(json), ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
 } // namespace stackwalk

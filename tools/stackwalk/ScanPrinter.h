@@ -2,6 +2,8 @@
 // candidates among them), as text or JSON.
 #pragma once
 
+#include "Format.h"
+
 #include "stackwalk/walk/StackWords.h"
 
 #include <ostream>
@@ -9,6 +11,6 @@
 namespace stackwalk {
 
 void printStackWords(std::ostream &out, const std::string &dumpPath, uint64_t from, const std::vector<StackWord> &words,
-                     bool everyWord, bool json);
+                     bool everyWord, JsonForm json);
 
 } // namespace stackwalk

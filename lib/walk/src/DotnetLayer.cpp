@@ -137,16 +137,33 @@ RuntimeSummary DotnetLayer::summary() const {
   return summary;
 }
 
+RuntimeDetails DotnetLayer::details() const {
+  const frames::ContractDescriptor &descriptor = runtime_->descriptor();
+  RuntimeDetails details;
+  details.summary = summary();
+  details.descriptorVersion = descriptor.version();
+  details.baseline = descriptor.baseline();
+  details.pointerSize = descriptor.pointerSize();
+  details.subDescriptors = descriptor.origin().subDescriptors;
+  details.types = descriptor.types().size();
+  const frames::RuntimeThreadList &threads = runtime_->threads();
+  for (const frames::RuntimeThread &thread : threads.threads)
+    details.threads.push_back({thread.osId, thread.managedId, thread.address, thread.firstFrame});
+  details.threadsProblem = threads.problem;
+  return details;
+}
+
 std::unique_ptr<ManagedThreadWalk> DotnetLayer::beginThread(ReportThread &thread, bool runtimeWalkOnly) {
   return std::make_unique<DotnetThreadWalk>(*runtime_, thread, runtimeWalkOnly);
 }
 
-std::unique_ptr<ManagedRuntime> openManagedRuntime(const Target &target, std::vector<std::string> &warnings) {
+std::unique_ptr<ManagedRuntime> openManagedRuntime(const Target &target, std::vector<std::string> &warnings,
+                                                   std::string &unreadable) {
   auto runtime = frames::DotnetRuntime::open(target);
   if (runtime) return std::make_unique<DotnetLayer>(std::move(*runtime));
-  std::string why = llvm::toString(runtime.takeError());
+  unreadable = llvm::toString(runtime.takeError());
   bool hasRuntimeModule = std::any_of(target.modules.begin(), target.modules.end(), frames::isRuntimeModule);
-  if (hasRuntimeModule) warnings.push_back("the .NET runtime's managed frames are unavailable: " + why);
+  if (hasRuntimeModule) warnings.push_back("the .NET runtime's managed frames are unavailable: " + unreadable);
   return nullptr;
 }
 

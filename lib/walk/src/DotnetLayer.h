@@ -16,6 +16,7 @@ class DotnetLayer : public ManagedRuntime {
 public:
   explicit DotnetLayer(std::unique_ptr<frames::DotnetRuntime> runtime) : runtime_(std::move(runtime)) {}
   RuntimeSummary summary() const override;
+  RuntimeDetails details() const override;
   std::unique_ptr<ManagedThreadWalk> beginThread(ReportThread &thread, bool runtimeWalkOnly) override;
 
 private:

@@ -119,12 +119,17 @@ ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, c
   registered_ = RegisteredCode::find(*target_, options.perfMap, session.images, report_.warnings);
   limitDebugInfo(*target_, session.symbolizer.maxDebugBytes(), report_.warnings);
   report_.threads = selectThreads(*target_, options, report_.warnings);
-  runtime_ = openManagedRuntime(*target_, report_.warnings);
+  runtime_ = openManagedRuntime(*target_, report_.warnings, runtimeUnreadable_);
   if (runtime_) report_.runtime = runtime_->summary();
   if (unwindPolicy(target_->arch(), target_->os()).empty())
     report_.warnings.push_back("unwinding " + std::string(archName(target_->arch())) +
                                " stacks is not implemented: each thread shows its context frame only");
   unwinders_ = std::make_unique<DumpUnwinders>(*target_, session.cfi, registered_.dynamicUnwinder());
+}
+
+llvm::Expected<RuntimeDetails> ProcessWalk::runtimeDetails() const {
+  if (!runtime_) return fail(runtimeUnreadable_);
+  return runtime_->details();
 }
 
 ProcessWalk::UnwoundThread ProcessWalk::unwindThread(const ThreadInfo &info, const WalkOptions &options) {

@@ -24,6 +24,7 @@ struct Fixture {
   FakeDotnetProcess process;
   std::unique_ptr<ManagedRuntime> managed;
   std::vector<std::string> warnings;
+  std::string unreadable;
   ReportThread thread; // the process's managed thread
 
   Fixture() {
@@ -34,7 +35,7 @@ struct Fixture {
                                    windowsContext(1 | 2, FaultIp, Stack + 0x600, {{Rbx, 0xfb}}));
     process.resumableFrame(Stack + 0xa00, FrameTop, LostContext);
     process.threadFirstFrame(Stack + 0x100);
-    managed = openManagedRuntime(process.target(), warnings);
+    managed = openManagedRuntime(process.target(), warnings, unreadable);
     REQUIRE(managed);
   }
   std::unique_ptr<ManagedThreadWalk> beginThread(bool runtimeWalkOnly) {
@@ -87,14 +88,30 @@ TEST_CASE("DotnetLayer: the runtime is found through its descriptor and summariz
   CHECK(summary.contracts == std::map<std::string, unsigned>{{"ExecutionManager", 2}, {"StackWalk", 1}, {"Thread", 1}});
 }
 
+TEST_CASE("DotnetLayer: the runtime's details list its threads", "[dotnet]") {
+  Fixture fx;
+  RuntimeDetails details = fx.managed->details();
+  CHECK(details.summary.module == "exports.dll");
+  CHECK(details.pointerSize == 8);
+  CHECK(details.types > 0);
+  REQUIRE(details.threads.size() == 1);
+  CHECK(details.threads[0].osId == ThreadOsId);
+  CHECK(details.threads[0].address == ThreadAt);
+  CHECK(details.threads[0].firstFrame == Stack + 0x100);
+  CHECK(details.threadsProblem.empty());
+}
+
 TEST_CASE("DotnetLayer: no runtime, or a runtime module without its file", "[dotnet]") {
   std::vector<std::string> warnings;
+  std::string unreadable;
   Target plain(Arch::X86_64, OS::Linux, "test", std::make_unique<BufferMemory>());
-  CHECK_FALSE(openManagedRuntime(plain, warnings));
+  CHECK_FALSE(openManagedRuntime(plain, warnings, unreadable));
   CHECK(warnings.empty()); // no runtime at all is not worth a warning
+  CHECK_FALSE(unreadable.empty()); // but --runtime-info says why there is none
   plain.modules = {makeModule("libcoreclr.so", 0x7f0000000000, 0x1000)};
-  CHECK_FALSE(openManagedRuntime(plain, warnings));
+  CHECK_FALSE(openManagedRuntime(plain, warnings, unreadable));
   REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].ends_with(unreadable));
   CHECK(warnings[0].rfind("the .NET runtime's managed frames are unavailable: the runtime module libcoreclr.so has no "
                           "file",
                           0) == 0);

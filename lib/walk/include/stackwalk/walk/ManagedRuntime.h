@@ -35,10 +35,30 @@ public:
   virtual std::optional<ReportFrame> managedFrame(const Frame &frame, const std::vector<ReportFrame> &before) = 0;
 };
 
+// What --runtime-info shows of a runtime: its summary, how its description of
+// itself was read, and its own list of threads.
+struct RuntimeDetails {
+  struct Thread {
+    uint64_t osId = 0;       // the OS thread id
+    uint32_t managedId = 0;  // the runtime's own id
+    uint64_t address = 0;    // the runtime's record of the thread
+    uint64_t firstFrame = 0; // its first transition record
+  };
+  RuntimeSummary summary;
+  unsigned descriptorVersion = 0;
+  std::string baseline;
+  unsigned pointerSize = 0;
+  unsigned subDescriptors = 0;
+  size_t types = 0;
+  std::vector<Thread> threads;
+  std::string threadsProblem; // why the list ends early, if it does
+};
+
 class ManagedRuntime {
 public:
   virtual ~ManagedRuntime() = default;
   virtual RuntimeSummary summary() const = 0;
+  virtual RuntimeDetails details() const = 0;
   // Starts a thread's walk: sets what the runtime knows of the thread (its
   // managed id, last thrown exception, notes) in `thread`. `runtimeWalkOnly`
   // asks for the runtime's own walk (--managed-only): managed frames take
@@ -46,8 +66,10 @@ public:
   virtual std::unique_ptr<ManagedThreadWalk> beginThread(ReportThread &thread, bool runtimeWalkOnly) = 0;
 };
 
-// The process's managed runtime, if it has one stackwalk can read; a process
-// whose runtime cannot be read gets a warning saying why.
-std::unique_ptr<ManagedRuntime> openManagedRuntime(const Target &target, std::vector<std::string> &warnings);
+// The process's managed runtime, if it has one stackwalk can read, else why
+// not (`unreadable`); a process whose runtime module is there but cannot be
+// read gets a warning saying why.
+std::unique_ptr<ManagedRuntime> openManagedRuntime(const Target &target, std::vector<std::string> &warnings,
+                                                   std::string &unreadable);
 
 } // namespace stackwalk

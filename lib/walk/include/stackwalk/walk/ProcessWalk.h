@@ -59,6 +59,8 @@ public:
   const Target &target() const { return *target_; }
   // Everything but the threads.
   const Report &report() const { return report_; }
+  // The managed runtime in detail (--runtime-info), or why none could be read.
+  llvm::Expected<RuntimeDetails> runtimeDetails() const;
   // Walks the next selected thread; nullopt after the last, or once the
   // threads walked hold maxTotalFrames frames (a warning says how many were left).
   std::optional<ReportThread> nextThread();
@@ -90,6 +92,7 @@ private:
   WalkSession &session_;
   RegisteredCode registered_;
   std::unique_ptr<ManagedRuntime> runtime_;
+  std::string runtimeUnreadable_; // why there is no runtime_
   std::unique_ptr<DumpUnwinders> unwinders_;
   Report report_;
   size_t nextThread_ = 0;
