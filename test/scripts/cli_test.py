@@ -8,6 +8,7 @@ Usage: cli_test.py STACKWALK UNPACKED_DUMPS_DIR
 import json
 import os
 import pty
+import re
 import struct
 import subprocess
 import sys
@@ -178,18 +179,26 @@ def main(stackwalk, unpacked, options):
         r = run(stackwalk, [core, "--max-frames", "0"], unpacked)
         check(r.returncode == 2, "--max-frames 0: exit 2")
         r = run(stackwalk, ["--version"], unpacked)
-        check(r.returncode == 0 and r.stdout.startswith("stackwalk ") and "LLVM 19" in r.stdout,
-              f"--version: the version, the build's commit and LLVM's ({r.stdout.strip()})")
+        commit = re.search(r"\(([0-9a-f]{12})(-dirty)?, LLVM 19", r.stdout)
+        if os.path.isdir(os.path.join(dumps.ROOT, ".git")):
+            known = commit and subprocess.run(["git", "-C", dumps.ROOT, "cat-file", "-e", commit.group(1) + "^{commit}"],
+                                              capture_output=True).returncode == 0
+        else:
+            known = "(unknown commit, LLVM 19" in r.stdout
+        check(r.returncode == 0 and r.stdout.startswith("stackwalk ") and known,
+              f"--version: the version, the build's commit (one of this repository's) and LLVM's ({r.stdout.strip()})")
         for args, what in ((["-e", "/nonexistent/exe"], "-e /nonexistent/exe"),
                            (["--sysroot", "/nonexistent"], "--sysroot /nonexistent"),
                            (["--module-path", "/nonexistent"], "--module-path /nonexistent"),
-                           (["--module-path", text_file], f"--module-path {text_file}")):
+                           (["--module-path", text_file], f"--module-path {text_file}"),
+                           (["--perf-map", "/nonexistent.map"], "--perf-map /nonexistent.map")):
             r = run(stackwalk, [core] + args, unpacked)
             check(r.returncode == 2 and r.stderr.startswith(f"stackwalk: {what}: ") and not r.stdout,
                   f"{what}: exit 2 naming the path and why ({r.stderr.strip()})")
         r = run(stackwalk, ["bin/crash-segv", core], unpacked)
-        check("bin/crash-segv is an executable or shared library, not a core" in r.stderr and "with -e" in r.stderr,
-              "gdb's order (EXE CORE): a hint to give the executable with -e")
+        check(r.returncode == 1 and "bin/crash-segv is an executable or shared library, not a core" in r.stderr
+              and "with -e" in r.stderr, f"gdb's order (EXE CORE): a hint to give the executable with -e (exit {r.returncode}: "
+              "one of two dumps unreadable)")
         with open(os.path.join(unpacked, core), "rb") as f:
             piped = subprocess.run([stackwalk, "-", "--summary"] + files, cwd=unpacked, stdin=f, capture_output=True,
                                    text=True)

@@ -87,13 +87,16 @@ def check_commands(stackwalk, unpacked):
             before = files_under(tmp)
             r = subprocess.run(command, shell=True, cwd=tmp, env=env, capture_output=True, text=True, timeout=600)
             written = sorted(files_under(tmp) - before)
-            output = r.stdout + "".join(open(path).read() for path in written)
+            contents = []
             for path in written:
+                with open(path) as f:
+                    contents.append(f.read())
                 os.remove(path)
+            output = r.stdout + "".join(contents)
             valid = True
             if "--json" in command or "--ndjson" in command:
                 try:  # several files (parallel's {}.json) are each one document
-                    documents = [d for path in written for d in json_documents(open(path).read())] \
+                    documents = [d for text in contents for d in json_documents(text)] \
                         if len(written) > 1 else json_documents(output)
                     valid = not any(any(validator.iter_errors(d)) for d in documents)
                 except ValueError:
