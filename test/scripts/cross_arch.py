@@ -39,6 +39,7 @@ PROGRAMS = [
     ("cxx-throw", "cxx-throw.cpp", "-O2 -g", "park"),
     ("args-O2", "args.c", "-O2 -g", "park"),
     ("sigcontext", "sigcontext.c", "-O2 -g", "park"),
+    ("exit-park", "exit-park.c", "-O2 -g", "park"),
     ("crash-segv", "crash-segv.c", "-O2 -g", "crash"),
     ("crash-abort", "crash-abort.c", "-O0 -g -fno-omit-frame-pointer", "crash"),
     ("crash-callnull", "crash-callnull.c", "-O0 -g -fno-omit-frame-pointer", "crash"),

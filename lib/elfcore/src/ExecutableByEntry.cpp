@@ -31,6 +31,24 @@ Module executableModule(const Target &target) {
   return executable;
 }
 
+// The dump's memory and, where it has nothing, the executable's file at its
+// load bias. qemu-user's cores leave out read-only segments, and the link map
+// names the dynamic linker by a string in the executable's .interp: read from
+// the dump alone, the dynamic linker's entry had no name and was dropped.
+class DumpThenExecutable : public MemorySource {
+public:
+  DumpThenExecutable(const Target &target, const ModuleImage &image, uint64_t bias)
+      : target_(target), image_(image), bias_(bias) {}
+  bool read(uint64_t address, std::span<uint8_t> out) const override {
+    return target_.read(address, out) || image_.readAtFileAddress(address - bias_, out);
+  }
+
+private:
+  const Target &target_;
+  const ModuleImage &image_;
+  uint64_t bias_;
+};
+
 } // namespace
 
 void placeModulesByEntryPoint(Target &target, const ModuleResolver &resolver) {
@@ -59,8 +77,8 @@ void placeModulesByEntryPoint(Target &target, const ModuleResolver &resolver) {
     return;
   }
   executable.imageNote.clear();
-  std::vector<Module> libraries = sharedLibrariesFromDynamic(executable.dynamicAddress, target, pointerSize(target.arch()),
-                                                              target.warnings);
+  std::vector<Module> libraries = sharedLibrariesFromDynamic(
+      executable.dynamicAddress, DumpThenExecutable(target, *image, bias), pointerSize(target.arch()), target.warnings);
   target.modules.push_back(std::move(executable));
   std::move(libraries.begin(), libraries.end(), std::back_inserter(target.modules));
   target.sortModules();

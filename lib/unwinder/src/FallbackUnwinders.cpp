@@ -2,6 +2,7 @@
 
 #include "CallInstruction.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <optional>
@@ -69,6 +70,14 @@ Evidence returnAddressEvidence(const Target &target, uint64_t value) {
 // (kRASearchWords). A word far up the stack that merely lies in some function
 // is more likely a stale value than the caller.
 constexpr unsigned SymbolFileScanWords = 40;
+// How far a scan goes above a frame that made a call (not an interrupted one):
+// such a frame's own locals lie between its stack pointer and its return
+// address. Breakpad scans 30-40 words there (4 times as many from the context
+// frame); farther up, stale words are likelier than frames: above the outermost
+// frame of a thread whose entry code has no unwind data (ARM's clone), the
+// thread's own record holds its start function's address, which follows the
+// last call of the function before it.
+constexpr unsigned CallerScanWords = 128;
 
 } // namespace
 
@@ -154,7 +163,8 @@ UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &targ
 UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target) {
   unsigned size = pointerSize(target.arch());
   StackWords words(target, size);
-  for (unsigned i = 0; i < maxWords_; ++i) {
+  unsigned maxWords = frame.ipIsExact ? maxWords_ : std::min(maxWords_, CallerScanWords);
+  for (unsigned i = 0; i < maxWords; ++i) {
     uint64_t slot = frame.sp + uint64_t(i) * size;
     auto value = words.at(slot);
     if (!value) break;

@@ -447,6 +447,24 @@ TEST_CASE("stack scan: the word limit", "[fallback][scan]") {
   }
 }
 
+TEST_CASE("stack scan: above a frame that made a call, 128 words", "[fallback][scan]") {
+  Fixture fx;
+  const uint64_t sp = Stack + 0x100;
+  auto caller = [&] {
+    Frame frame = fx.frame(CodeStart + 1, sp, std::nullopt, FrameTrust::Cfi);
+    frame.ipIsExact = false; // a return address: its stale words lie farther up
+    return frame;
+  };
+  fx.word(0x100 + 128 * 8, AfterCallRax);
+  CHECK(StackScanUnwinder().unwind(caller(), fx.target()).status == Status::NoInfo);
+  CHECK(StackScanUnwinder().unwind(fx.frame(CodeStart, sp, std::nullopt), fx.target()).status == Status::Caller);
+  fx.built.reset();
+  fx.word(0x100 + 127 * 8, AfterCallRax);
+  UnwindResult r = StackScanUnwinder().unwind(caller(), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.sp() == sp + 128 * 8);
+}
+
 TEST_CASE("stack scan: stops at the first unreadable word", "[fallback][scan]") {
   Fixture fx;
   // A readable return address beyond an unreadable word just past the stack.

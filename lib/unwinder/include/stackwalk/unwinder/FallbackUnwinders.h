@@ -30,7 +30,8 @@ public:
 // Scans the stack upward from the frame's stack pointer for a word that points
 // into an executable segment of a known module, right after a call instruction;
 // where no code bytes are at hand, into a function its Breakpad symbol file has
-// (within Breakpad's 40 words).
+// (within Breakpad's 40 words). At most maxWords words above an interrupted
+// frame, 128 above one that made a call.
 class StackScanUnwinder : public Unwinder {
 public:
   explicit StackScanUnwinder(unsigned maxWords = 512) : maxWords_(maxWords) {}
