@@ -9,6 +9,7 @@ import json
 import os
 import pty
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -150,6 +151,25 @@ def check_pdb_without_image(stackwalk, windows):
           f"({sorted(set(alone.values()))[:3]})")
 
 
+def check_permission_denied(stackwalk, tmp, core):
+    """A dump the user may not read: exit 3 and strerror's words. Root reads every file, so as
+    root the walk runs as nobody (setpriv, util-linux)."""
+    secret = os.path.join(tmp, "secret.core")
+    shutil.copy(core, secret)
+    os.chmod(secret, 0o600 if os.geteuid() == 0 else 0)
+    os.chmod(tmp, 0o755)
+    as_user = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if os.geteuid() == 0 else []
+    if as_user and not shutil.which("setpriv"):
+        print("(setpriv is not installed: 'Permission denied' not checked)")
+        return
+    r = subprocess.run([*as_user, stackwalk, secret], capture_output=True, text=True)
+    if r.stderr.startswith("setpriv:"):  # nobody cannot reach this build's stackwalk
+        print(f"('Permission denied' not checked: {r.stderr.strip()})")
+        return
+    check(r.returncode == 3 and r.stderr.strip() == f"stackwalk: cannot open {secret}: Permission denied",
+          f"a dump the user may not read: exit 3, 'Permission denied' ({r.returncode}: {r.stderr.strip()})")
+
+
 def main(stackwalk, unpacked, options):
     core = "cores/crash-segv.core"
     files = ["--sysroot", "sysroot", "--module-path", "bin"]
@@ -165,6 +185,7 @@ def main(stackwalk, unpacked, options):
               f"stackwalk: cannot open {absent}: No such file or directory", "a missing file: exit 3, why, one line")
         r = run(stackwalk, [tmp], unpacked)
         check(r.returncode == 3 and "Is a directory" in r.stderr, "a directory: exit 3, says so")
+        check_permission_denied(stackwalk, tmp, os.path.join(unpacked, core))
         for flag in ("--json", "--ndjson"):
             r = run(stackwalk, [text_file, flag], unpacked)
             error = json.loads(r.stdout) if r.stdout.strip() else {}
