@@ -14,6 +14,7 @@
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 
 namespace stackwalk {
@@ -294,15 +295,26 @@ std::shared_ptr<const BreakpadSymbolFile> ModuleResolver::findSymbolFile(const M
 // symbols and unwind info. The bytes are the process's own, so its identity
 // is the dump's; a recorded build-id that differs means the memory at the
 // module's base is not that module.
+// Why a module was not rebuilt is noted only when the dump holds its first
+// bytes: most dumps hold no module's image, and saying so of each would be noise.
 std::shared_ptr<ModuleImage> ModuleResolver::imageFromMemory(Target &target, Module &module) {
   uint64_t budget = target.budget.copiedImageBytesLeft();
   auto image = target.os() == OS::Windows ? ModuleImage::fromLoadedPe(target, module.base, module.name, budget)
                                           : ModuleImage::fromLoadedElf(target, module.base, module.name, budget);
+  auto notRebuilt = [&](const std::string &why) {
+    std::array<uint8_t, 4> magic;
+    if (!target.readFromDump(module.base, magic)) return;
+    module.imageNote += (module.imageNote.empty() ? "" : "; ") + ("not rebuilt from the dump's memory: " + why);
+  };
   if (!image) {
-    llvm::consumeError(image.takeError());
+    notRebuilt(llvm::toString(image.takeError()));
     return nullptr;
   }
-  if (!module.buildId.empty() && (*image)->buildId() != module.buildId) return nullptr;
+  if (!module.buildId.empty() && (*image)->buildId() != module.buildId) {
+    notRebuilt("the image there has build-id " + hexString((*image)->buildId()) + ", the dump records " +
+               hexString(module.buildId));
+    return nullptr;
+  }
   target.budget.takeCopiedImage((*image)->memoryBytes().size());
   module.imageNote = "rebuilt from the dump's memory (no file found)";
   return std::shared_ptr<ModuleImage>(std::move(*image));

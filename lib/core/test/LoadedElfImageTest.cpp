@@ -5,7 +5,9 @@
 #include "stackwalk/core/LoadedElf.h"
 #include "stackwalk/core/Module.h"
 #include "stackwalk/core/ModuleImage.h"
+#include "stackwalk/core/ModuleResolver.h"
 #include "stackwalk/core/Symbolizer.h"
+#include "stackwalk/core/Target.h"
 
 #include "llvm/Demangle/Demangle.h"
 
@@ -108,4 +110,38 @@ TEST_CASE("an ELF image is not rebuilt from a partial copy, or past its budget")
   REQUIRE_FALSE(bool(over));
   CHECK(llvm::toString(over.takeError()).find("over the limit") != std::string::npos);
   CHECK_FALSE(bool(ModuleImage::fromLoadedElf(self.memory, Base + 0x1000, "x"))); // no ELF header there
+}
+
+TEST_CASE("the resolver rebuilds a module without a file from memory, or notes why not") {
+  LoadedSelf self;
+  Target target(Arch::X86_64, OS::Linux, "elf-core", std::make_unique<BufferMemory>(self.memory));
+  Module module;
+  module.name = "core_tests";
+  module.recordedPath = "/nonexistent/core_tests";
+  module.base = Base;
+  module.size = 1 << 30;
+  ModuleSearchOptions search;
+  search.hostFiles = false;
+  SECTION("its build-id is the dump's: rebuilt") {
+    module.buildId = self.file->buildId();
+    target.modules = {module};
+    ModuleResolver(search).resolve(target);
+    REQUIRE(target.modules[0].image);
+    CHECK(target.modules[0].imageNote.starts_with("rebuilt from the dump's memory"));
+  }
+  SECTION("another build-id: not rebuilt, and the note says why") {
+    module.buildId = {0xab, 0xcd};
+    target.modules = {module};
+    ModuleResolver(search).resolve(target);
+    CHECK_FALSE(target.modules[0].image);
+    CHECK(target.modules[0].imageNote.ends_with("not rebuilt from the dump's memory: the image there has build-id " +
+                                                  hexString(self.file->buildId()) + ", the dump records abcd"));
+  }
+  SECTION("nothing of it in the dump: no note of the rebuild") {
+    module.base = Base + (uint64_t(1) << 32);
+    target.modules = {module};
+    ModuleResolver(search).resolve(target);
+    CHECK_FALSE(target.modules[0].image);
+    CHECK(target.modules[0].imageNote.find("rebuilt") == std::string::npos);
+  }
 }

@@ -21,6 +21,8 @@ private:
   ReportFrame runtimeFrameEntry(const frames::RuntimeFrame &frame, const Frame &at);
 
   frames::DotnetRuntime &runtime_;
+  std::string &note_; // the thread's managedNote: what could not be read
+  bool codeMapProblemNoted_ = false;
   bool runtimeWalkOnly_;
   frames::ManagedCodeUnwinder code_;
   std::vector<frames::RuntimeFrame> chain_;
@@ -29,7 +31,7 @@ private:
 };
 
 DotnetThreadWalk::DotnetThreadWalk(frames::DotnetRuntime &runtime, ReportThread &thread, bool runtimeWalkOnly)
-    : runtime_(runtime), runtimeWalkOnly_(runtimeWalkOnly), code_(runtime) {
+    : runtime_(runtime), note_(thread.managedNote), runtimeWalkOnly_(runtimeWalkOnly), code_(runtime) {
   const frames::RuntimeThreadList &list = runtime.threads();
   if (!list.problem.empty()) thread.managedNote = "the runtime's thread list: " + list.problem;
   const frames::RuntimeThread *managed = runtime.threadByOsId(thread.tid);
@@ -93,7 +95,11 @@ std::optional<uint64_t> ipFromTransitionFrame(const Frame &frame, const std::vec
 std::optional<ReportFrame> DotnetThreadWalk::managedFrame(const Frame &frame, const std::vector<ReportFrame> &before) {
   auto block = runtime_.code().find(frame.lookupAddress());
   if (!block) {
-    llvm::consumeError(block.takeError());
+    // The frame stays native; the first such failure of a thread is noted.
+    std::string why = llvm::toString(block.takeError());
+    if (!codeMapProblemNoted_)
+      note_ += (note_.empty() ? "" : "; ") + ("the code map at " + hex(frame.lookupAddress()) + ": " + why);
+    codeMapProblemNoted_ = true;
     return std::nullopt;
   }
   if (!*block || (*block)->kind == frames::CodeBlock::Kind::Stub) return std::nullopt;

@@ -6,6 +6,8 @@
 
 #include "FakeDotnetProcess.h"
 
+#include "stackwalk/core/Hex.h"
+
 #include <catch2/catch.hpp>
 
 using namespace stackwalk;
@@ -207,7 +209,12 @@ TEST_CASE("DotnetLayer: managed code gets a managed entry; native code and stubs
   CHECK_FALSE(walk->managedFrame(fx.process.walkFrame(0x401000, Stack, true), {}));
   CHECK_FALSE(walk->managedFrame(fx.process.walkFrame(StubBegin + 0x10, Stack, true), {}));
   CHECK_FALSE(walk->managedFrame(fx.process.walkFrame(JitStub + 4, Stack, true), {}));
+  CHECK(fx.thread.managedNote.empty());
   CHECK_FALSE(walk->managedFrame(fx.process.walkFrame(BrokenMapAddress, Stack, true), {})); // the map fails
+  CHECK(fx.thread.managedNote.starts_with("the code map at " + hex(BrokenMapAddress) + ": "));
+  std::string noted = fx.thread.managedNote;
+  CHECK_FALSE(walk->managedFrame(fx.process.walkFrame(BrokenMapAddress + 8, Stack, true), {}));
+  CHECK(fx.thread.managedNote == noted); // once per thread
   // A return address just past the method's start is looked up at the call.
   std::optional<ReportFrame> atStart = walk->managedFrame(fx.process.walkFrame(Method + 1, Stack, false), {});
   REQUIRE(atStart);
