@@ -102,7 +102,7 @@ def unlimited_core():
 
 
 def run_until_core(platform, exe, mode, workdir, env=None):
-    """Runs the program until it dies (a parked one sent SIGABRT once READY); returns its output."""
+    """Runs the program until it dies (a parked one sent SIGABRT once READY and asleep); returns its output."""
     process = subprocess.Popen(platform.runner + [exe], cwd=workdir, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, preexec_fn=unlimited_core, text=True)
     output = []
@@ -112,6 +112,8 @@ def run_until_core(platform, exe, mode, workdir, env=None):
                 output.append(line)
                 if line.strip() == "READY":
                     break
+            # Under qemu-user each guest thread is a thread of qemu's own.
+            dumps.wait_until_asleep(process.pid)
             process.send_signal(6)
         output += process.stdout.readlines()
         process.wait(timeout=60)

@@ -121,11 +121,30 @@ def script_main(main, doc, paths):
     sys.exit(main(*[os.path.abspath(a) for a in args], options))
 
 
+def wait_until_asleep(pid, timeout=5.0):
+    """Waits until every thread of pid is asleep (state S) on three polls in a row, as
+    make-dumps.sh does before gcore: the thread that printed READY still has to reach its
+    blocking call, perhaps through the dynamic linker's lazy binding. Whether they were."""
+    calm, deadline = 0, time.monotonic() + timeout
+    while calm < 3 and time.monotonic() < deadline:
+        try:
+            states = []
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/stat") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+        except OSError:
+            return False
+        calm = calm + 1 if all(state == "S" for state in states) else 0
+        time.sleep(0.02)
+    return calm >= 3
+
+
 def start_parked(path, *args):
     """A test program started and parked: every thread asleep where it says (it prints READY)."""
     process = subprocess.Popen([path, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/tmp")
     for line in process.stdout:
         if line.strip() == b"READY":
+            wait_until_asleep(process.pid)
             return process
     process.kill()
     raise SystemExit(f"{path} never became ready")
