@@ -196,6 +196,7 @@ Error Evaluator::typedStep(uint8_t op) {
 }
 
 Error Evaluator::jump(int16_t delta) {
+  if (!cursor_) return Error::success(); // a truncated operand: the caller reports it
   uint64_t target = cursor_.tell() + delta;
   if (int64_t(cursor_.tell()) + delta < 0 || target > data_.size()) return fail("DWARF branch leaves the expression");
   consumeError(cursor_.takeError());

@@ -91,6 +91,9 @@ TEST_CASE("hostile expressions end in errors, never hangs or crashes") {
   Env env;
   CHECK(errorOf(env.eval({DW_OP_skip, 0xfd, 0xff})) == "DWARF expression runs too long (a loop?)");
   CHECK(errorOf(env.eval({DW_OP_skip, 0x00, 0x10})) == "DWARF branch leaves the expression");
+  // A branch whose 2-byte operand is cut: its one byte is not run as an operation (0x30 is DW_OP_lit0).
+  CHECK(errorOf(env.eval({DW_OP_skip, 0x30})).starts_with("DWARF expression is truncated"));
+  CHECK(errorOf(env.eval({DW_OP_lit1, DW_OP_bra, 0x30})).starts_with("DWARF expression is truncated"));
   std::vector<uint8_t> overflow(2000, DW_OP_lit1);
   CHECK(errorOf(env.eval(overflow)) == "DWARF expression stack overflow");
   CHECK(errorOf(env.eval({DW_OP_plus})) == "DWARF expression stack underflow");
