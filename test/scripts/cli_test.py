@@ -151,6 +151,26 @@ def check_pdb_without_image(stackwalk, windows):
           f"({sorted(set(alone.values()))[:3]})")
 
 
+def check_rejected_debug_file(stackwalk, unpacked):
+    """A debug file found by the module's debug link but not its own (another program's, or not
+    an object file at all): not used, and the module's note says which file and why."""
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copy(os.path.join(unpacked, "bin", "stripped-debuglink"), tmp)
+        debug = os.path.join(tmp, "stripped-debuglink.debug")
+        for content, why in ((os.path.join(unpacked, "bin", "crash-segv"), "(build-id "),
+                             (None, "(The file was not recognized as a valid object file)")):
+            if content:
+                shutil.copy(content, debug)
+            else:
+                with open(debug, "w") as f:
+                    f.write("not an ELF file")
+            r = run(stackwalk, ["cores/stripped-debuglink.core", "--json", "--sysroot", "sysroot", "--module-path", tmp],
+                    unpacked)
+            module = next(m for m in json.loads(r.stdout)["modules"] if m["name"] == "stripped-debuglink")
+            check(module["symbols"] != "dwarf" and (module["note"] or "").startswith(f"debug file rejected: {debug} {why}"),
+                  f"a wrong debug file is not used, and the note says why ({module['note']})")
+
+
 def check_permission_denied(stackwalk, tmp, core):
     """A dump the user may not read: exit 3 and strerror's words. Root reads every file, so as
     root the walk runs as nobody (setpriv, util-linux)."""
@@ -186,6 +206,7 @@ def main(stackwalk, unpacked, options):
         r = run(stackwalk, [tmp], unpacked)
         check(r.returncode == 3 and "Is a directory" in r.stderr, "a directory: exit 3, says so")
         check_permission_denied(stackwalk, tmp, os.path.join(unpacked, core))
+        check_rejected_debug_file(stackwalk, unpacked)
         for flag in ("--json", "--ndjson"):
             r = run(stackwalk, [text_file, flag], unpacked)
             error = json.loads(r.stdout) if r.stdout.strip() else {}

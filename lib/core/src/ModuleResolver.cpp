@@ -16,6 +16,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
 
 namespace stackwalk {
 namespace {
@@ -175,24 +178,34 @@ std::shared_ptr<ModuleImage> ModuleResolver::findImage(Module &module) const {
   return nullptr;
 }
 
-std::unique_ptr<ModuleImage> ModuleResolver::findDebugImage(const ModuleImage &image) const {
+std::unique_ptr<ModuleImage> ModuleResolver::findDebugImage(const ModuleImage &image, std::string &note) const {
   // Debug files under the sysroot come before the machine's own, as the
   // modules themselves do.
   std::vector<std::string> roots = options_.modulePaths;
   if (!options_.sysroot.empty())
     for (const std::string &root : options_.debugRoots) roots.push_back(joinPath(options_.sysroot, root));
   if (options_.hostFiles) roots.insert(roots.end(), options_.debugRoots.begin(), options_.debugRoots.end());
+  std::string rejected; // each file found but not taken, and why
+  std::set<std::string> tried; // a module path may also be the image's own folder
   auto accept = [&](const std::string &path, std::optional<uint32_t> crc) -> std::unique_ptr<ModuleImage> {
-    if (!isRegularFile(path) || path == image.path()) return nullptr;
+    if (!tried.insert(path).second || !isRegularFile(path) || path == image.path()) return nullptr;
     auto debug = ModuleImage::open(path);
     if (!debug) {
-      llvm::consumeError(debug.takeError());
+      rejected += " " + path + " (" + llvm::toString(debug.takeError()) + ")";
       return nullptr;
     }
-    bool idsKnown = !image.buildId().empty() && !(*debug)->buildId().empty();
-    if (idsKnown ? (*debug)->buildId() != image.buildId() : !(crc && crcMatches(path, *crc)))
+    if (!image.buildId().empty() && !(*debug)->buildId().empty()) {
+      if ((*debug)->buildId() == image.buildId()) return std::move(*debug);
+      rejected += " " + path + " (build-id " + hexString((*debug)->buildId()) + ")";
       return nullptr;
-    return std::move(*debug);
+    }
+    if (crc && crcMatches(path, *crc)) return std::move(*debug);
+    rejected += " " + path + (crc ? " (its CRC is not the debug link's)" : " (no build-id to check it by)");
+    return nullptr;
+  };
+  auto noneTaken = [&]() -> std::unique_ptr<ModuleImage> {
+    if (!rejected.empty()) note = "debug file rejected:" + rejected;
+    return nullptr;
   };
 
   if (!image.buildId().empty())
@@ -200,11 +213,11 @@ std::unique_ptr<ModuleImage> ModuleResolver::findDebugImage(const ModuleImage &i
       if (auto debug = accept(buildIdPath(root, image.buildId(), ".debug"), std::nullopt)) return debug;
 
   auto link = image.debugLink();
-  if (!link) return nullptr;
+  if (!link) return noneTaken();
   // The link names a file, never a path: an image read from a dump's memory
   // could spell "../../etc/shadow".
   llvm::StringRef name = llvm::sys::path::filename(link->first);
-  if (name.empty() || name == "." || name == "..") return nullptr;
+  if (name.empty() || name == "." || name == "..") return noneTaken();
   llvm::StringRef dir = llvm::sys::path::parent_path(image.path());
   std::vector<std::string> linkCandidates{joinPath(dir, name), joinPath(joinPath(dir, ".debug"), name)};
   for (const std::string &root : roots) {
@@ -213,29 +226,31 @@ std::unique_ptr<ModuleImage> ModuleResolver::findDebugImage(const ModuleImage &i
   }
   for (const std::string &path : linkCandidates)
     if (auto debug = accept(path, link->second)) return debug;
-  return nullptr;
+  return noneTaken();
 }
 
 namespace {
+// ECMA-335 metadata's signature, which a Portable PDB starts with.
+bool isPortablePdb(const std::string &path) {
+  char magic[4] = {};
+  std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
+  return std::memcmp(magic, "BSJB", 4) == 0;
+}
+
 // The PDB's own GUID and age, spelled as debug ids are.
-std::optional<std::string> pdbFileDebugId(const std::string &path) {
+llvm::Expected<std::string> pdbFileDebugId(const std::string &path) {
   std::unique_ptr<llvm::pdb::IPDBSession> session;
-  if (llvm::Error err = openPdbSession(path, session)) {
-    llvm::consumeError(std::move(err));
-    return std::nullopt;
-  }
+  if (llvm::Error err = openPdbSession(path, session)) return std::move(err);
   auto &native = static_cast<llvm::pdb::NativeSession &>(*session);
   auto info = native.getPDBFile().getPDBInfoStream();
-  if (!info) {
-    llvm::consumeError(info.takeError());
-    return std::nullopt;
-  }
+  if (!info) return info.takeError();
   llvm::codeview::GUID guid = info->getGuid();
   return pdbDebugId(std::span<const uint8_t, 16>(guid.Guid, 16), info->getAge());
 }
 } // namespace
 
-std::optional<std::string> ModuleResolver::findPdb(const Module &module, const ModuleImage *image) const {
+std::optional<std::string> ModuleResolver::findPdb(const Module &module, const ModuleImage *image,
+                                                   std::string &note) const {
   // The dump's CodeView record names the PDB; Wine's minidumps leave it out,
   // and the image's own debug directory says the same.
   std::string name = module.debugFile, id = module.debugId;
@@ -246,6 +261,7 @@ std::optional<std::string> ModuleResolver::findPdb(const Module &module, const M
   size_t slash = name.find_last_of("\\/");
   if (slash != std::string::npos) name = name.substr(slash + 1);
   if (name.empty() || id.empty()) return std::nullopt;
+  std::string rejected; // each PDB of that name found but not taken, and why
   for (const std::string &dir : options_.modulePaths) {
     std::vector<std::string> candidates;
     if (auto flat = findIgnoringCase(dir, name)) {
@@ -253,9 +269,16 @@ std::optional<std::string> ModuleResolver::findPdb(const Module &module, const M
       if (auto keyed = findIgnoringCase(*flat, id))
         if (auto file = findIgnoringCase(*keyed, name)) candidates.push_back(*file);
     }
-    for (const std::string &path : candidates)
-      if (isRegularFile(path) && pdbFileDebugId(path) == id) return path;
+    for (const std::string &path : candidates) {
+      // A .NET assembly's Portable PDB is not what its CodeView record asks
+      // of a symbol store here: managed frames are named from metadata.
+      if (!isRegularFile(path) || isPortablePdb(path)) continue;
+      auto fileId = pdbFileDebugId(path);
+      if (fileId && *fileId == id) return path;
+      rejected += " " + path + " (" + (fileId ? "debug id " + *fileId : llvm::toString(fileId.takeError())) + ")";
+    }
   }
+  if (!rejected.empty()) note = "PDB rejected:" + rejected;
   return std::nullopt;
 }
 
@@ -340,16 +363,18 @@ void ModuleResolver::resolve(Target &target) const {
 
 void ModuleResolver::attachDebugInfo(Module &module, std::string &symbolNote) const {
   if (!options_.symbolPaths.empty() && !module.symbolFile) module.symbolFile = findSymbolFile(module, symbolNote);
+  std::string debugNote; // a debug file or PDB found but not taken
   if (!module.image) {
     if (module.pdbPath.empty() && llvm::StringRef(module.debugFile).ends_with_insensitive(".pdb"))
-      module.pdbPath = findPdb(module, nullptr).value_or("");
-    return;
+      module.pdbPath = findPdb(module, nullptr, debugNote).value_or("");
+  } else {
+    if (cache_) module.image = cache_->intern(std::move(module.image));
+    if (!module.image->hasDwarf() && !module.image->debugImage())
+      if (auto debug = findDebugImage(*module.image, debugNote)) module.image->setDebugImage(std::move(debug));
+    if (module.image->pdbReference() && module.image->pdbPath().empty())
+      if (auto pdb = findPdb(module, module.image.get(), debugNote)) module.image->setPdbPath(*pdb);
   }
-  if (cache_) module.image = cache_->intern(std::move(module.image));
-  if (!module.image->hasDwarf() && !module.image->debugImage())
-    if (auto debug = findDebugImage(*module.image)) module.image->setDebugImage(std::move(debug));
-  if (module.image->pdbReference() && module.image->pdbPath().empty())
-    if (auto pdb = findPdb(module, module.image.get())) module.image->setPdbPath(*pdb);
+  if (!debugNote.empty()) symbolNote += (symbolNote.empty() ? "" : "; ") + debugNote;
 }
 
 std::vector<SymbolRequest> ModuleResolver::requestsFor(const Module &module, OS os) {

@@ -68,10 +68,13 @@ private:
   void summarize(Target &target) const;
   // Within the dump's budget for copied images (DumpBudget.h).
   static std::shared_ptr<ModuleImage> imageFromMemory(Target &target, Module &module);
-  std::unique_ptr<ModuleImage> findDebugImage(const ModuleImage &image) const;
+  // The image's separate debug file, by build-id or debug link; else null, and
+  // `note` says which files were found but rejected, and why.
+  std::unique_ptr<ModuleImage> findDebugImage(const ModuleImage &image, std::string &note) const;
   // The PDB of a PE module: flat, or in symbol-store layout name.pdb/<id>/name.pdb.
-  // Without an image, by the dump's CodeView record alone.
-  std::optional<std::string> findPdb(const Module &module, const ModuleImage *image) const;
+  // Without an image, by the dump's CodeView record alone. Else nullopt, and
+  // `note` says which PDBs of that name were rejected, and why.
+  std::optional<std::string> findPdb(const Module &module, const ModuleImage *image, std::string &note) const;
   // The module's Breakpad symbol file whose MODULE record names its debug id;
   // else null, and `note` says which file was rejected.
   std::shared_ptr<const BreakpadSymbolFile> findSymbolFile(const Module &module, std::string &note) const;
