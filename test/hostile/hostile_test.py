@@ -74,6 +74,7 @@ EXPECTED_WARNINGS = {
     "jit-claims.core": "GDB JIT: 4095 entries without a readable object file of at most 64 MiB",
     "jit-shared.core": "GDB JIT: 99 entries name an object already read",
     "jit-zstd-bomb.core": "debug info of 3 module(s) not read, over the dump's budget",
+    "vdso-zstd-bomb.core": "debug info of 1 module(s) not read, over the dump's budget",
     "many-threads.core": "only the first 100000 of 100003 threads are walked",
     "deep-threads.core": "of 100000 threads not walked: the threads before them hold",
 }

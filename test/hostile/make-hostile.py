@@ -10,7 +10,7 @@ Usage: make-hostile.py DUMPS_DIR OUT_DIR [--traps TRAP_DIR]
              windows/dumps/crash-av.dmp, dotnet/cores/crash-normal.core)
   OUT_DIR    where host-paths.core, fake-buildid.core, no-buildid.core, escapes.core,
              escapes.dmp, escapes-dotnet.core, jit-claims.core, jit-shared.core,
-             jit-zstd-bomb.core, many-ranges.core, many-threads.core, deep-threads.core,
+             jit-zstd-bomb.core, vdso-zstd-bomb.core, many-ranges.core, many-ranges.dmp, many-threads.core, deep-threads.core,
              slash-modules.core, pe-claims.dmp and elf-claims.core are written
   TRAP_DIR   also traps.core, whose module paths lie in TRAP_DIR
 """
@@ -563,6 +563,23 @@ def jit_zstd_bomb(dumps):
     return jit_core(core, objects + [real], bytes(blobs))
 
 
+VDSO_BOMB_AT = 0x7E6000000000  # the crafted vDSO (the dumps map nothing there)
+
+
+def vdso_zstd_bomb(dumps):
+    """The crash core whose vDSO (AT_SYSINFO_EHDR, repointed to a new segment) is an ELF
+    object with a SHF_COMPRESSED (ELFCOMPRESS_ZSTD) .debug_info of 60 KB that decompresses
+    to 1,900 MiB of zeros: no module file is needed to reach it."""
+    debug_info = struct.pack("<IIQQ", ELFCOMPRESS_ZSTD, 0, BOMB_SIZE, 1) + zstd_zeros(BOMB_SIZE)
+    vdso = elf_object([(".text", SHF_ALLOC | SHF_EXECINSTR, 0, b"\xc3"), (".debug_info", SHF_COMPRESSED, 0, debug_info)],
+                      [("__vdso_bomb", 1, 0, 1)])
+    data = bytearray(with_loads(read(dumps, "cores/crash-segv.core"), [(VDSO_BOMB_AT, vdso)]))
+    desc = next(core_notes(data, NT_AUXV))
+    at = next(at for at in range(desc, len(data) - 15, 16) if struct.unpack_from("<Q", data, at)[0] == AT_SYSINFO_EHDR)
+    struct.pack_into("<Q", data, at + 8, VDSO_BOMB_AT)
+    return bytes(data)
+
+
 RANGES, RANGES_AT = 200_000, 0x100000000000
 
 
@@ -576,6 +593,20 @@ def many_ranges(dumps):
     extra = b"".join(PHDR.pack(PT_LOAD, PF_R, byte, RANGES_AT + i * PAGE, 0, 1, 1, 1)
                      for i in range(RANGES))
     return with_program_headers(bytes(data), extra)
+
+
+DMP_RANGES = 1_000_000
+
+
+def many_ranges_dmp(dumps):
+    """The Windows crash dump with 1,000,000 more one-byte memory ranges, one per page
+    from RANGES_AT (all share one byte of the file): a reader that walks its ranges for
+    every read of memory takes minutes."""
+    data = bytearray(read(dumps, "windows/dumps/crash-av.dmp"))
+    byte = append(data, b"\xcc")
+    with_list(data, MEMORY_LIST, 16, b"".join(struct.pack("<QII", RANGES_AT + i * PAGE, 1, byte)
+                                              for i in range(DMP_RANGES)))
+    return bytes(data)
 
 
 THREADS, FIRST_PID = 100_000, 1_000_000
@@ -745,7 +776,9 @@ CRAFTED = {
     "jit-claims.core": jit_claims,
     "jit-shared.core": jit_shared,
     "jit-zstd-bomb.core": jit_zstd_bomb,
+    "vdso-zstd-bomb.core": vdso_zstd_bomb,
     "many-ranges.core": many_ranges,
+    "many-ranges.dmp": many_ranges_dmp,
     "many-threads.core": many_threads,
     "deep-threads.core": deep_threads,
     "slash-modules.core": slash_modules,

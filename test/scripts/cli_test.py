@@ -349,10 +349,12 @@ def main(stackwalk, unpacked, options):
     check(trusts and set(trusts) == {"dynamic"}, "frames unwound by JIT-registered CFI have trust dynamic")
 
     r = run(stackwalk, [core, "--json", "--max-debug-bytes", "1000"] + files, unpacked)
-    frames = json.loads(r.stdout)["threads"][0]["frames"]
-    libc = [f for f in frames if f["module"] == "libc.so.6"]
-    check(libc and all(f["function"] and not f["file"] for f in libc) and not any(f["inlined"] for f in libc),
-          "--max-debug-bytes below libc's DWARF: libc frames named by its symbol table, without lines")
+    report = json.loads(r.stdout)
+    libc = [f for f in report["threads"][0]["frames"] if f["module"] == "libc.so.6"]
+    symbols = next(m["symbols"] for m in report["modules"] if m["name"] == "libc.so.6")
+    check(libc and all(f["function"] and not f["file"] for f in libc) and not any(f["inlined"] for f in libc)
+          and symbols == "symtab",
+          f"--max-debug-bytes below libc's DWARF: libc frames named by its symbol table, without lines (symbols: {symbols})")
 
     r = run(stackwalk, [core, "--json", "-a", "--max-threads", "2"] + files, unpacked)
     report = json.loads(r.stdout)

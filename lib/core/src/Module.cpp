@@ -10,6 +10,11 @@ std::string_view Module::symbolSource() const {
                                : !pdbPath.empty() ? "pdb"
                                : !exportedFunctions.empty() ? "dynsym"
                                                            : "none";
+  // DWARF over the dump's budget is not read: names come from a symbol table.
+  if (fromImage == "dwarf" && debugInfoRefused) {
+    const ModuleImage *debug = image->debugImage();
+    fromImage = image->hasSymbolTable() || (debug && debug->hasSymbolTable()) ? "symtab" : "dynsym";
+  }
   // A symbol file is the debug info of a module whose image has none.
   if (symbolFile && fromImage != "pdb" && fromImage != "dwarf") return "breakpad";
   return fromImage;
