@@ -265,6 +265,22 @@ def check_perf_map_not_by_pid(stackwalk, unpacked):
         check(rc == 0 and b"perf" not in out, "a FIFO at /tmp/perf-PID.map is neither read nor waited for")
     finally:
         os.unlink(path)
+    # A host process's map naming the code at 0, where crash-callnull's first frame is (outside
+    # every module: what a perf map names); given with --perf-map, it would name that frame.
+    callnull = "cores/crash-callnull.core"
+    path = f"/tmp/perf-{json.loads(capped(stackwalk, [callnull, '--json'], unpacked)[1])['dump']['pid']}.map"
+    if os.path.exists(path):
+        print(f"({path} exists: not replaced)")
+        return
+    with open(path, "w") as f:
+        f.write("0 10 HOST_SECRET_JIT_FUNCTION\n")
+    try:
+        rc, out, _ = capped(stackwalk, [callnull, "-a"], unpacked)
+        given = capped(stackwalk, [callnull, "-a", "--perf-map", path], unpacked)[1]
+        check(rc == 0 and b"HOST_SECRET" not in out and b"HOST_SECRET" in given,
+              "a host's /tmp/perf-PID.map names no frame of the dump (given with --perf-map, it would)")
+    finally:
+        os.unlink(path)
 
 
 def main(stackwalk, unpacked, options):
