@@ -161,6 +161,15 @@ def cabinet(stackwalk, unpacked, tmp):
           f"cabinet: the PDB fetched as pdb-threads.pd_ and extracted ({exe['note']})")
     check(frames(fetched) == frames(on_disk) and frames(fetched) != frames(without),
           "cabinet: every frame and line as with the PDB on disk (and not as without it)")
+    # A cabinet cut short: not used, and a warning names its URL and why.
+    with open(os.path.join(store, "pdb-threads.pd_"), "r+b") as f:
+        f.truncate(200)
+    with dumps.HttpServer(os.path.join(tmp, "ms"), os.path.join(tmp, "ms.log")) as server:
+        damaged = walk(stackwalk, windows, "dumps/pdb-threads.dmp", *local, "--symbol-server", server.url,
+                       "--symbol-cache", os.path.join(tmp, "ms-cache-damaged"))
+    said = [w for w in damaged["warnings"] if "pdb-threads.pd_: " in w]
+    check(module(damaged, "pdb-threads.exe")["symbols"] != "pdb" and said,
+          f"cabinet cut short: not used, and a warning says so ({said})")
 
 
 def pointer(stackwalk, unpacked, tmp):

@@ -139,11 +139,12 @@ struct HttpSymbolFetcher::Transfer {
   }
 };
 
-// A cabinet that arrived becomes the file it holds, in its place.
-bool HttpSymbolFetcher::extracted(Transfer &t) const {
+// A cabinet that arrived becomes the file it holds, in its place; a damaged
+// or oversized one is a warning (the next URL is asked).
+bool HttpSymbolFetcher::extracted(Transfer &t, std::vector<std::string> &warnings) const {
   std::string file = t.temporary + ".extracted";
   if (llvm::Error err = extractFromCabinet(t.temporary, t.asked.cabinetOf, file, servers_.maxFileBytes)) {
-    llvm::consumeError(std::move(err));
+    warnings.push_back(t.asked.url + ": " + llvm::toString(std::move(err)));
     std::remove(t.temporary.c_str());
     std::remove(file.c_str());
     return false;
@@ -250,7 +251,7 @@ void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::v
       std::ofstream(missMarker(t.asked.url)) << t.asked.url << "\n";
       return false;
     }
-    if (arrived && !t.asked.cabinetOf.empty() && !extracted(t)) return false; // a damaged cabinet: the next URL
+    if (arrived && !t.asked.cabinetOf.empty() && !extracted(t, warnings)) return false; // the next URL
     if (arrived && !llvm::sys::fs::create_directories(llvm::sys::path::parent_path(t.destination)) &&
         std::rename(t.temporary.c_str(), t.destination.c_str()) == 0) {
       std::ofstream(t.destination + ".origin") << t.asked.url << "\n";

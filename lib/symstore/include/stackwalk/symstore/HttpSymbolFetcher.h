@@ -55,7 +55,7 @@ public:
 private:
   struct Transfer;
   std::string missMarker(const std::string &url) const;
-  bool extracted(Transfer &t) const;
+  bool extracted(Transfer &t, std::vector<std::string> &warnings) const;
   // Where a file.ptr that arrived sends the transfer: its next URL, or a
   // warning saying why it is not followed.
   void follow(Transfer &t, std::vector<std::string> &warnings) const;
