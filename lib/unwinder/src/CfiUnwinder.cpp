@@ -201,20 +201,16 @@ std::vector<CfiSource> cfiSources(const ModuleImage &image) {
 constexpr uint64_t MaxInflatedCfiBytes = 64 << 20;
 
 // A compressed section's bytes (ARM debug files keep their CFI in a
-// compressed .debug_frame), inflated by LLVM into `storage`; empty when they
-// cannot be, or claim too much.
-StringRef inflated(const ModuleImage &file, const ModuleImage::Section &section, std::vector<uint8_t> &storage) {
+// compressed .debug_frame), inflated by LLVM into `storage`; an error when
+// they cannot be, or claim too much.
+Expected<StringRef> inflated(const ModuleImage &file, const ModuleImage::Section &section,
+                             std::vector<uint8_t> &storage) {
   auto decompressor = object::Decompressor::create(".debug_frame", section.data, /*IsLE=*/true,
                                                    file.object().getBytesInAddress() == 8);
-  if (!decompressor) {
-    consumeError(decompressor.takeError());
-    return {};
-  }
-  if (decompressor->getDecompressedSize() > MaxInflatedCfiBytes) return {};
-  if (Error error = decompressor->resizeAndDecompress(storage)) {
-    consumeError(std::move(error));
-    return {};
-  }
+  if (!decompressor) return decompressor.takeError();
+  if (decompressor->getDecompressedSize() > MaxInflatedCfiBytes)
+    return fail("it claims " + Twine(decompressor->getDecompressedSize()) + " bytes");
+  if (Error error = decompressor->resizeAndDecompress(storage)) return error;
   return StringRef(reinterpret_cast<const char *>(storage.data()), storage.size());
 }
 
@@ -226,7 +222,14 @@ std::vector<std::unique_ptr<CfiSection>> &CfiUnwinder::sectionsFor(const ModuleI
   std::vector<std::unique_ptr<CfiSection>> &sections = sections_[&image];
   for (const CfiSource &source : cfiSources(image)) {
     StringRef data = source.section.data;
-    if (source.section.compressed) data = inflated(source.file, source.section, inflated_[&image].emplace_back());
+    if (source.section.compressed) {
+      auto bytes = inflated(source.file, source.section, inflated_[&image].emplace_back());
+      if (!bytes) {
+        uninflated_[&image] = "its compressed .debug_frame does not inflate: " + toString(bytes.takeError());
+        continue;
+      }
+      data = *bytes;
+    }
     sections.push_back(std::make_unique<CfiSection>(source.kind, data, source.section.address, tripleArch(arch),
                                                     source.hdr ? source.hdr->data : StringRef(),
                                                     source.hdr ? source.hdr->address : 0));
@@ -274,6 +277,8 @@ CfiUnwinder::Found CfiUnwinder::find(const Frame &frame, const Target &target) {
     }
     if ((found.entry = *entry)) return found;
   }
+  if (auto uninflated = uninflated_.find(frame.module->image.get()); damage.empty() && uninflated != uninflated_.end())
+    damage = uninflated->second;
   found.why = damage.empty() ? "no CFI covers " + hex(frame.ip) + " in " + frame.module->name
                              : "damaged CFI in " + frame.module->name + ": " + damage;
   return found;

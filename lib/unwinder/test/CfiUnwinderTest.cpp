@@ -158,7 +158,8 @@ Bytes arm64EhFrame() {
 
 // A 64-bit ELF shared object: one PT_LOAD over the whole file at vaddr 0 and
 // the sections .text, .eh_frame, .debug_frame and .shstrtab.
-std::vector<uint8_t> elfImage(const Bytes &eh, const Bytes &debug, uint16_t machine = llvm::ELF::EM_X86_64) {
+std::vector<uint8_t> elfImage(const Bytes &eh, const Bytes &debug, uint16_t machine = llvm::ELF::EM_X86_64,
+                              uint64_t debugFrameFlags = 0) {
   using namespace llvm::ELF;
   std::vector<uint8_t> file(ImageSize, 0);
   REQUIRE(eh.size() <= DebugFrameAt - EhFrameAt);
@@ -208,7 +209,7 @@ std::vector<uint8_t> elfImage(const Bytes &eh, const Bytes &debug, uint16_t mach
   };
   section(1, 1, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, TextAt, TextAt, ImageSize - TextAt);
   section(2, 7, SHT_PROGBITS, SHF_ALLOC, EhFrameAt, EhFrameAt, eh.size());
-  section(3, 17, SHT_PROGBITS, 0, 0, DebugFrameAt, debug.size());
+  section(3, 17, SHT_PROGBITS, debugFrameFlags, 0, DebugFrameAt, debug.size());
   section(4, 30, SHT_STRTAB, 0, 0, ShstrtabAt, sizeof names);
   return file;
 }
@@ -250,6 +251,23 @@ struct Fixture {
 constexpr uint64_t ReturnAddress = Base + 0x1234, SavedRbp = 0x7ffd00f0, SavedRbx = 0x7777;
 
 } // namespace
+
+TEST_CASE("CfiUnwinder: a compressed .debug_frame that does not inflate is named as the reason", "[cfi]") {
+  Fixture fx;
+  Bytes chdr; // Elf64_Chdr: a compression type LLVM does not know, 64 bytes, align 1; then junk
+  chdr.u32(99);
+  chdr.u32(0);
+  chdr.u64(64);
+  chdr.u64(1);
+  chdr.u32(0xdeadbeef);
+  auto parsed = ModuleImage::fromBytes(elfImage(Bytes(), chdr, llvm::ELF::EM_X86_64, llvm::ELF::SHF_COMPRESSED), "app.so");
+  REQUIRE(bool(parsed));
+  fx.image = std::shared_ptr<ModuleImage>(std::move(*parsed));
+  CfiUnwinder unwinder;
+  UnwindResult r = unwinder.unwind(fx.frame(0x1010, Stack, true), fx.target());
+  CHECK(r.status == UnwindResult::Status::NoInfo);
+  CHECK(r.detail.starts_with("damaged CFI in app.so: its compressed .debug_frame does not inflate: "));
+}
 
 TEST_CASE("CfiUnwinder: the synthetic image is an ELF module with .eh_frame and .debug_frame", "[cfi]") {
   Fixture fx;

@@ -41,6 +41,7 @@ private:
   std::map<const ModuleImage *, std::vector<std::unique_ptr<CfiSection>>> sections_;
   // Compressed sections inflated for them, by image (each buffer stays put).
   std::map<const ModuleImage *, std::list<std::vector<uint8_t>>> inflated_;
+  std::map<const ModuleImage *, std::string> uninflated_; // why an image's compressed CFI could not be read
 };
 
 } // namespace stackwalk
