@@ -132,13 +132,17 @@ std::optional<Frame> StackWalker::unwindOnce() {
   if (unwinders_.empty())
     return stop(StopReason::NoUnwinder, "stackwalk cannot unwind " + std::string(archName(target_.arch())) + " stacks yet");
   const Frame &callee = *previous_;
-  std::optional<std::pair<StopReason, std::string>> firstFailure;
+  std::optional<StopReason> firstFailure;
+  std::string tried; // what each unwinder said, in order: the stop's detail
+  auto said = [&](const std::string &why) { tried += (tried.empty() ? "" : "; ") + why; };
   for (Unwinder *unwinder : unwinders_) {
     UnwindResult result = unwinder->unwind(callee, target_);
     if (result.status == UnwindResult::Status::EndOfStack)
       return stop(StopReason::EndOfStack, result.detail);
     if (result.status == UnwindResult::Status::NoInfo) {
-      if (!firstFailure && !result.detail.empty()) firstFailure = std::make_pair(StopReason::NoUnwindInfo, result.detail);
+      if (result.detail.empty()) continue; // not this unwinder's kind of frame
+      if (!firstFailure) firstFailure = StopReason::NoUnwindInfo;
+      said(result.detail);
       continue;
     }
     if (auto pc = result.caller.pc(); pc && !result.callerIpIsExact) {
@@ -153,13 +157,14 @@ std::optional<Frame> StackWalker::unwindOnce() {
     if (caller.regs.pc() == 0u)
       return stop(StopReason::NullIp, "the return address is 0");
     if (auto why = rejectCaller(caller)) {
-      if (!firstFailure || firstFailure->first == StopReason::NoUnwindInfo) firstFailure = why;
+      if (!firstFailure || *firstFailure == StopReason::NoUnwindInfo) firstFailure = why->first;
+      said("the caller by " + std::string(trustName(caller.trust)) + " is refused: " + why->second);
       continue;
     }
     return caller;
   }
   if (!firstFailure) return stop(StopReason::NoUnwindInfo, "no unwinder could find the caller");
-  return stop(firstFailure->first, firstFailure->second);
+  return stop(*firstFailure, tried);
 }
 
 } // namespace stackwalk

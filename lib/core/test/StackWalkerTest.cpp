@@ -169,6 +169,18 @@ TEST_CASE("without any unwind information the walk says so") {
   CHECK(f.walker->stopDetail() == "not in table");
 }
 
+TEST_CASE("when every unwinder fails, the stop's detail says what each one found") {
+  Fixture f;
+  TableUnwinder cfi(FrameTrust::Cfi), framePointer(FrameTrust::FramePointer), scan(FrameTrust::Scan);
+  framePointer.callers[0x1100] = {0x1200, 0x8100}; // a caller whose stack pointer did not move up
+  auto frames = f.walk({&cfi, &framePointer, &scan});
+  CHECK(frames.size() == 1);
+  // A refused caller is the reason; the unwinders that knew nothing are said too.
+  CHECK(f.walker->stopReason() == StopReason::SpNotIncreasing);
+  CHECK(f.walker->stopDetail() == "not in table; the caller by frame_pointer is refused: the caller's stack pointer is "
+                                  "not above the callee's; not in table");
+}
+
 TEST_CASE("the frame limit stops the walk") {
   Fixture f;
   TableUnwinder cfi(FrameTrust::Cfi);
