@@ -18,7 +18,7 @@ bool restoresInterruptedContext(const std::string &name) {
 UnwindResult ManagedCodeUnwinder::unwind(const Frame &frame, const Target &target) {
   auto block = runtime_.code().find(frame.lookupAddress());
   if (!block) return UnwindResult::noInfo("the runtime's code map: " + llvm::toString(block.takeError()));
-  if (!*block) return UnwindResult::noInfo("not managed code");
+  if (!*block) return UnwindResult::noInfo(""); // not managed code: not its kind of frame
   if ((*block)->kind == CodeBlock::Kind::Stub) return UnwindResult::noInfo("a runtime stub without unwind info");
   if (!(*block)->function) return UnwindResult::noInfo("managed code without a RUNTIME_FUNCTION");
   // The JIT describes its code with the Windows unwind data of the machine, on every OS.

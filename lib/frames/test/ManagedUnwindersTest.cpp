@@ -87,11 +87,12 @@ TEST_CASE("ManagedCodeUnwinder: code the runtime does not manage, or cannot desc
   FakeDotnetProcess process;
   ManagedCodeUnwinder unwinder(process.runtime());
   const std::pair<uint64_t, std::string> refusals[] = {
-      // No range section: native addresses, and one in the code heap before any method.
-      {0x401000, "not managed code"},
-      {RuntimeBase + 0x1000, "not managed code"},
-      {JitBegin + 0x10, "not managed code"},
-      {JitEnd + 0x2000, "not managed code"},
+      // No range section: native addresses, and one in the code heap before any method: not
+      // this unwinder's kind of frame, so no detail (a stop names what the native unwinders found).
+      {0x401000, ""},
+      {RuntimeBase + 0x1000, ""},
+      {JitBegin + 0x10, ""},
+      {JitEnd + 0x2000, ""},
       {StubBegin + 0x10, "a runtime stub without unwind info"},
       {JitStub + 4, "a runtime stub without unwind info"},
       {NoUnwind + 4, "managed code without a RUNTIME_FUNCTION"},

@@ -44,14 +44,14 @@ std::optional<std::pair<uint64_t, uint64_t>> entryFunctionOf(const ModuleImage &
 UnwindResult EntryFunctionUnwinder::unwind(const Frame &frame, const Target &target) {
   const Module *module = frame.module;
   if (!module || !module->isMainExecutable || !module->image)
-    return UnwindResult::noInfo("the frame is not in the executable's file");
+    return UnwindResult::noInfo(""); // not the entry function
   auto [cached, inserted] = entryFunctions_.try_emplace(module->image.get());
   if (inserted)
     if (auto found = entryFunctionOf(*module->image)) cached->second = Range{found->first, found->second};
   const std::optional<Range> &entry = cached->second;
   uint64_t address = frame.lookupAddress() - module->loadBias();
   if (!entry || address < entry->start || address - entry->start >= entry->size)
-    return UnwindResult::noInfo("the frame is not in the executable's entry function");
+    return UnwindResult::noInfo(""); // not the entry function
   return UnwindResult::endOfStack("the program's entry function is the outermost frame");
 }
 

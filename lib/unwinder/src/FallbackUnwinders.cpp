@@ -87,7 +87,7 @@ bool StackScanUnwinder::isPlausibleReturnAddress(const Target &target, uint64_t 
 
 UnwindResult BadCallUnwinder::unwind(const Frame &frame, const Target &target) {
   if (frame.trust != FrameTrust::Context || target.isExecutable(frame.ip))
-    return UnwindResult::noInfo("the instruction pointer is in executable memory");
+    return UnwindResult::noInfo(""); // not a call through a bad pointer
   // The call left its return address in the link register (arm64) or pushed it.
   std::optional<unsigned> linkRegister = frame.regs.linkRegister();
   unsigned size = pointerSize(target.arch());

@@ -161,7 +161,7 @@ const DynamicProcedure *LibunwindDynamicUnwinder::procedureAt(uint64_t address) 
 
 UnwindResult LibunwindDynamicUnwinder::unwind(const Frame &frame, const Target &target) {
   const DynamicProcedure *procedure = procedureAt(frame.lookupAddress());
-  if (!procedure) return UnwindResult::noInfo("no dynamic unwind info covers " + hex(frame.ip));
+  if (!procedure) return UnwindResult::noInfo(""); // not code the process registered
   if (procedure->format == DynamicProcedure::Format::ProcInfo) return unwindProcInfo(*procedure, frame, target, 0);
   return unwindTable(*procedure, frame, target);
 }

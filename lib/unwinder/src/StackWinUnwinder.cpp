@@ -118,9 +118,9 @@ std::optional<uint64_t> searchSavedEbp(const Frame &frame, const FrameInfo &info
 } // namespace
 
 UnwindResult StackWinUnwinder::unwind(const Frame &frame, const Target &target) {
-  if (target.arch() != Arch::X86) return UnwindResult::noInfo("STACK WIN records describe 32-bit x86 code only");
+  if (target.arch() != Arch::X86) return UnwindResult::noInfo(""); // STACK WIN records describe 32-bit x86 code only
   const Module *module = frame.module;
-  if (!module || !module->symbolFile) return UnwindResult::noInfo("no Breakpad symbol file covers the frame");
+  if (!module || !module->symbolFile) return UnwindResult::noInfo(""); // not its kind of frame
   std::optional<FrameInfo> info = module->symbolFile->windowsFrameInfo(frame.lookupAddress() - module->base);
   if (!info) return UnwindResult::noInfo("the symbol file has no STACK WIN record for the address");
 

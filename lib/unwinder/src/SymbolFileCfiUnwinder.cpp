@@ -23,7 +23,7 @@ std::optional<unsigned> registerNamed(Arch arch, llvm::StringRef name) {
 
 UnwindResult SymbolFileCfiUnwinder::unwind(const Frame &frame, const Target &target) {
   const Module *module = frame.module;
-  if (!module || !module->symbolFile) return UnwindResult::noInfo("no Breakpad symbol file covers the frame");
+  if (!module || !module->symbolFile) return UnwindResult::noInfo(""); // not its kind of frame
   std::optional<Rules> rules = module->symbolFile->cfiRules(frame.lookupAddress() - module->base);
   if (!rules) return UnwindResult::noInfo("the symbol file has no STACK CFI record for the address");
   Arch arch = frame.regs.arch();
