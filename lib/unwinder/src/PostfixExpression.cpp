@@ -30,6 +30,22 @@ bool isBinaryOperator(llvm::StringRef token) {
   return token.size() == 1 && llvm::StringRef("+-*/%@").contains(token[0]);
 }
 
+// A program's tokens, split on spaces. Microsoft's DIA writes some frame data
+// programs with no space after an assignment ("... + =$eip $T0 4 + ^ ="), and
+// Breakpad's evaluator takes such a token as "=" and what follows.
+llvm::SmallVector<llvm::StringRef, 32> programTokens(llvm::StringRef program) {
+  llvm::SmallVector<llvm::StringRef, 32> split, tokens;
+  program.split(split, ' ', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef token : split) {
+    if (token.size() > 1 && token.front() == '=') {
+      tokens.push_back(token.take_front());
+      token = token.drop_front();
+    }
+    tokens.push_back(token);
+  }
+  return tokens;
+}
+
 } // namespace
 
 std::optional<uint64_t> evaluatePostfix(llvm::StringRef expression,
@@ -77,9 +93,7 @@ bool runPostfixProgram(llvm::StringRef program, const PostfixVariables &inputs, 
       if (auto found = variables->find(operand.name); found != variables->end()) return found->second;
     return std::nullopt;
   };
-  llvm::SmallVector<llvm::StringRef, 32> tokens;
-  program.split(tokens, ' ', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef token : tokens) {
+  for (llvm::StringRef token : programTokens(program)) {
     if (isBinaryOperator(token) || token == "^" || token == "=") {
       size_t needed = token == "^" ? 1 : 2;
       if (stack.size() < needed) return false;

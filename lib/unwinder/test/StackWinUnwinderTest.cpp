@@ -66,6 +66,10 @@ TEST_CASE("STACK WIN programs: assignments in order, reads, 32-bit arithmetic") 
   CHECK(assigned["$ebp"] == 0x2000u);
   CHECK(assigned["$esp"] == 0x1018u);
   assigned.clear();
+  // As DIA writes some programs (Sentry's crash.sym): no space after an assignment.
+  CHECK(run("$T0 $ebp 0 + =$eip $T0 4 + ^ =$ebp $T0 ^ = $esp $T0 8 + =", assigned) == 0xfeedu);
+  CHECK(assigned["$ebp"] == 0x2000u);
+  assigned.clear();
   CHECK(run("$eip 0 4 - =", assigned) == 0xfffffffcu); // wraps as a 32-bit machine does
   for (const char *bad : {"$eip =", "$eip $nothing =", "$eip 8 ^ =", "4 $eip =", "$eip 1 2 =", "$eip 1 = 2",
                           ".cbSavedRegs 1 =", "$eip 1 +"}) {
