@@ -423,6 +423,20 @@ def without_files(stackwalk):
                                                      f"unwind info, not at the stack's end ({thread['stop_reason']})")
 
 
+def symbols_to_start(stackwalk):
+    """Breakpad's linux_null_read_av.dmp and linux_overflow.dmp with their symbols/: the crashing
+    thread ends, as Breakpad's does, at the executable's _start; a word on the stack holding
+    ld-2.13.so's load address (whose .sym has only PUBLIC records) is no frame."""
+    symbols = os.path.join(CORPUS, "breakpad", "symbols")
+    for name, program in (("linux_null_read_av.dmp", "null_read_av"), ("linux_overflow.dmp", "overflow")):
+        thread = next(t for t in report(stackwalk, f"breakpad/{name}", "--symbols-path", symbols)["threads"]
+                      if t["crashed"])
+        frames = physical(thread)
+        check(frames[-1]["module"] == program and all(f["module"] for f in frames),
+              f"{name} with its symbols: the walk ends at {program}'s _start, no frame outside a module "
+              f"({[(f['module'], f['ip']) for f in frames[-2:]]})")
+
+
 def main(stackwalk, options):
     if not os.path.isdir(CORPUS):
         dumps.skip(f"{CORPUS} is absent")
@@ -435,6 +449,7 @@ def main(stackwalk, options):
     malformed(stackwalk)
     symbol_files(stackwalk)
     without_files(stackwalk)
+    symbols_to_start(stackwalk)
     microdumps(stackwalk)
     return check.summary()
 

@@ -53,7 +53,9 @@ enum class Evidence { None, CallInstruction, SymbolFileFunction };
 Evidence returnAddressEvidence(const Target &target, uint64_t value) {
   uint64_t code = target.codeAddress(value);
   const Module *module = target.moduleAt(code);
-  if (!module || !target.isExecutable(code)) return Evidence::None;
+  // The call lies before the return address, in the same module: a module's
+  // first byte (a word holding its load address) follows no call of its own.
+  if (!module || code <= module->base || !target.isExecutable(code)) return Evidence::None;
   switch (callBefore(target, value)) {
   case CallBefore::Yes: return Evidence::CallInstruction;
   case CallBefore::No: return Evidence::None;

@@ -4,7 +4,7 @@
  *
  *   main     main returns -> __libc_start_call_main -> exit -> __run_exit_handlers
  *            -> _dl_fini (ld.so) -> park_at_exit -> park_level1 -> read (blocks)
- *   worker   worker -> nanosleep (blocks)
+ *   worker   worker -> pause (blocks)
  */
 #include "common.h"
 
@@ -31,10 +31,8 @@ static void *worker(void *arg)
 {
     (void)arg;
     sem_post(&sw_started);
-    for (;;) {
-        struct timespec ts = {100000, 0};
-        nanosleep(&ts, NULL);
-    }
+    for (;;)
+        pause();
     return NULL;
 }
 
