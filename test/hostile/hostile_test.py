@@ -150,7 +150,7 @@ def check_text_escaped(stackwalk, crafted, unpacked):
                          r"c1-utf8-\u{009b}31m.so", r"bidi-\u{202e}os.exe", r"isolate-\u{2066}x\u{2069}.so",
                          r"del-\x7f.so"],
         "escapes.dmp": [r'"t256-\x1b]0;PWNED-THREAD\x07\x1b[31mred\x1b[0m-\u{202e}daerht" (crashed)',
-                        r"stop: no_unwind_info (no PE exception directory for \x1b]0;PWNED-TITLE\x07\x1b[2J.dll)"],
+                        r"stop: no_unwind_info (no PE exception directory for \x1b]0;PWNED-TITLE\x07\x1b[2J.dll: "],
         "escapes-dotnet.core": [r'"\x1b]0;PWN\x07\u{009b}31m\u{202e}evil\u{2066}x\u{2069}\x1b[2J!!"'],
     }
     for name, wanted in expected.items():

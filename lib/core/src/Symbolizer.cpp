@@ -62,7 +62,7 @@ bool matchFunctionTable(const ModuleImage &image, symbolize::SymbolizableModule 
   if (!isa<object::COFFObjectFile>(image.object()) || !line.StartAddress) return true;
   ImageFileMemory memory(image);
   auto table = Win64FunctionTable::read(memory, image.preferredBase());
-  if (!table) return true;
+  if (!table) return consumeError(table.takeError()), true; // no table to check the name against
   auto drop = [&] {
     line.FunctionName = DILineInfo::BadString;
     line.StartAddress.reset();

@@ -17,16 +17,17 @@ constexpr uint8_t UnwFlagChainInfo = 0x4;
 
 } // namespace
 
-std::optional<Win64FunctionTable> Win64FunctionTable::read(const MemorySource &memory, uint64_t imageBase) {
+llvm::Expected<Win64FunctionTable> Win64FunctionTable::read(const MemorySource &memory, uint64_t imageBase) {
   auto headers = readPe32PlusHeaders(memory, imageBase);
-  if (!headers) return llvm::consumeError(headers.takeError()), std::nullopt;
-  if (headers->peOffset > 4096 || headers->optional.NumberOfRvaAndSize <= llvm::COFF::EXCEPTION_TABLE)
-    return std::nullopt;
+  if (!headers) return headers.takeError();
+  if (headers->peOffset > 4096) return fail("the PE header is farther than 4 KiB into the image");
+  if (headers->optional.NumberOfRvaAndSize <= llvm::COFF::EXCEPTION_TABLE) return fail("no exception directory");
   // The data directories follow the optional header's fixed part.
   auto directory = memory.readValue<llvm::object::data_directory>(
       headers->optionalAddress + sizeof(llvm::object::pe32plus_header) +
       llvm::COFF::EXCEPTION_TABLE * sizeof(llvm::object::data_directory));
-  if (!directory || !directory->RelativeVirtualAddress || !directory->Size) return std::nullopt;
+  if (!directory) return fail("its data directories are not in the dump's memory");
+  if (!directory->RelativeVirtualAddress || !directory->Size) return fail("no exception directory");
   bool arm64 = headers->file.Machine == llvm::COFF::IMAGE_FILE_MACHINE_ARM64;
   return Win64FunctionTable(imageBase, directory->RelativeVirtualAddress, directory->Size, arm64);
 }
@@ -92,8 +93,10 @@ llvm::Expected<uint32_t> Win64FunctionTable::functionStart(const MemorySource &m
 
 llvm::Expected<std::optional<RuntimeFunction>> runtimeFunctionCovering(const MemorySource &memory,
                                                                        uint64_t imageBase, uint64_t address) {
-  std::optional<Win64FunctionTable> table = Win64FunctionTable::read(memory, imageBase);
-  if (!table) return fail("the image at " + hex(imageBase) + " has no readable PE exception directory");
+  auto table = Win64FunctionTable::read(memory, imageBase);
+  if (!table)
+    return fail("the image at " + hex(imageBase) + " has no readable PE exception directory: " +
+                llvm::toString(table.takeError()));
   return table->entryCovering(memory, address - imageBase);
 }
 

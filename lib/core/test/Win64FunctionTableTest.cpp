@@ -59,7 +59,7 @@ std::optional<RuntimeFunction> covering(const Win64FunctionTable &table, const M
 TEST_CASE("the function table gives the entry holding an address, none in gaps") {
   BufferMemory memory = Image().memory();
   auto table = Win64FunctionTable::read(memory, Base);
-  REQUIRE(table);
+  REQUIRE(bool(table));
   CHECK(covering(*table, memory, 0x1050)->begin == 0x1000);
   CHECK(covering(*table, memory, 0x10ff)->begin == 0x1000);
   CHECK(covering(*table, memory, 0x2010)->begin == 0x2000);
@@ -71,7 +71,7 @@ TEST_CASE("the function table gives the entry holding an address, none in gaps")
 TEST_CASE("a fragment's function starts where its chain of entries begins") {
   BufferMemory memory = Image().memory();
   auto table = Win64FunctionTable::read(memory, Base);
-  REQUIRE(table);
+  REQUIRE(bool(table));
   auto start = [&](uint64_t rva) {
     auto value = table->functionStart(memory, *covering(*table, memory, rva));
     REQUIRE(bool(value));
@@ -89,12 +89,14 @@ TEST_CASE("headers that are not PE32+ have no table; an unreadable table is an e
   Image image;
   image.bytes[0x40 + 24] = 0x0b, image.bytes[0x40 + 25] = 0x01; // PE32
   BufferMemory pe32 = image.memory();
-  CHECK_FALSE(Win64FunctionTable::read(pe32, Base));
+  auto none = Win64FunctionTable::read(pe32, Base);
+  REQUIRE_FALSE(bool(none));
+  CHECK(llvm::toString(none.takeError()) == "not a PE32+ image");
   Image truncated;
   put32(truncated.bytes, 0x40 + 24 + 112 + 24, 0x1000); // the table past the bytes
   BufferMemory memory = truncated.memory();
   auto table = Win64FunctionTable::read(memory, Base);
-  REQUIRE(table);
+  REQUIRE(bool(table));
   auto entry = table->entryCovering(memory, 0x1050);
   REQUIRE(!entry);
   CHECK(llvm::toString(entry.takeError()).find("is not readable") != std::string::npos);

@@ -7,17 +7,21 @@
 
 namespace stackwalk {
 
-const std::optional<Win64FunctionTable> &Win64Unwinder::functionTable(const Module &module, const Target &target) {
+const Win64Unwinder::Table &Win64Unwinder::functionTable(const Module &module, const Target &target) {
   auto cached = tables_.find(module.base);
   if (cached != tables_.end()) return cached->second;
-  return tables_[module.base] = Win64FunctionTable::read(target, module.base);
+  Table &entry = tables_[module.base];
+  if (auto table = Win64FunctionTable::read(target, module.base)) entry.table = std::move(*table);
+  else entry.why = llvm::toString(table.takeError());
+  return entry;
 }
 
 UnwindResult Win64Unwinder::unwind(const Frame &frame, const Target &target) {
   if (!frame.module) return UnwindResult::noInfo("no module covers 0x" + llvm::utohexstr(frame.ip, true));
   const Module &module = *frame.module;
-  const std::optional<Win64FunctionTable> &table = functionTable(module, target);
-  if (!table) return UnwindResult::noInfo("no PE exception directory for " + module.name);
+  const Table &found = functionTable(module, target);
+  if (!found.table) return UnwindResult::noInfo("no PE exception directory for " + module.name + ": " + found.why);
+  const std::optional<Win64FunctionTable> &table = found.table;
   auto function = table->entryCovering(target, frame.lookupAddress() - module.base);
   if (!function) return UnwindResult::noInfo(module.name + "'s .pdata: " + llvm::toString(function.takeError()));
   bool arm64 = target.arch() == Arch::Arm64;

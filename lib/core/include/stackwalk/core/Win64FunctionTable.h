@@ -38,9 +38,9 @@ llvm::Expected<std::optional<RuntimeFunction>> runtimeFunctionCovering(const Mem
 
 class Win64FunctionTable {
 public:
-  // From the PE headers at imageBase; nullopt when they are not a PE32+
-  // image's or name no exception directory.
-  static std::optional<Win64FunctionTable> read(const MemorySource &memory, uint64_t imageBase);
+  // From the PE headers at imageBase; an error saying why when they are not a
+  // PE32+ image's or name no exception directory.
+  static llvm::Expected<Win64FunctionTable> read(const MemorySource &memory, uint64_t imageBase);
 
   // The entry whose range holds `rva`; nullopt when none does (a leaf
   // function, or no code). An error when the table cannot be read.

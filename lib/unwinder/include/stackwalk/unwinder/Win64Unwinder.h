@@ -9,6 +9,7 @@
 
 #include <map>
 #include <optional>
+#include <string>
 
 namespace stackwalk {
 
@@ -18,10 +19,15 @@ public:
   UnwindResult unwind(const Frame &frame, const Target &target) override;
 
 private:
-  // The module's function table, from its PE headers; cached per base.
-  const std::optional<Win64FunctionTable> &functionTable(const Module &module, const Target &target);
+  // A module's function table, from its PE headers, or why it has none;
+  // cached per base.
+  struct Table {
+    std::optional<Win64FunctionTable> table;
+    std::string why;
+  };
+  const Table &functionTable(const Module &module, const Target &target);
 
-  std::map<uint64_t, std::optional<Win64FunctionTable>> tables_;
+  std::map<uint64_t, Table> tables_; // by module base
 };
 
 } // namespace stackwalk
