@@ -231,7 +231,7 @@ void CfiSection::buildIndex() {
   for (uint64_t offset = 0; offset < data_.size() && index_->size() < MaxIndexedFdes;) {
     auto header = readHeader(data, offset);
     if (!header) {
-      consumeError(header.takeError());
+      unindexed_ = "the entries from offset " + std::to_string(offset) + " on are not read: " + toString(header.takeError());
       break;
     }
     if (header->length == 0) {
@@ -270,7 +270,8 @@ Expected<const CfiSection::Entry *> CfiSection::find(uint64_t address) {
   // A usable .eh_frame_hdr is authoritative: an address it does not cover has
   // no FDE, and walking the whole section to be sure would cost every miss.
   std::optional<uint64_t> offset = hasUsableHdr() ? lookupHdr(address) : lookupIndex(address);
-  if (!offset) return nullptr;
+  // Past a damaged entry header nothing is known: a miss may be an entry not read.
+  if (!offset) return unindexed_.empty() || hasUsableHdr() ? Expected<const Entry *>(nullptr) : fail(unindexed_);
   // A damaged FDE is parsed once and its reason given every time it is asked.
   if (auto damaged = damaged_.find(*offset); damaged != damaged_.end()) return fail(damaged->second);
   auto cached = entries_.find(*offset);

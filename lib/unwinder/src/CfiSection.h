@@ -64,6 +64,7 @@ private:
   llvm::StringRef hdr_;
   uint64_t hdrAddress_;
   std::optional<std::vector<Range>> index_; // built on first use without a usable hdr
+  std::string unindexed_;                   // why the index ends early, if it does
   std::map<uint64_t, std::unique_ptr<llvm::dwarf::CIE>> cies_;
   std::map<uint64_t, std::unique_ptr<Entry>> entries_; // by FDE offset
   std::map<uint64_t, std::string> damaged_;            // by FDE offset: why it cannot be used
