@@ -2,6 +2,8 @@
 
 #include "stackwalk/core/ElfHeaders.h"
 #include "stackwalk/core/ElfNotes.h"
+#include "stackwalk/core/Fail.h"
+#include "stackwalk/core/Hex.h"
 
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Support/Path.h"
@@ -208,13 +210,11 @@ std::vector<Module> sharedLibrariesFromDynamic(uint64_t dynamicAddress, const Me
   return modules;
 }
 
-std::optional<Module> vdsoModule(uint64_t address, uint64_t mappingEnd, const MemorySource &memory) {
-  if (mappingEnd <= address) return std::nullopt;
+llvm::Expected<Module> vdsoModule(uint64_t address, uint64_t mappingEnd, const MemorySource &memory) {
+  if (mappingEnd <= address) return fail("the vDSO at " + hex(address) + " has no mapping");
   auto image = ModuleImage::fromMemory(memory, address, std::min<uint64_t>(mappingEnd - address, MaxVdsoBytes), "[vdso]");
-  if (!image) {
-    llvm::consumeError(image.takeError());
-    return std::nullopt;
-  }
+  if (!image) return fail("the vDSO at " + hex(address) + " is not copied from the dump: " +
+                                    llvm::toString(image.takeError()));
   Module module = makeModule("[vdso]", address, 0);
   module.name = "linux-vdso.so.1";
   readIdentityFromMemory(module, memory);

@@ -181,10 +181,11 @@ void CoreReader::addModules(Target &target, const std::vector<CoreSegment> &segm
     for (Module &module : target.modules)
       if (module.contains(*entry)) module.isMainExecutable = true;
   if (auto vdso = auxvValue(notes_.auxv, AT_SYSINFO_EHDR)) {
-    for (const CoreSegment &seg : segments)
-      if (*vdso >= seg.vaddr && *vdso - seg.vaddr < seg.memSize)
-        if (auto module = vdsoModule(*vdso, seg.vaddr + seg.memSize, target))
-          target.modules.push_back(std::move(*module));
+    for (const CoreSegment &seg : segments) {
+      if (*vdso < seg.vaddr || *vdso - seg.vaddr >= seg.memSize) continue;
+      if (auto module = vdsoModule(*vdso, seg.vaddr + seg.memSize, target)) target.modules.push_back(std::move(*module));
+      else warnings_.push_back(toString(module.takeError()));
+    }
   }
 }
 

@@ -87,3 +87,13 @@ TEST_CASE("a link map entry in unreadable memory ends the list with a warning") 
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0] == "a link map entry is unreadable; the module list is incomplete");
 }
+
+TEST_CASE("a vDSO the dump does not hold is no module, and says why") {
+  BufferMemory empty;
+  auto vdso = vdsoModule(0x7fff0000, 0x7fff2000, empty);
+  REQUIRE_FALSE(bool(vdso));
+  CHECK(llvm::toString(vdso.takeError()).starts_with("the vDSO at 0x7fff0000 is not copied from the dump: "));
+  auto unmapped = vdsoModule(0x7fff0000, 0x7fff0000, empty);
+  REQUIRE_FALSE(bool(unmapped));
+  CHECK(llvm::toString(unmapped.takeError()) == "the vDSO at 0x7fff0000 has no mapping");
+}

@@ -112,9 +112,10 @@ void addModules(Target &target, pid_t pid, const live::ProcessMaps &maps, const 
   if (auto entry = elfcore::auxvValue(auxv, elfcore::AT_ENTRY))
     for (Module &module : target.modules)
       if (module.contains(*entry)) module.isMainExecutable = true;
-  if (maps.vdso)
-    if (auto vdso = elfcore::vdsoModule(maps.vdso->start, maps.vdso->end, target))
-      target.modules.push_back(std::move(*vdso));
+  if (maps.vdso) {
+    if (auto vdso = elfcore::vdsoModule(maps.vdso->start, maps.vdso->end, target)) target.modules.push_back(std::move(*vdso));
+    else target.warnings.push_back(llvm::toString(vdso.takeError()));
+  }
   target.sortModules();
 }
 

@@ -41,7 +41,8 @@ std::vector<Module> sharedLibrariesFromDynamic(uint64_t dynamicAddress, const Me
 // The dynamic section at `address` up to its DT_NULL entry, as far as it can be read (bounded).
 std::vector<uint8_t> dynamicSectionAt(uint64_t address, const MemorySource &memory, unsigned wordSize);
 
-// The vDSO at AT_SYSINFO_EHDR, as an image copied from the dump.
-std::optional<Module> vdsoModule(uint64_t address, uint64_t mappingEnd, const MemorySource &memory);
+// The vDSO at AT_SYSINFO_EHDR, as an image copied from the dump; an error
+// saying why when it cannot be (its frames then have no module).
+llvm::Expected<Module> vdsoModule(uint64_t address, uint64_t mappingEnd, const MemorySource &memory);
 
 } // namespace stackwalk::elfcore
