@@ -148,6 +148,7 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image, b
   const ModuleImage *debug = image.debugImage();
   const ModuleImage &symbolSource = debug && debug->hasSymbolTable() ? *debug : image;
   if (!symbolSource.symbolTablesUsable()) {
+    unusableSymbols_[&image] = "its symbol tables are malformed (entry size, link or bounds)";
     modules_[key] = nullptr;
     return nullptr;
   }
@@ -157,7 +158,7 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image, b
   if (module) {
     result = module->get();
   } else {
-    consumeError(module.takeError());
+    unusableSymbols_[&image] = "LLVM's symbolizer refuses the image: " + toString(module.takeError());
     if (withDebugInfo) { // they went with the context
       pdbSessions_.erase(&image);
       dwarfContexts_.erase(&image);
@@ -165,6 +166,11 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image, b
   }
   modules_[key] = module ? std::move(*module) : nullptr;
   return result;
+}
+
+std::string Symbolizer::unusableSymbols(const ModuleImage &image) const {
+  auto found = unusableSymbols_.find(&image);
+  return found == unusableSymbols_.end() ? std::string() : found->second;
 }
 
 // LLVM 19 reads malformed DWARF out of bounds (DwarfUnitCheck.h); the unit an

@@ -1,3 +1,4 @@
+#include "stackwalk/core/Module.h"
 #include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/core/Symbolizer.h"
 
@@ -72,6 +73,15 @@ TEST_CASE("a malformed symbol table is kept from LLVM, which would abort (found 
   auto image = ModuleImage::fromBytes(std::move(bytes), "broken");
   REQUIRE(bool(image));
   CHECK_FALSE((*image)->symbolTablesUsable());
+  // Its frames are not named, and the symbolizer says why.
+  Module module;
+  module.name = "broken";
+  module.base = 0x7f0000000000;
+  module.size = 1 << 30;
+  module.image = std::shared_ptr<ModuleImage>(std::move(*image));
+  Symbolizer symbolizer(/*maxDebugBytes=*/0);
+  CHECK(symbolizer.symbolize(module, module.base + 0x1000).empty());
+  CHECK(symbolizer.unusableSymbols(*module.image) == "its symbol tables are malformed (entry size, link or bounds)");
 }
 
 TEST_CASE("PDB debug ids as symbol stores spell them") {

@@ -25,6 +25,9 @@ void appendNativeEntries(std::vector<ReportFrame> &entries, const Frame &frame, 
         base.function = name->function;
         base.functionOffset = frame.ip - name->start;
       }
+    if (frame.module && frame.module->image)
+      if (std::string why = symbolizer.unusableSymbols(*frame.module->image); !why.empty())
+        base.note = "not named: " + why;
     base.index = unsigned(entries.size());
     base.registers = frame.regs;
     entries.push_back(std::move(base));

@@ -51,6 +51,9 @@ public:
   // null when it has none, when its debug info is refused, or when the unit at
   // this file address does not parse.
   llvm::DWARFContext *dwarf(const Module &module, uint64_t fileAddress);
+  // Why the image's symbol tables name nothing, when they were refused
+  // (malformed, or LLVM's symbolizer would not read them); else empty.
+  std::string unusableSymbols(const ModuleImage &image) const;
   // The most DWARF read for one image (and, in a walk, for one dump), uncompressed.
   uint64_t maxDebugBytes() const { return maxDebugBytes_; }
 
@@ -72,6 +75,7 @@ private:
   std::map<const ModuleImage *, std::unique_ptr<ModuleImage>> twins_;
   // By image and whether its debug info is used (without: for code in units LLVM cannot parse).
   std::map<std::pair<const ModuleImage *, bool>, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
+  std::map<const ModuleImage *, std::string> unusableSymbols_;
   // By image, file address and whether debug info was used (Module::debugInfoRefused).
   std::map<std::tuple<const ModuleImage *, uint64_t, bool>, std::vector<SourceFrame>> cache_;
   // By symbol file, the image's preferred base and offset from the module's base.
