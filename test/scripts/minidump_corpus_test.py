@@ -437,6 +437,20 @@ def symbols_to_start(stackwalk):
               f"({[(f['module'], f['ip']) for f in frames[-2:]]})")
 
 
+# What the corpus's projects expect that stackwalk does not do yet, and why (issue 21); printed
+# by the test, each to become a check when it is met.
+NOT_MET = [
+    "Windows x64 dumps without their images (tiny-exe-fastfail, write_av_non_canonical): 1 frame; "
+    "minidump_stackwalk scans on without code bytes, where stackwalk asks for a call instruction or a "
+    "symbol file's function before taking a word",
+    "invalid-parameter.dmp: frame #1, found by scanning without the image, repeats frame #0's ip",
+    "Sentry's windows.dmp (not in this corpus) with crash.sym: one scan frame past Breakpad's last; with "
+    "crash.pdb and no image, no inlined frames (PdbFrames needs the image's sections)",
+    "breakpad_symbols_test compares physical frames only: the test programs are DWARF 5, for which "
+    "dump_syms writes no INLINE records",
+]
+
+
 def main(stackwalk, options):
     if not os.path.isdir(CORPUS):
         dumps.skip(f"{CORPUS} is absent")
@@ -451,6 +465,8 @@ def main(stackwalk, options):
     without_files(stackwalk)
     symbols_to_start(stackwalk)
     microdumps(stackwalk)
+    for item in NOT_MET:
+        print(f"not met yet: {item}")
     return check.summary()
 
 
