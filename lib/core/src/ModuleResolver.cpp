@@ -317,9 +317,9 @@ std::shared_ptr<const BreakpadSymbolFile> ModuleResolver::findSymbolFile(const M
 // rebuilt from the process's memory (as WinDbg does for PE images), for its
 // symbols and unwind info. The bytes are the process's own, so its identity
 // is the dump's; a recorded build-id that differs means the memory at the
-// module's base is not that module.
-// Why a module was not rebuilt is noted only when the dump holds its first
-// bytes: most dumps hold no module's image, and saying so of each would be noise.
+// module's base is not that module. Why a module was not rebuilt is noted
+// only when the dump holds its first bytes: most dumps hold no module's
+// image, and saying so of each would be noise.
 std::shared_ptr<ModuleImage> ModuleResolver::imageFromMemory(Target &target, Module &module) {
   uint64_t budget = target.budget.copiedImageBytesLeft();
   auto image = target.os() == OS::Windows ? ModuleImage::fromLoadedPe(target, module.base, module.name, budget)

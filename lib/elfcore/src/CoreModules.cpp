@@ -213,8 +213,8 @@ std::vector<Module> sharedLibrariesFromDynamic(uint64_t dynamicAddress, const Me
 llvm::Expected<Module> vdsoModule(uint64_t address, uint64_t mappingEnd, const MemorySource &memory) {
   if (mappingEnd <= address) return fail("the vDSO at " + hex(address) + " has no mapping");
   auto image = ModuleImage::fromMemory(memory, address, std::min<uint64_t>(mappingEnd - address, MaxVdsoBytes), "[vdso]");
-  if (!image) return fail("the vDSO at " + hex(address) + " is not copied from the dump: " +
-                                    llvm::toString(image.takeError()));
+  if (!image)
+    return fail("the vDSO at " + hex(address) + " is not copied from the dump: " + llvm::toString(image.takeError()));
   Module module = makeModule("[vdso]", address, 0);
   module.name = "linux-vdso.so.1";
   readIdentityFromMemory(module, memory);

@@ -270,8 +270,11 @@ Expected<const CfiSection::Entry *> CfiSection::find(uint64_t address) {
   // A usable .eh_frame_hdr is authoritative: an address it does not cover has
   // no FDE, and walking the whole section to be sure would cost every miss.
   std::optional<uint64_t> offset = hasUsableHdr() ? lookupHdr(address) : lookupIndex(address);
-  // Past a damaged entry header nothing is known: a miss may be an entry not read.
-  if (!offset) return unindexed_.empty() || hasUsableHdr() ? Expected<const Entry *>(nullptr) : fail(unindexed_);
+  if (!offset) {
+    // Past a damaged entry header nothing is known: a miss may be an entry not read.
+    if (!hasUsableHdr() && !unindexed_.empty()) return fail(unindexed_);
+    return nullptr;
+  }
   // A damaged FDE is parsed once and its reason given every time it is asked.
   if (auto damaged = damaged_.find(*offset); damaged != damaged_.end()) return fail(damaged->second);
   auto cached = entries_.find(*offset);

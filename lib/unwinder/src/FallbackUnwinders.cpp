@@ -20,9 +20,9 @@ unsigned framePointerRegister(const RegisterFile &regs) {
 // instead of one per word is what keeps a dump of 100,000 threads cheap to scan. A page the
 // dump holds only part of (a minidump's stack range need not end on a page boundary) is read
 // word by word. Words are little-endian, as every architecture stackwalk reads.
-class StackWords {
+class PagedStackReader {
 public:
-  StackWords(const Target &target, unsigned size) : target_(target), size_(size) {}
+  PagedStackReader(const Target &target, unsigned size) : target_(target), size_(size) {}
 
   std::optional<uint64_t> at(uint64_t address) {
     uint64_t page = address & ~(PageBytes - 1);
@@ -164,7 +164,7 @@ UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &targ
 
 UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target) {
   unsigned size = pointerSize(target.arch());
-  StackWords words(target, size);
+  PagedStackReader words(target, size);
   unsigned maxWords = frame.ipIsExact ? maxWords_ : std::min(maxWords_, CallerScanWords);
   for (unsigned i = 0; i < maxWords; ++i) {
     uint64_t slot = frame.sp + uint64_t(i) * size;

@@ -21,8 +21,8 @@ UnwindResult Win64Unwinder::unwind(const Frame &frame, const Target &target) {
   const Module &module = *frame.module;
   const Table &found = functionTable(module, target);
   if (!found.table) return UnwindResult::noInfo("no PE exception directory for " + module.name + ": " + found.why);
-  const std::optional<Win64FunctionTable> &table = found.table;
-  auto function = table->entryCovering(target, frame.lookupAddress() - module.base);
+  const Win64FunctionTable &table = *found.table;
+  auto function = table.entryCovering(target, frame.lookupAddress() - module.base);
   if (!function) return UnwindResult::noInfo(module.name + "'s .pdata: " + llvm::toString(function.takeError()));
   bool arm64 = target.arch() == Arch::Arm64;
   // No entry: a leaf function, which neither saves registers nor moves the

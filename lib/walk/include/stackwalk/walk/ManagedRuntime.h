@@ -61,9 +61,9 @@ public:
   virtual RuntimeDetails details() const = 0;
   // Starts a thread's walk: sets what the runtime knows of the thread (its
   // managed id, last thrown exception, notes) in `thread`, and notes there
-  // what it cannot read during the walk, which must not outlive `thread`. `runtimeWalkOnly`
-  // asks for the runtime's own walk (--managed-only): managed frames take
-  // the registers the runtime's records give them.
+  // what it cannot read during the walk, which must not outlive `thread`.
+  // `runtimeWalkOnly` asks for the runtime's own walk (--managed-only):
+  // managed frames take the registers the runtime's records give them.
   virtual std::unique_ptr<ManagedThreadWalk> beginThread(ReportThread &thread, bool runtimeWalkOnly) = 0;
 };
 
