@@ -3,7 +3,8 @@
 
 - ClrMD (the runtime's own DAC, run when the dumps were made; expected/*.clrmd.json):
   `stackwalk --managed-only` must list, per thread, the same managed frames (same
-  MethodDesc, stack pointer, instruction pointer, and name) and the same runtime
+  MethodDesc, stack pointer, instruction pointer, and name: ClrMD's signature, with its
+  instantiations, character for character) and the same runtime
   Frames (by name and address) in the same order. ClrMD lists an InlinedCallFrame
   with an active call twice (once per context it yields); the two are one Frame.
   Each thread's last thrown exception (object, type, message) is ClrMD's
@@ -39,8 +40,7 @@ def clrmd_entries(thread):
             if out and out[-1] == entry:
                 continue
         else:
-            entry = ("managed", int(f["method_desc"], 16), int(f["sp"], 16), int(f["ip"], 16),
-                     bare_name(f["signature"]))
+            entry = ("managed", int(f["method_desc"], 16), int(f["sp"], 16), int(f["ip"], 16), f["signature"])
         out.append(entry)
     return out
 
@@ -52,7 +52,7 @@ def our_entries(thread):
             out.append(("runtime", f["frame_name"], int(f["frame_address"], 16)))
         else:
             md = int(f["method_desc"], 16) if f["method_desc"] else None
-            out.append(("managed", md, int(f["sp"], 16), int(f["ip"], 16), bare_name(f["method"] or "")))
+            out.append(("managed", md, int(f["sp"], 16), int(f["ip"], 16), f["method"]))
     return out
 
 

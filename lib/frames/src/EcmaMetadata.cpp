@@ -168,6 +168,7 @@ enum : unsigned { NestedClassNested = 0, NestedClassEnclosing = 1 };
 enum : unsigned { GenericParamNumber = 0, GenericParamOwner = 2, GenericParamName = 3 };
 enum : unsigned { AttributeParent = 0, AttributeConstructor = 1, AttributeValue = 2 };
 enum : unsigned { MemberRefClass = 0 };
+enum : unsigned { AssemblyName = 7 };
 // Deep enough for any real nesting or signature, shallow enough for the stack.
 constexpr unsigned MaxNesting = 64;
 constexpr size_t MaxNameLength = 16384;
@@ -447,12 +448,49 @@ std::optional<std::string> EcmaMetadata::assemblyInformationalVersion() const {
   return std::nullopt;
 }
 
+// SigFormat's spelling of the element types that name a type by themselves.
+const char *EcmaMetadata::primitiveTypeName(uint8_t elementType) {
+  switch (elementType) {
+  case 0x01: return "Void";
+  case 0x02: return "Boolean";
+  case 0x03: return "Char";
+  case 0x04: return "SByte";
+  case 0x05: return "Byte";
+  case 0x06: return "Int16";
+  case 0x07: return "UInt16";
+  case 0x08: return "Int32";
+  case 0x09: return "UInt32";
+  case 0x0a: return "Int64";
+  case 0x0b: return "UInt64";
+  case 0x0c: return "Single";
+  case 0x0d: return "Double";
+  case 0x0e: return "System.String";
+  case 0x16: return "TypedReference";
+  case 0x18: return "IntPtr";
+  case 0x19: return "UIntPtr";
+  case 0x1c: return "System.Object";
+  default: return nullptr;
+  }
+}
+
+// The Assembly table has at most one row (II.22.2); its Name is the simple name.
+std::optional<std::string> EcmaMetadata::assemblyName() const {
+  uint8_t assembly = number(MetadataTable::Assembly);
+  if (!validRow(assembly, 1)) return std::nullopt;
+  return string(cell(assembly, 1, AssemblyName));
+}
+
+std::optional<std::string> EcmaMetadata::genericParameterName(uint32_t genericParamToken) const {
+  uint8_t generic = number(MetadataTable::GenericParam);
+  if (tableOf(genericParamToken) != generic || !validRow(generic, rowOf(genericParamToken))) return std::nullopt;
+  return string(cell(generic, rowOf(genericParamToken), GenericParamName));
+}
+
 // Formats the types of a MethodDefSig (II.23.2.1) as SigFormat does.
 class EcmaMetadata::SignatureReader {
 public:
-  SignatureReader(const EcmaMetadata &metadata, std::span<const uint8_t> signature,
-                  const std::vector<std::string> &typeParameters, const std::vector<std::string> &methodParameters)
-      : metadata_(metadata), bytes_(signature), typeParameters_(typeParameters), methodParameters_(methodParameters) {}
+  SignatureReader(const EcmaMetadata &metadata, std::span<const uint8_t> signature, const SignatureContext &context)
+      : metadata_(metadata), bytes_(signature), context_(context) {}
 
   std::optional<std::string> parameters() {
     auto callingConvention = byte();
@@ -480,6 +518,16 @@ private:
     at_ += value->size;
     return value->value;
   }
+  // A runtime-built signature's TypeHandle (ELEMENT_TYPE_INTERNAL): a pointer,
+  // little-endian, of the target's size.
+  std::optional<uint64_t> pointer() {
+    unsigned size = context_.pointerSize;
+    if ((size != 4 && size != 8) || at_ > bytes_.size() || bytes_.size() - at_ < size) return std::nullopt;
+    uint64_t value = 0;
+    for (unsigned i = 0; i < size; ++i) value |= uint64_t(bytes_[at_ + i]) << (8 * i);
+    at_ += size;
+    return value;
+  }
   // TypeDefOrRefOrSpecEncoded: the row, then two tag bits.
   std::optional<uint32_t> typeToken() {
     auto value = compressed();
@@ -491,10 +539,15 @@ private:
     out += text;
     return out.size() <= MaxNameLength;
   }
-  bool genericParameter(std::string &out, const std::vector<std::string> &names, const char *prefix) {
+  bool genericParameter(std::string &out, const std::vector<std::string> &texts, const char *prefix) {
     auto index = compressed();
     if (!index) return false;
-    return append(out, *index < names.size() ? names[*index] : prefix + std::to_string(*index));
+    return append(out, *index < texts.size() ? texts[*index] : prefix + std::to_string(*index));
+  }
+  bool internalType(std::string &out) {
+    auto handle = pointer();
+    auto name = handle && context_.internalTypeName ? context_.internalTypeName(*handle) : std::nullopt;
+    return name && append(out, *name);
   }
   bool type(std::string &out, unsigned depth);
   bool arrayShape(std::string &out);
@@ -502,7 +555,7 @@ private:
   const EcmaMetadata &metadata_;
   std::span<const uint8_t> bytes_;
   size_t at_ = 0;
-  const std::vector<std::string> &typeParameters_, &methodParameters_;
+  const SignatureContext &context_;
 };
 
 bool EcmaMetadata::SignatureReader::arrayShape(std::string &out) {
@@ -526,21 +579,8 @@ bool EcmaMetadata::SignatureReader::type(std::string &out, unsigned depth) {
   for (;;) {
     auto element = byte();
     if (!element) return false;
+    if (const char *primitive = primitiveTypeName(*element)) return append(out, primitive);
     switch (*element) {
-    case 0x01: return append(out, "Void");
-    case 0x02: return append(out, "Boolean");
-    case 0x03: return append(out, "Char");
-    case 0x04: return append(out, "SByte");
-    case 0x05: return append(out, "Byte");
-    case 0x06: return append(out, "Int16");
-    case 0x07: return append(out, "UInt16");
-    case 0x08: return append(out, "Int32");
-    case 0x09: return append(out, "UInt32");
-    case 0x0a: return append(out, "Int64");
-    case 0x0b: return append(out, "UInt64");
-    case 0x0c: return append(out, "Single");
-    case 0x0d: return append(out, "Double");
-    case 0x0e: return append(out, "System.String");
     case 0x0f: return type(out, depth + 1) && append(out, "*");
     case 0x10: return type(out, depth + 1) && append(out, " ByRef");
     case 0x11: // VALUETYPE
@@ -549,7 +589,7 @@ bool EcmaMetadata::SignatureReader::type(std::string &out, unsigned depth) {
       auto name = token ? metadata_.namespaceDotName(*token) : std::nullopt;
       return name && append(out, *name);
     }
-    case 0x13: return genericParameter(out, typeParameters_, "!");
+    case 0x13: return genericParameter(out, context_.typeArguments, "!");
     case 0x14: return type(out, depth + 1) && arrayShape(out);
     case 0x15: { // GENERICINST
       if (!type(out, depth + 1)) return false;
@@ -562,9 +602,6 @@ bool EcmaMetadata::SignatureReader::type(std::string &out, unsigned depth) {
       }
       return append(out, ">");
     }
-    case 0x16: return append(out, "TypedReference");
-    case 0x18: return append(out, "IntPtr");
-    case 0x19: return append(out, "UIntPtr");
     case 0x1b: { // FNPTR: a whole method signature
       auto convention = compressed(), count = compressed();
       if (!convention || !count || !type(out, depth + 1)) return false;
@@ -575,12 +612,15 @@ bool EcmaMetadata::SignatureReader::type(std::string &out, unsigned depth) {
       }
       return append(out, ")");
     }
-    case 0x1c: return append(out, "System.Object");
     case 0x1d: return type(out, depth + 1) && append(out, "[]");
-    case 0x1e: return genericParameter(out, methodParameters_, "!!");
+    case 0x1e: return genericParameter(out, context_.methodArguments, "!!");
     case 0x1f: // CMOD_REQD
     case 0x20: // CMOD_OPT
       if (!typeToken()) return false;
+      continue;
+    case 0x21: return internalType(out); // INTERNAL: only in signatures the runtime built
+    case 0x22: // CMOD_INTERNAL: a required flag, then a TypeHandle
+      if (!byte() || !pointer()) return false;
       continue;
     default: return false; // not a type a method's signature may hold
     }
@@ -589,12 +629,23 @@ bool EcmaMetadata::SignatureReader::type(std::string &out, unsigned depth) {
 
 std::optional<std::string> EcmaMetadata::methodParameters(uint32_t methodDefToken) const {
   auto owner = methodTypeDefToken(methodDefToken);
-  auto signature = owner ? blob(cell(number(MetadataTable::MethodDef), rowOf(methodDefToken), MethodDefSignature)) : std::nullopt;
+  auto typeNames = owner ? genericParameterNames(*owner) : std::nullopt;
+  auto methodNames = genericParameterNames(methodDefToken);
+  if (!typeNames || !methodNames) return std::nullopt;
+  return methodParameters(methodDefToken, SignatureContext{*typeNames, *methodNames});
+}
+
+std::optional<std::string> EcmaMetadata::methodParameters(uint32_t methodDefToken, const SignatureContext &context) const {
+  uint8_t methodDef = number(MetadataTable::MethodDef);
+  if (tableOf(methodDefToken) != methodDef || !validRow(methodDef, rowOf(methodDefToken))) return std::nullopt;
+  auto signature = blob(cell(methodDef, rowOf(methodDefToken), MethodDefSignature));
   if (!signature) return std::nullopt;
-  auto typeParameters = genericParameterNames(*owner);
-  auto methodParameters = genericParameterNames(methodDefToken);
-  if (!typeParameters || !methodParameters) return std::nullopt;
-  return SignatureReader(*this, *signature, *typeParameters, *methodParameters).parameters();
+  return SignatureReader(*this, *signature, context).parameters();
+}
+
+std::optional<std::string> EcmaMetadata::signatureParameters(std::span<const uint8_t> signature,
+                                                             const SignatureContext &context) const {
+  return SignatureReader(*this, signature, context).parameters();
 }
 
 std::optional<std::string> EcmaMetadata::methodFullName(uint32_t methodDefToken, Parameters parameters) const {

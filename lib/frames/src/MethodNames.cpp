@@ -3,11 +3,21 @@
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
 
+#include <vector>
+
+using llvm::Expected;
+
 namespace stackwalk::frames {
 namespace {
 
-constexpr uint16_t ClassificationMask = 0x7, ClassificationDynamic = 7;
+// RuntimeTypeSystem.md: MethodDesc.Flags' classification, InstantiatedMethodDesc.Flags2's
+// kind and the dynamic methods' StoredSigMethodDesc.ExtendedFlags.
+constexpr uint16_t ClassificationMask = 0x7, ClassificationInstantiated = 5, ClassificationDynamic = 7;
+constexpr uint16_t InstantiationKindMask = 0x7, GenericMethodDefinition = 1;
+constexpr uint32_t IsLCGMethod = 0x4000, IsILStub = 0x8000;
 constexpr uint32_t MethodDefTable = 0x06000000, TypeDefTable = 0x02000000;
+// A stored signature is a few dozen bytes; this bounds a hostile length.
+constexpr uint32_t MaxStoredSignature = 4096;
 
 // MethodDescChunk.FlagsAndTokenRange holds the token's upper bits and
 // MethodDesc.Flags3AndTokenRemainder its lower ones (RuntimeTypeSystem.md).
@@ -18,77 +28,15 @@ uint32_t methodToken(uint16_t remainderField, uint16_t rangeField, unsigned rema
   return MethodDefTable | ((uint32_t(rangeField) & rangeMask) << remainderBits) | (remainderField & remainderMask);
 }
 
-std::string baseName(const std::string &path) {
-  size_t slash = path.find_last_of("/\\");
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 } // namespace
 
-std::string MethodNames::modulePath(uint64_t module) {
-  // Module.Path points at the file's path in UTF-16 (the runtime's WCHAR).
-  auto path = data_.pointer(module, "Module", "Path");
-  if (!path || *path == 0) {
-    if (!path) llvm::consumeError(path.takeError());
-    return "";
-  }
-  return data_.readUtf16(*path, std::nullopt).value_or("");
-}
+struct MethodNames::MethodDescFields {
+  uint64_t address = 0, methodTable = 0, module = 0;
+  uint16_t classification = 0;
+  uint32_t token = 0; // 0 for a dynamic method
+};
 
-// The Loader contract: Module -> PEAssembly -> PEImage -> its loaded layout.
-llvm::Expected<std::unique_ptr<EcmaMetadata>> MethodNames::loadMetadata(uint64_t module) {
-  auto assembly = data_.pointer(module, "Module", "PEAssembly");
-  if (!assembly) return assembly.takeError();
-  auto image = data_.pointer(*assembly, "PEAssembly", "PEImage");
-  if (!image) return image.takeError();
-  auto layout = data_.pointer(*image, "PEImage", "LoadedImageLayout");
-  if (!layout) return layout.takeError();
-  if (*layout == 0) return fail("the module's image is not loaded");
-  auto base = data_.pointer(*layout, "PEImageLayout", "Base");
-  if (!base) return base.takeError();
-  // ReadyToRun images are mapped section by section, IL-only ones flat; the
-  // metadata's signature tells which reading is right.
-  const Target &target = data_.target();
-  auto mapped = EcmaMetadata::fromPeImage(target, *base, /*mapped=*/true);
-  if (mapped) return std::make_unique<EcmaMetadata>(std::move(*mapped));
-  llvm::consumeError(mapped.takeError());
-  auto flat = EcmaMetadata::fromPeImage(target, *base, /*mapped=*/false);
-  if (!flat) return flat.takeError();
-  return std::make_unique<EcmaMetadata>(std::move(*flat));
-}
-
-const MethodNames::ModuleInfo &MethodNames::moduleInfo(uint64_t module) {
-  auto it = modules_.find(module);
-  if (it != modules_.end()) return it->second;
-  ModuleInfo info;
-  info.fileName = baseName(modulePath(module));
-  auto metadata = loadMetadata(module);
-  if (metadata) info.metadata = std::move(*metadata);
-  else info.problem = llvm::toString(metadata.takeError());
-  return modules_.emplace(module, std::move(info)).first->second;
-}
-
-llvm::Error MethodNames::noMetadata(uint64_t module, const ModuleInfo &info) {
-  return fail("no metadata for " + (info.fileName.empty() ? hex(module) : info.fileName) + ": " + info.problem);
-}
-
-// RuntimeTypeSystem.md: MTFlags2 holds the type's TypeDef row above 8 flag bits.
-llvm::Expected<std::string> MethodNames::typeName(uint64_t methodTable) {
-  auto module = data_.pointer(methodTable, "MethodTable", "Module");
-  if (!module) return module.takeError();
-  auto flags2 = data_.value<uint32_t>(methodTable, "MethodTable", "MTFlags2");
-  if (!flags2) return flags2.takeError();
-  const ModuleInfo &info = moduleInfo(*module);
-  if (!info.metadata) return noMetadata(*module, info);
-  uint32_t token = TypeDefTable | *flags2 >> 8;
-  auto name = info.metadata->typeFullName(token);
-  if (!name) return fail("the MethodTable at " + hex(methodTable) + " has token " + hex(token) + ", which " +
-                                 info.fileName + "'s metadata does not define");
-  return *name;
-}
-
-llvm::Expected<ManagedMethod> MethodNames::describe(uint64_t methodDesc) {
-  if (auto it = methods_.find(methodDesc); it != methods_.end()) return it->second;
+Expected<MethodNames::MethodDescFields> MethodNames::readMethodDesc(uint64_t methodDesc) {
   auto chunkIndex = data_.value<uint8_t>(methodDesc, "MethodDesc", "ChunkIndex");
   if (!chunkIndex) return chunkIndex.takeError();
   auto flags = data_.value<uint16_t>(methodDesc, "MethodDesc", "Flags");
@@ -107,32 +55,145 @@ llvm::Expected<ManagedMethod> MethodNames::describe(uint64_t methodDesc) {
   auto module = data_.pointer(*methodTable, "MethodTable", "Module");
   if (!module) return module.takeError();
   if (*module == 0) return fail("the MethodDesc at " + hex(methodDesc) + " does not read back (no Module)");
+  MethodDescFields fields{methodDesc, *methodTable, *module, uint16_t(*flags & ClassificationMask), 0};
+  if (fields.classification == ClassificationDynamic) return fields;
+  auto bits = data_.global("MethodDescTokenRemainderBitCount");
+  if (!bits) return bits.takeError();
+  if (*bits == 0 || *bits > 24) return fail("MethodDescTokenRemainderBitCount is implausible");
+  fields.token = methodToken(*remainder, *range, unsigned(*bits));
+  return fields;
+}
 
+Expected<ManagedMethod> MethodNames::describe(uint64_t methodDesc) {
+  if (auto it = methods_.find(methodDesc); it != methods_.end()) return it->second;
+  auto fields = readMethodDesc(methodDesc);
+  if (!fields) return fields.takeError();
   ManagedMethod method;
   method.methodDesc = methodDesc;
-  method.module = *module;
-  const ModuleInfo &info = moduleInfo(*module);
-  method.moduleName = info.fileName;
-  if ((*flags & ClassificationMask) == ClassificationDynamic) {
-    // IL stubs and dynamic methods have no metadata, only a name.
-    auto namePointer = data_.pointer(methodDesc, "DynamicMethodDesc", "MethodName");
-    if (!namePointer) return namePointer.takeError();
-    auto name = data_.target().readCString(*namePointer, 1024);
-    if (!name) return fail("the dynamic method's name at " + hex(*namePointer) + " is not in the dump");
-    method.name = *name;
+  method.module = fields->module;
+  method.token = fields->token;
+  method.moduleName = modules_.module(fields->module).fileName;
+  if (fields->classification == ClassificationDynamic) {
+    auto name = dynamicMethodName(*fields);
+    if (!name) return name.takeError();
+    method.name = std::move(*name);
   } else {
-    auto bits = data_.global("MethodDescTokenRemainderBitCount");
-    if (!bits) return bits.takeError();
-    if (*bits == 0 || *bits > 24) return fail("MethodDescTokenRemainderBitCount is implausible");
-    method.token = methodToken(*remainder, *range, unsigned(*bits));
-    if (!info.metadata) return noMetadata(*module, info);
-    auto name = info.metadata->methodFullName(method.token);
-    if (!name) return fail("the MethodDesc at " + hex(methodDesc) + " has token " + hex(method.token) +
-                                   ", which " + info.fileName + "'s metadata does not define");
-    method.name = *name;
+    auto metadata = modules_.metadata(fields->module);
+    if (!metadata) return metadata.takeError();
+    auto name = metadataMethodName(*fields, **metadata);
+    if (!name) return name.takeError();
+    method.name = std::move(*name);
   }
   methods_[methodDesc] = method;
   return method;
+}
+
+// The instantiated name, or when a type of the instantiation does not read
+// (a triage dump keeps few runtime pages) the metadata's open form.
+Expected<std::string> MethodNames::metadataMethodName(const MethodDescFields &fields, const EcmaMetadata &metadata) {
+  auto instantiated = instantiatedName(fields, metadata);
+  if (instantiated) return instantiated;
+  llvm::consumeError(instantiated.takeError());
+  auto name = metadata.methodFullName(fields.token);
+  if (!name) return fail("the MethodDesc at " + hex(fields.address) + " has token " + hex(fields.token) +
+                         ", which its module's metadata does not define");
+  return *name;
+}
+
+Expected<std::string> MethodNames::instantiatedName(const MethodDescFields &fields, const EcmaMetadata &metadata) {
+  auto owner = types_.reflectionName(fields.methodTable);
+  if (!owner) return owner.takeError();
+  auto simple = metadata.methodName(fields.token);
+  if (!simple) return fail("no method " + hex(fields.token) + " in the metadata");
+  std::string name = *owner + "." + *simple;
+
+  auto classArguments = types_.typeArguments(fields.methodTable);
+  if (!classArguments) return classArguments.takeError();
+  std::vector<uint64_t> methodArguments;
+  if (fields.classification == ClassificationInstantiated) {
+    auto kind = data_.value<uint16_t>(fields.address, "InstantiatedMethodDesc", "Flags2");
+    if (!kind) return kind.takeError();
+    auto count = data_.value<uint16_t>(fields.address, "InstantiatedMethodDesc", "NumGenericArgs");
+    if (!count) return count.takeError();
+    auto perInstInfo = data_.pointer(fields.address, "InstantiatedMethodDesc", "PerInstInfo");
+    if (!perInstInfo) return perInstInfo.takeError();
+    if (*perInstInfo) {
+      auto arguments = types_.typeHandles(*perInstInfo, *count);
+      if (!arguments) return arguments.takeError();
+      methodArguments = std::move(*arguments);
+    }
+    // TypeString lists a method's instantiation unless it is the generic
+    // method definition itself.
+    if ((*kind & InstantiationKindMask) != GenericMethodDefinition && !methodArguments.empty()) {
+      auto list = types_.instantiation(methodArguments);
+      if (!list) return list.takeError();
+      name += *list;
+    }
+  }
+
+  EcmaMetadata::SignatureContext context;
+  for (uint64_t type : *classArguments) {
+    auto text = types_.signatureName(type);
+    if (!text) return text.takeError();
+    context.typeArguments.push_back(std::move(*text));
+  }
+  for (uint64_t type : methodArguments) {
+    auto text = types_.signatureName(type);
+    if (!text) return text.takeError();
+    context.methodArguments.push_back(std::move(*text));
+  }
+  if (auto parameters = metadata.methodParameters(fields.token, context)) name += *parameters;
+  return name;
+}
+
+// TypeString::AppendMethodImpl: a dynamic method's class is DynamicClass for
+// a DynamicMethod (LCG) and ILStubClass for an IL stub; its signature is the
+// one stored on the MethodDesc, whose types are the runtime's own TypeHandles.
+Expected<std::string> MethodNames::dynamicMethodName(const MethodDescFields &fields) {
+  auto namePointer = data_.pointer(fields.address, "DynamicMethodDesc", "MethodName");
+  if (!namePointer) return namePointer.takeError();
+  auto simple = data_.target().readCString(*namePointer, 1024);
+  if (!simple) return fail("the dynamic method's name at " + hex(*namePointer) + " is not in the dump");
+  auto extended = data_.value<uint32_t>(fields.address, "StoredSigMethodDesc", "ExtendedFlags");
+  if (!extended) return extended.takeError();
+  const char *owner = (*extended & IsLCGMethod) ? "DynamicClass" : (*extended & IsILStub) ? "ILStubClass" : "";
+  std::string name = std::string(owner) + "." + *simple;
+
+  auto signature = data_.pointer(fields.address, "StoredSigMethodDesc", "Sig");
+  auto length = data_.value<uint32_t>(fields.address, "StoredSigMethodDesc", "cSig");
+  const EcmaMetadata *metadata = modules_.module(fields.module).metadata.get();
+  if (!signature || !length || !metadata || *length == 0 || *length > MaxStoredSignature) {
+    if (!signature) llvm::consumeError(signature.takeError());
+    if (!length) llvm::consumeError(length.takeError());
+    return name; // named without its parameters, as when a metadata signature does not read
+  }
+  std::vector<uint8_t> bytes(*length);
+  if (!data_.target().read(*signature, bytes)) return name;
+  EcmaMetadata::SignatureContext context;
+  context.pointerSize = data_.pointerSize();
+  context.internalTypeName = [this](uint64_t typeHandle) -> std::optional<std::string> {
+    auto text = types_.typeDefName(typeHandle);
+    if (text) return *text;
+    llvm::consumeError(text.takeError());
+    return std::nullopt;
+  };
+  if (auto parameters = metadata->signatureParameters(bytes, context)) name += *parameters;
+  return name;
+}
+
+// RuntimeTypeSystem.md: MTFlags2 holds the type's TypeDef row above 8 flag bits.
+Expected<std::string> MethodNames::typeName(uint64_t methodTable) {
+  auto module = data_.pointer(methodTable, "MethodTable", "Module");
+  if (!module) return module.takeError();
+  auto flags2 = data_.value<uint32_t>(methodTable, "MethodTable", "MTFlags2");
+  if (!flags2) return flags2.takeError();
+  auto metadata = modules_.metadata(*module);
+  if (!metadata) return metadata.takeError();
+  uint32_t token = TypeDefTable | *flags2 >> 8;
+  auto name = (*metadata)->typeFullName(token);
+  if (!name) return fail("the MethodTable at " + hex(methodTable) + " has token " + hex(token) + ", which " +
+                         modules_.module(*module).fileName + "'s metadata does not define");
+  return *name;
 }
 
 } // namespace stackwalk::frames

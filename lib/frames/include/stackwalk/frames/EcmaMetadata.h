@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -77,6 +78,31 @@ public:
   // "(Int32, System.String)" from the MethodDef's signature blob.
   std::optional<std::string> methodParameters(uint32_t methodDefToken) const;
 
+  // What a signature's generic parameters print as (SigFormat substitutes a
+  // method's instantiation: "Int32" for T of List<int>; with no instantiation
+  // the parameters' names), and how to name the TypeHandles that signatures
+  // the runtime built itself hold (ELEMENT_TYPE_INTERNAL: IL stubs, dynamic
+  // methods); without a namer such a signature does not format.
+  struct SignatureContext {
+    std::vector<std::string> typeArguments, methodArguments;
+    std::function<std::optional<std::string>(uint64_t typeHandle)> internalTypeName = {};
+    unsigned pointerSize = 8;
+  };
+  std::optional<std::string> methodParameters(uint32_t methodDefToken, const SignatureContext &context) const;
+  // The same for a signature blob held elsewhere (a dynamic method's stored one),
+  // whose tokens are this metadata's.
+  std::optional<std::string> signatureParameters(std::span<const uint8_t> signature, const SignatureContext &context) const;
+  // Namespace.Name of a TypeDef or TypeRef without its enclosing types, as
+  // SigFormat prints a class.
+  std::optional<std::string> namespaceDotName(uint32_t typeDefOrRefToken) const;
+  // The name of a GenericParam row (0x2axxxxxx), e.g. "T".
+  std::optional<std::string> genericParameterName(uint32_t genericParamToken) const;
+  // The assembly's simple name ("System.Private.CoreLib") from its Assembly row.
+  std::optional<std::string> assemblyName() const;
+  // SigFormat's name for an element type that is a type by itself ("Int32",
+  // "System.String"); null for the others.
+  static const char *primitiveTypeName(uint8_t elementType);
+
   enum class Parameters { Include, Omit };
   // The whole name as in the format above; with Omit, without "(...)". When
   // only the signature is unreadable the name comes without it.
@@ -114,7 +140,6 @@ private:
   std::optional<std::string> string(uint32_t index) const;
   std::optional<std::span<const uint8_t>> blob(uint32_t index) const;
   std::optional<uint32_t> enclosingType(uint32_t typeDefRow) const;
-  std::optional<std::string> namespaceDotName(uint32_t typeDefOrRefToken) const;
   std::optional<uint32_t> methodListRow(uint32_t methodRow) const;
   std::optional<std::string> attributeTypeName(uint32_t attributeRow) const;
 
