@@ -5,7 +5,8 @@
   `stackwalk --managed-only` must list, per thread, the same managed frames (same
   MethodDesc, stack pointer, instruction pointer, and name: ClrMD's signature, with its
   instantiations, character for character) and the same runtime
-  Frames (by name and address) in the same order. ClrMD lists an InlinedCallFrame
+  Frames (by name, address and, for an InlinedCallFrame of a P/Invoke, the method it
+  calls) in the same order. ClrMD lists an InlinedCallFrame
   with an active call twice (once per context it yields); the two are one Frame.
   Each thread's last thrown exception (object, type, message) is ClrMD's
   CurrentException, and threads without one have none.
@@ -36,7 +37,7 @@ def clrmd_entries(thread):
     out = []
     for f in thread["frames"]:
         if f["kind"] == "Runtime":
-            entry = ("runtime", f["frame_name"], int(f["sp"], 16))
+            entry = ("runtime", f["frame_name"], int(f["sp"], 16), f.get("signature"))
             if out and out[-1] == entry:
                 continue
         else:
@@ -49,7 +50,7 @@ def our_entries(thread):
     out = []
     for f in thread["frames"]:
         if f["kind"] == "runtime":
-            out.append(("runtime", f["frame_name"], int(f["frame_address"], 16)))
+            out.append(("runtime", f["frame_name"], int(f["frame_address"], 16), f["method"]))
         else:
             md = int(f["method_desc"], 16) if f["method_desc"] else None
             out.append(("managed", md, int(f["sp"], 16), int(f["ip"], 16), f["method"]))

@@ -200,28 +200,52 @@ llvm::Expected<std::optional<RegisterFile>> contextFromFrame(const RuntimeData &
   return std::nullopt;
 }
 
+namespace {
+
+// InlinedCallFrame.Datum's offset. Descriptors before .NET 11 do not describe
+// it, but frames.h declares it as InlinedCallFrame's only field between
+// Frame's m_Next and m_pCallSiteSP: when the descriptor leaves exactly one
+// pointer between those two, that slot is Datum.
+std::optional<uint32_t> inlinedCallDatumOffset(const RuntimeData &data) {
+  if (auto described = data.descriptor().fieldOffset("InlinedCallFrame", "Datum")) return described;
+  auto next = data.descriptor().fieldOffset("Frame", "Next");
+  auto callSite = data.descriptor().fieldOffset("InlinedCallFrame", "CallSiteSP");
+  unsigned pointer = data.pointerSize();
+  if (next && callSite && *callSite == *next + 2 * pointer) return *next + pointer;
+  return std::nullopt;
+}
+
+// StackWalk.md's InlinedCallFrameHasActiveCall and InlinedCallFrameHasFunction:
+// only a Frame with an active call (a return address set) has a function; on
+// 64-bit targets a Datum that is a small number (an argument size) is none,
+// on 32-bit ones the MethodDesc is tagged with bit 0.
+uint64_t inlinedCallMethodDesc(const RuntimeData &data, const RuntimeFrame &frame) {
+  auto offset = inlinedCallDatumOffset(data);
+  if (!offset) return 0;
+  auto datum = data.readPointer(frame.address + *offset, "InlinedCallFrame.Datum");
+  if (!datum) return llvm::consumeError(datum.takeError()), 0;
+  auto returnAddress = data.pointer(frame.address, "InlinedCallFrame", "CallerReturnAddress");
+  if (!returnAddress) return llvm::consumeError(returnAddress.takeError()), 0;
+  bool function = data.pointerSize() == 8 ? (*datum & ~uint64_t(0xffff)) != 0 : *datum != 0 && (*datum & 1);
+  if (*returnAddress == 0 || !function) return 0;
+  return *datum & ~uint64_t(data.pointerSize() - 1);
+}
+
+} // namespace
+
 uint64_t frameMethodDesc(const RuntimeData &data, const RuntimeFrame &frame) {
   // The fields StackWalk.md reads (FramedMethodFrame.MethodDescPtr,
   // InlinedCallFrame.Datum, ...) are used where the descriptor has them.
-  const char *type = nullptr, *field = nullptr;
   Mechanism mechanism = mechanismFor(frame.name);
+  if (mechanism == Mechanism::InlinedCall) return inlinedCallMethodDesc(data, frame);
+  const char *type = nullptr, *field = nullptr;
   if (mechanism == Mechanism::Transition && frame.name != "PInvokeCalliFrame") type = "FramedMethodFrame", field = "MethodDescPtr";
   if (frame.name == "StubDispatchFrame") type = "StubDispatchFrame", field = "MethodDescPtr";
-  if (mechanism == Mechanism::InlinedCall) type = "InlinedCallFrame", field = "Datum";
   if (!type || !data.hasField(type, field)) return 0;
   auto value = data.pointer(frame.address, type, field);
   if (!value) {
     llvm::consumeError(value.takeError());
     return 0;
-  }
-  if (mechanism == Mechanism::InlinedCall) {
-    // Only a Frame with an active call has a function (a return address set);
-    // Datum is then a MethodDesc, or with bit 0 set a CALLI target; the low
-    // bits also mark the exception-handling helpers' frames.
-    auto returnAddress = data.pointer(frame.address, "InlinedCallFrame", "CallerReturnAddress");
-    if (!returnAddress) return llvm::consumeError(returnAddress.takeError()), 0;
-    if (*returnAddress == 0 || (*value & 1)) return 0;
-    return *value & ~uint64_t(data.pointerSize() - 1);
   }
   return *value;
 }

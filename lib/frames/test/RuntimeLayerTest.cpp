@@ -138,17 +138,15 @@ TEST_CASE("Frame chains: names, the end marker, loops and unreadable Frames") {
   CHECK(unreadable.problem.find("not in the dump") != std::string::npos);
 }
 
-TEST_CASE("an InlinedCallFrame's MethodDesc comes from Datum where the descriptor publishes it") {
-  // .NET 10's descriptor has no InlinedCallFrame.Datum (the base descriptor
-  // here has none): no MethodDesc, rather than a guessed offset.
+TEST_CASE("an InlinedCallFrame's MethodDesc comes from Datum, described or in the one slot frames.h gives it") {
   std::vector<uint8_t> frames(0x100);
-  put64(frames, 0x00, 1);      // 0x1000: an InlinedCallFrame with an active call
-  put64(frames, 0x10, 0x7002); //   Datum: MethodDesc 0x7000, marker bit 1 (an EH helper's frame)
-  put64(frames, 0x20, 0x4444); //   CallerReturnAddress
-  put64(frames, 0x40, 1);      // 0x1040: no active call (no return address)
-  put64(frames, 0x50, 0x7000);
-  put64(frames, 0x80, 1);      // 0x1080: a CALLI target (bit 0)
-  put64(frames, 0x90, 0x7001);
+  put64(frames, 0x00, 1);        // 0x1000: an InlinedCallFrame with an active call
+  put64(frames, 0x10, 0x70002);  //   Datum: MethodDesc 0x70000, marker bit 1 (an EH helper's frame)
+  put64(frames, 0x20, 0x4444);   //   CallerReturnAddress
+  put64(frames, 0x40, 1);        // 0x1040: no active call (no return address)
+  put64(frames, 0x50, 0x70000);
+  put64(frames, 0x80, 1);        // 0x1080: a Datum that is a small number, not a MethodDesc
+  put64(frames, 0x90, 0x20);
   put64(frames, 0xa0, 0x4444);
   auto memory = std::make_unique<BufferMemory>();
   memory->add(0x1000, frames);
@@ -159,18 +157,28 @@ TEST_CASE("an InlinedCallFrame's MethodDesc comes from Datum where the descripto
     frame.name = "InlinedCallFrame";
     return frame;
   };
+  // .NET 10's descriptor (this base one) has no InlinedCallFrame.Datum: it is
+  // the one pointer between Frame.Next (8) and CallSiteSP (24).
   ContractDescriptor dotnet10 = descriptor();
-  RuntimeData without(*target, dotnet10);
-  CHECK(frameMethodDesc(without, frameAt(0x1000)) == 0);
+  RuntimeData derived(*target, dotnet10);
+  CHECK(frameMethodDesc(derived, frameAt(0x1000)) == 0x70000);
+  CHECK(frameMethodDesc(derived, frameAt(0x1040)) == 0);
+  CHECK(frameMethodDesc(derived, frameAt(0x1080)) == 0);
 
   std::string json = Json;
-  json.replace(json.find("\"CallSiteSP\": 24"), 16, "\"CallSiteSP\": 24, \"Datum\": 16");
+  json.replace(json.find("\"CallSiteSP\": 24"), 16, "\"CallSiteSP\": 32, \"Datum\": 16");
   auto parsed = ContractDescriptor::parse(json, {0x9000, 0xA000}, 8);
   REQUIRE(bool(parsed));
-  RuntimeData with(*target, *parsed);
-  CHECK(frameMethodDesc(with, frameAt(0x1000)) == 0x7000);
-  CHECK(frameMethodDesc(with, frameAt(0x1040)) == 0);
-  CHECK(frameMethodDesc(with, frameAt(0x1080)) == 0);
+  RuntimeData described(*target, *parsed);
+  CHECK(frameMethodDesc(described, frameAt(0x1000)) == 0x70000);
+
+  // A layout with more than Datum between the two: no offset is guessed.
+  json = Json;
+  json.replace(json.find("\"CallSiteSP\": 24"), 16, "\"CallSiteSP\": 32");
+  parsed = ContractDescriptor::parse(json, {0x9000, 0xA000}, 8);
+  REQUIRE(bool(parsed));
+  RuntimeData unknown(*target, *parsed);
+  CHECK(frameMethodDesc(unknown, frameAt(0x1000)) == 0);
 }
 
 TEST_CASE("a Frame chain that loops or goes down the stack ends with a reason") {
