@@ -22,6 +22,10 @@ import dumps
 #   d: the throw under the catch funclet (SoftwareExceptionFrame below CatchSite's funclet);
 #   f: the unhandled throw;
 #   g: the fault's FaultingExceptionFrame, above the faulting method (it holds its context);
+#   h: the IL stub's P/Invoke (the stub is not in the record: it runs after the recorder);
+#   i: Thread.Sleep's, then the P/Invokes into the runtime of the class constructor's helper
+#      (InitHelpers.InitClassSlow) and of reflection's invoke (InterpretedInvoke_Method);
+#   j: Thread.Sleep's;
 #   started threads end with the DebuggerU2MCatchHandlerFrame of their start (not a, f: the
 #   main thread's managed stack ends at Main).
 RUNTIME_FRAMES = {
@@ -32,6 +36,9 @@ RUNTIME_FRAMES = {
     "e": [(0, "InlinedCallFrame"), (None, "DebuggerU2MCatchHandlerFrame")],
     "f": [(0, "SoftwareExceptionFrame")],
     "g": [(0, "FaultingExceptionFrame"), (None, "DebuggerU2MCatchHandlerFrame")],
+    "h": [(0, "InlinedCallFrame"), (None, "DebuggerU2MCatchHandlerFrame")],
+    "i": [(0, "InlinedCallFrame"), (5, "InlinedCallFrame"), (8, "InlinedCallFrame"), (None, "DebuggerU2MCatchHandlerFrame")],
+    "j": [(0, "InlinedCallFrame"), (None, "DebuggerU2MCatchHandlerFrame")],
 }
 
 
@@ -84,11 +91,26 @@ def bare_name(name):
     return name
 
 
+# A DynamicMethod's name is a string the runtime allocated outside the dump kinds that keep
+# only stacks and runtime structures (createdump --normal): its frame is then unnamed, with a
+# note saying so. It stands for the record's DynamicClass.NAME (ClrMD does not name it either).
+NAME_NOT_IN_DUMP = "DynamicClass.(name not in the dump)"
+
+
+def name_not_in_dump(frame):
+    return frame["kind"] == "managed" and not frame["method"] and frame["method_desc"] and \
+        "the dynamic method's name" in (frame["note"] or "") and "is not in the dump" in frame["note"]
+
+
+def same_name(recorded, entry):
+    return recorded == entry or (entry == NAME_NOT_IN_DUMP and recorded.startswith("DynamicClass."))
+
+
 def entry_name(frame):
     """A frame of stackwalk's JSON as the sequences below spell it: a managed frame by its
     bare method name, a runtime Frame as [Name], a native frame as None."""
     if frame["kind"] == "managed":
-        return bare_name(frame["method"] or "")
+        return bare_name(frame["method"]) if frame["method"] else NAME_NOT_IN_DUMP if name_not_in_dump(frame) else ""
     if frame["kind"] == "runtime":
         return f"[{frame['frame_name']}]"
     return None
@@ -105,7 +127,7 @@ def in_order(frames, expected):
     (the next name is looked for after the previous match)."""
     matched, position = [], 0
     for want in expected:
-        found = next((i for i in range(position, len(frames)) if entry_name(frames[i]) == want), None)
+        found = next((i for i in range(position, len(frames)) if same_name(want, entry_name(frames[i]))), None)
         matched.append(None if found is None else frames[found])
         position = position if found is None else found + 1
     return matched
@@ -146,7 +168,7 @@ def check_thread(check, label, thread, scenario, walk_kind):
           + (f"; not found in order: {', '.join(missing)}" if missing else ""))
     compared, differ = 0, []
     for method, md, frame in zip(methods, scenario.get("expected_method_descs", []), matched):
-        if frame is None or generic(method):
+        if frame is None or generic(method) or md is None:  # None: a DynamicMethod has no MethodHandle
             continue
         compared += 1
         if int(frame["method_desc"] or "0", 16) != int(md, 16):
@@ -156,9 +178,10 @@ def check_thread(check, label, thread, scenario, walk_kind):
 
 
 def check_managed_frames(check, label, document, walk_kind):
-    """Every managed frame of every thread has a MethodDesc and a name; every runtime Frame a name."""
+    """Every managed frame of every thread has a MethodDesc and a name (or a note that the
+    dynamic method's name is not in the dump); every runtime Frame a name."""
     unnamed = [f"{t['tid']}#{f['index']}" for t in document["threads"] for f in t["frames"]
-               if (f["kind"] == "managed" and not (f["method_desc"] and f["method"]))
+               if (f["kind"] == "managed" and not (f["method_desc"] and f["method"]) and not name_not_in_dump(f))
                or (f["kind"] == "runtime" and not f["frame_name"])]
     managed = sum(f["kind"] == "managed" for t in document["threads"] for f in t["frames"])
     check(managed > 0 and not unnamed, f"{label} ({walk_kind}): {managed} managed frames, each with a MethodDesc "
@@ -257,3 +280,79 @@ def check_runtime_info(check, label, stackwalk, args, cwd, dump):
     check(not missing, f"{label}: --runtime-info lists {len(threads)} managed threads, the scenario threads "
           "with their managed ids" + (f" (not: {missing})" if missing else ""))
     return info
+
+
+# ClrMD (the runtime's own DAC) as the oracle of --managed-only: every thread's managed frames
+# (MethodDesc, stack and instruction pointers, ClrMD's signature as the name) and runtime Frames
+# (name, address, the method an InlinedCallFrame calls), and its last thrown exception.
+def clrmd_entries(thread):
+    out = []
+    for f in thread["frames"]:
+        if f["kind"] == "Runtime":
+            entry = ("runtime", f["frame_name"], int(f["sp"], 16), f.get("signature"))
+            if out and out[-1] == entry:
+                continue
+        else:
+            md = int(f["method_desc"], 16) if f.get("method_desc") else None
+            entry = ("managed", md, int(f["sp"], 16), int(f["ip"], 16), f.get("signature"))
+        out.append(entry)
+    return out
+
+
+def our_entries(thread):
+    out = []
+    for f in thread["frames"]:
+        if f["kind"] == "runtime":
+            out.append(("runtime", f["frame_name"], int(f["frame_address"], 16), f["method"]))
+        else:
+            md = int(f["method_desc"], 16) if f["method_desc"] else None
+            name = NAME_NOT_IN_DUMP if name_not_in_dump(f) else f["method"]
+            out.append(("managed", md, int(f["sp"], 16), int(f["ip"], 16), name))
+    return out
+
+
+def check_exception(check, name, tid, ours, clrmd):
+    """The thread's last thrown exception against ClrMD's ClrThread.CurrentException (the
+    same handle): object, type and message; none where ClrMD has none."""
+    if clrmd is None:
+        check(ours is None, f"{name}: thread {tid}: no exception, as ClrMD" + (f" (ours: {ours})" if ours else ""))
+        return
+    got = ours and (int(ours["object"], 16), ours["type"], ours["message"])
+    want = (int(clrmd["address"], 16), clrmd["type"], clrmd["message"])
+    check(got == want, f"{name}: thread {tid}: last thrown exception {want[1]} \"{want[2]}\" at {hex(want[0])}, "
+          "as ClrMD" + ("" if got == want else f" (ours: {got})"))
+
+
+def same_entry(clrmd, ours):
+    """One entry of each walk alike. ClrMD 4.1 lists a DynamicMethod's frame (a compiled
+    expression) with neither MethodDesc nor name, where stackwalk names it as the runtime does
+    (DynamicClass.lambda_method1(...)): such a frame compares by its stack and instruction
+    pointers, and stackwalk's name must be a DynamicClass one (the record checks which)."""
+    if clrmd[0] == "managed" and clrmd[1] is None and clrmd[4] is None:
+        return ours[0] == "managed" and ours[2:4] == clrmd[2:4] and (ours[4] or "").startswith("DynamicClass.")
+    return clrmd == ours
+
+
+def check_against_clrmd(check, name, ours, oracle):
+    by_tid = {t["tid"]: t for t in ours["threads"]}
+    managed_frames = runtime_frames = 0
+    for thread in oracle["threads"]:
+        tid = thread["os_thread_id"]
+        mine = by_tid.get(tid)
+        if mine is None:
+            check(False, f"{name}: thread {tid} is in the dump")
+            continue
+        check(mine["managed_thread_id"] == thread["managed_thread_id"],
+              f"{name}: thread {tid} is managed thread {thread['managed_thread_id']}")
+        expected, got = clrmd_entries(thread), our_entries(mine)
+        same = len(expected) == len(got) and all(map(same_entry, expected, got))
+        check(same, f"{name}: thread {tid}: {len(expected)} entries equal to ClrMD's")
+        if not same:
+            for i in range(max(len(expected), len(got))):
+                e = expected[i] if i < len(expected) else None
+                g = got[i] if i < len(got) else None
+                print(f"     {'  ' if e == g else '!='} clrmd {e}\n        ours  {g}")
+        check_exception(check, name, tid, mine["last_thrown_exception"], thread.get("current_exception"))
+        managed_frames += sum(1 for e in expected if e[0] == "managed")
+        runtime_frames += sum(1 for e in expected if e[0] == "runtime")
+    print(f"     {name}: {managed_frames} managed frames and {runtime_frames} runtime Frames compared with ClrMD")

@@ -11,6 +11,9 @@ dotnet_test.py):
   among them (InlinedCallFrame of the P/Invoke, SoftwareExceptionFrame under the catch, ...),
   the recorded MethodDescs of the non-generic methods; every managed frame has a MethodDesc
   and a name; no warnings;
+- ClrMD's view of each fresh dump, when make-dumps.sh could build it (NuGet): --managed-only
+  equals it on every thread (dotnet_checks.check_against_clrmd, as dotnet_test.py does for the
+  committed dumps);
 - the crash dump's crashing thread;
 - the runtime: the version stackwalk and --runtime-info report is the one the program ran
   on and one `dotnet --list-runtimes` lists, and its module files are the installed ones.
@@ -105,6 +108,7 @@ def main(stackwalk, unpacked, options):
         names = [d["name"] for d in manifest]
         check({"park-normal", "park-heap", "crash-normal"} <= set(names), f"fresh dumps: {', '.join(names)}")
         installed = [v for v, _ in runtimes]
+        compared = 0
         for dump in manifest:
             name = "fresh " + dump["name"]
             check(dump["runtime_version"] == version and version in installed,
@@ -113,6 +117,11 @@ def main(stackwalk, unpacked, options):
             managed_only = dotnet_checks.walk(stackwalk, args, tmp, "--managed-only")
             mixed = dotnet_checks.walk(stackwalk, args, tmp)
             dotnet_checks.check_dump(check, name, dump, mixed, managed_only)
+            oracle = os.path.join(out, dump["name"] + ".clrmd.json")
+            if os.path.exists(oracle):
+                with open(oracle) as f:
+                    dotnet_checks.check_against_clrmd(check, name, managed_only, json.load(f))
+                compared += 1
             dotnet_checks.check_runtime_info(check, name, stackwalk, args, tmp, dump)
             files = {m["name"]: m["file"] for m in mixed["modules"]}
             wanted = {"libcoreclr.so": runtime_dir, "System.Private.CoreLib.dll": runtime_dir,
@@ -121,6 +130,8 @@ def main(stackwalk, unpacked, options):
                      if not (files.get(module) and os.path.dirname(os.path.join(tmp, files[module])) == folder)]
             check(not wrong, f"{name}: the runtime's and the app's module files are the installed and "
                   "the fresh ones" + (f" (not: {'; '.join(wrong)})" if wrong else ""))
+        print(f"     {compared} of {len(manifest)} fresh dumps compared with ClrMD "
+              "(none when NuGet does not serve it: make-dumps.sh then writes no ClrMD output)")
         print(f"     walked and checked in {time.monotonic() - captured:.1f} s; "
               f"{time.monotonic() - start:.1f} s in all")
     return check.summary()

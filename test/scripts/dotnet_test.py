@@ -33,67 +33,6 @@ from dotnet_checks import bare_name
 check = dumps.Checks()
 
 
-def clrmd_entries(thread):
-    out = []
-    for f in thread["frames"]:
-        if f["kind"] == "Runtime":
-            entry = ("runtime", f["frame_name"], int(f["sp"], 16), f.get("signature"))
-            if out and out[-1] == entry:
-                continue
-        else:
-            entry = ("managed", int(f["method_desc"], 16), int(f["sp"], 16), int(f["ip"], 16), f["signature"])
-        out.append(entry)
-    return out
-
-
-def our_entries(thread):
-    out = []
-    for f in thread["frames"]:
-        if f["kind"] == "runtime":
-            out.append(("runtime", f["frame_name"], int(f["frame_address"], 16), f["method"]))
-        else:
-            md = int(f["method_desc"], 16) if f["method_desc"] else None
-            out.append(("managed", md, int(f["sp"], 16), int(f["ip"], 16), f["method"]))
-    return out
-
-
-def check_exception(name, tid, ours, clrmd):
-    """The thread's last thrown exception against ClrMD's ClrThread.CurrentException (the
-    same handle): object, type and message; none where ClrMD has none."""
-    if clrmd is None:
-        check(ours is None, f"{name}: thread {tid}: no exception, as ClrMD" + (f" (ours: {ours})" if ours else ""))
-        return
-    got = ours and (int(ours["object"], 16), ours["type"], ours["message"])
-    want = (int(clrmd["address"], 16), clrmd["type"], clrmd["message"])
-    check(got == want, f"{name}: thread {tid}: last thrown exception {want[1]} \"{want[2]}\" at {hex(want[0])}, "
-          "as ClrMD" + ("" if got == want else f" (ours: {got})"))
-
-
-def check_against_clrmd(name, ours, oracle):
-    by_tid = {t["tid"]: t for t in ours["threads"]}
-    managed_frames = runtime_frames = 0
-    for thread in oracle["threads"]:
-        tid = thread["os_thread_id"]
-        mine = by_tid.get(tid)
-        if mine is None:
-            check(False, f"{name}: thread {tid} is in the dump")
-            continue
-        check(mine["managed_thread_id"] == thread["managed_thread_id"],
-              f"{name}: thread {tid} is managed thread {thread['managed_thread_id']}")
-        expected, got = clrmd_entries(thread), our_entries(mine)
-        same = expected == got
-        check(same, f"{name}: thread {tid}: {len(expected)} entries equal to ClrMD's")
-        if not same:
-            for i in range(max(len(expected), len(got))):
-                e = expected[i] if i < len(expected) else None
-                g = got[i] if i < len(got) else None
-                print(f"     {'  ' if e == g else '!='} clrmd {e}\n        ours  {g}")
-        check_exception(name, tid, mine["last_thrown_exception"], thread.get("current_exception"))
-        managed_frames += sum(1 for e in expected if e[0] == "managed")
-        runtime_frames += sum(1 for e in expected if e[0] == "runtime")
-    print(f"     {name}: {managed_frames} managed frames and {runtime_frames} runtime Frames compared with ClrMD")
-
-
 def check_without_files(stackwalk, folder, dump):
     """A full dump holds every page of every module: with no module file at all (an empty
     sysroot, no module path, no host files), the contract descriptor comes from libcoreclr.so's
@@ -185,7 +124,7 @@ def main():
         args = dumps.dotnet_args(dump)
         ours = dotnet_checks.walk(stackwalk, args, folder, "--managed-only")
         with open(os.path.join(dumps.SOURCE, "dotnet", dump["oracle"])) as f:
-            check_against_clrmd(name, ours, json.load(f))
+            dotnet_checks.check_against_clrmd(check, name, ours, json.load(f))
         mixed = dotnet_checks.walk(stackwalk, args, folder)
         dotnet_checks.check_dump(check, name, dump, mixed, ours)
         dotnet_checks.check_runtime_info(check, name, stackwalk, args, folder, dump)

@@ -489,7 +489,8 @@ std::optional<std::string> EcmaMetadata::genericParameterName(uint32_t genericPa
 // Formats the types of a MethodDefSig (II.23.2.1) as SigFormat does.
 class EcmaMetadata::SignatureReader {
 public:
-  SignatureReader(const EcmaMetadata &metadata, std::span<const uint8_t> signature, const SignatureContext &context)
+  // `metadata` resolves the signature's tokens; without it a signature that has any does not format.
+  SignatureReader(const EcmaMetadata *metadata, std::span<const uint8_t> signature, const SignatureContext &context)
       : metadata_(metadata), bytes_(signature), context_(context) {}
 
   std::optional<std::string> parameters() {
@@ -552,7 +553,7 @@ private:
   bool type(std::string &out, unsigned depth);
   bool arrayShape(std::string &out);
 
-  const EcmaMetadata &metadata_;
+  const EcmaMetadata *metadata_;
   std::span<const uint8_t> bytes_;
   size_t at_ = 0;
   const SignatureContext &context_;
@@ -586,7 +587,7 @@ bool EcmaMetadata::SignatureReader::type(std::string &out, unsigned depth) {
     case 0x11: // VALUETYPE
     case 0x12: { // CLASS
       auto token = typeToken();
-      auto name = token ? metadata_.namespaceDotName(*token) : std::nullopt;
+      auto name = token && metadata_ ? metadata_->namespaceDotName(*token) : std::nullopt;
       return name && append(out, *name);
     }
     case 0x13: return genericParameter(out, context_.typeArguments, "!");
@@ -640,12 +641,12 @@ std::optional<std::string> EcmaMetadata::methodParameters(uint32_t methodDefToke
   if (tableOf(methodDefToken) != methodDef || !validRow(methodDef, rowOf(methodDefToken))) return std::nullopt;
   auto signature = blob(cell(methodDef, rowOf(methodDefToken), MethodDefSignature));
   if (!signature) return std::nullopt;
-  return SignatureReader(*this, *signature, context).parameters();
+  return SignatureReader(this, *signature, context).parameters();
 }
 
-std::optional<std::string> EcmaMetadata::signatureParameters(std::span<const uint8_t> signature,
-                                                             const SignatureContext &context) const {
-  return SignatureReader(*this, signature, context).parameters();
+std::optional<std::string> EcmaMetadata::signatureParameters(const EcmaMetadata *tokens, std::span<const uint8_t> signature,
+                                                             const SignatureContext &context) {
+  return SignatureReader(tokens, signature, context).parameters();
 }
 
 std::optional<std::string> EcmaMetadata::methodFullName(uint32_t methodDefToken, Parameters parameters) const {

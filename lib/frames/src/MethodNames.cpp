@@ -161,8 +161,10 @@ Expected<std::string> MethodNames::dynamicMethodName(const MethodDescFields &fie
 
   auto signature = data_.pointer(fields.address, "StoredSigMethodDesc", "Sig");
   auto length = data_.value<uint32_t>(fields.address, "StoredSigMethodDesc", "cSig");
+  // A DynamicMethod's module is often a dynamic one, without metadata of its
+  // own; its signature's types are TypeHandles, which do not need any.
   const EcmaMetadata *metadata = modules_.module(fields.module).metadata.get();
-  if (!signature || !length || !metadata || *length == 0 || *length > MaxStoredSignature) {
+  if (!signature || !length || *length == 0 || *length > MaxStoredSignature) {
     if (!signature) llvm::consumeError(signature.takeError());
     if (!length) llvm::consumeError(length.takeError());
     return name; // named without its parameters, as when a metadata signature does not read
@@ -177,7 +179,7 @@ Expected<std::string> MethodNames::dynamicMethodName(const MethodDescFields &fie
     llvm::consumeError(text.takeError());
     return std::nullopt;
   };
-  if (auto parameters = metadata->signatureParameters(bytes, context)) name += *parameters;
+  if (auto parameters = EcmaMetadata::signatureParameters(metadata, bytes, context)) name += *parameters;
   return name;
 }
 

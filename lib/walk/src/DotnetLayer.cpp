@@ -19,6 +19,7 @@ public:
 
 private:
   ReportFrame runtimeFrameEntry(const frames::RuntimeFrame &frame, const Frame &at);
+  bool resumesIn(const RegisterFile &registers, const frames::CodeBlock &block);
 
   frames::DotnetRuntime &runtime_;
   std::string &note_; // the thread's managedNote: what could not be read
@@ -80,16 +81,25 @@ std::vector<ReportFrame> DotnetThreadWalk::transitionFramesBelow(std::optional<u
 }
 
 // The runtime's own walk never unwinds native code: coming back from it, it
-// takes the managed frame's registers from the Frame (StackWalk.md, step
-// 3.1). An inlined P/Invoke's Frame records the return address of the
-// helper that set it up, a few instructions before the native call's own.
-std::optional<uint64_t> ipFromTransitionFrame(const Frame &frame, const std::vector<ReportFrame> &before) {
-  if (before.size() < 2) return std::nullopt;
+// resumes at the registers the Frame recorded (StackWalk.md, step 3.1). An
+// inlined P/Invoke's Frame holds the return address of the helper that set it
+// up, a few instructions before the native call's own, and the stack pointer
+// of its call site, which in an IL stub lies above the space the stub
+// allocates afterwards to marshal its arguments.
+const RegisterFile *transitionContext(const std::vector<ReportFrame> &before) {
+  if (before.size() < 2) return nullptr;
   const ReportFrame &transition = before.back(), &native = before[before.size() - 2];
   if (transition.kind != FrameKind::Runtime || native.kind != FrameKind::Native || !transition.registers)
-    return std::nullopt;
-  if (transition.registers->sp() != frame.sp) return std::nullopt;
-  return transition.registers->pc();
+    return nullptr;
+  return &*transition.registers;
+}
+
+// The Frame's registers resume the walk in this frame's method, not in another.
+bool DotnetThreadWalk::resumesIn(const RegisterFile &registers, const frames::CodeBlock &block) {
+  if (!registers.pc() || !registers.sp()) return false;
+  auto resumed = runtime_.code().find(*registers.pc());
+  if (!resumed) return llvm::consumeError(resumed.takeError()), false;
+  return *resumed && (*resumed)->start == block.start;
 }
 
 std::optional<ReportFrame> DotnetThreadWalk::managedFrame(const Frame &frame, const std::vector<ReportFrame> &before) {
@@ -110,8 +120,8 @@ std::optional<ReportFrame> DotnetThreadWalk::managedFrame(const Frame &frame, co
   entry.sp = frame.sp;
   entry.module = frame.module;
   entry.registers = frame.regs;
-  if (runtimeWalkOnly_)
-    if (auto ip = ipFromTransitionFrame(frame, before)) entry.ip = *ip;
+  if (const RegisterFile *resume = runtimeWalkOnly_ ? transitionContext(before) : nullptr)
+    if (resumesIn(*resume, **block)) entry.ip = *resume->pc(), entry.sp = *resume->sp();
   if (entry.ip >= (*block)->start) entry.functionOffset = entry.ip - (*block)->start;
   if (uint64_t md = (*block)->methodDesc) {
     entry.methodDesc = md;

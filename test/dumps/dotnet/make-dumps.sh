@@ -91,7 +91,7 @@ for _ in $(seq 1 600); do
 done
 grep -q READY "$RUN/park.stdout" || { kill -9 "$PID"; die "the program never printed READY"; }
 # every scenario thread must be asleep in the kernel in its blocking system call:
-# read (0) for (b), futex (202) for the Thread.Sleep ones
+# read (0) for (b), openat (257) for (h), futex (202) for the Thread.Sleep ones
 TIDS=$(python3 -c 'import json,sys; print(" ".join("%s:%d" % (t["scenario"], t["os_thread_id"]) for t in json.load(open(sys.argv[1]))["threads"]))' "$OUT/park.record.json")
 for _ in $(seq 1 50); do
     ok=1
@@ -99,7 +99,7 @@ for _ in $(seq 1 50); do
         tid=${st#*:}
         state=$(sed 's/.*) //' "/proc/$PID/task/$tid/stat" | cut -d' ' -f1)
         sc=$(cut -d' ' -f1 "/proc/$PID/task/$tid/syscall")
-        want=202; [ "${st%%:*}" = b ] && want=0
+        case "${st%%:*}" in b) want=0 ;; h) want=257 ;; *) want=202 ;; esac
         [ "$state" = S ] && [ "$sc" = "$want" ] || ok=0
     done
     [ $ok = 1 ] && break
@@ -122,6 +122,7 @@ if [ "${FULL:-0}" = 1 ]; then
 fi
 echo "$PID" >"$OUT/park.pid"
 kill -9 "$PID"; wait "$PID" 2>/dev/null || true
+rm -f "$OUT/park.record.json.fifo"
 PID=
 
 # --- (f) the crash: the runtime writes the dump itself ---------------------------------------

@@ -63,8 +63,19 @@ def norm(name):
     return re.sub(r"`\d+", "", name)
 
 
+# ClrMD 4.1 lists a DynamicMethod's frame (a compiled expression's lambda_method) without a
+# method; the program records it as DynamicClass.NAME, the runtime's own name for it.
+UNNAMED = "(unnamed)"
+
+
 def clrmd_name(f):
+    if not f.get("method") and not f.get("type"):
+        return UNNAMED
     return (f.get("type") or "?") + "." + (f.get("method") or "?")
+
+
+def same_method(recorded, clrmd):
+    return recorded == clrmd or (clrmd == UNNAMED and recorded.startswith("DynamicClass."))
 
 
 def prstatus_tids(path):
@@ -100,7 +111,7 @@ def compare(rec, clrmd_thread):
     j, matched, problems = 0, [], []
     for i, rf in enumerate(rec["frames"]):
         want = norm(rf["name"])
-        cands = [k for k in range(j, len(managed)) if names[k] == want]
+        cands = [k for k in range(j, len(managed)) if same_method(want, names[k])]
         if not cands:
             problems.append("recorded frame %d %s not found in ClrMD's frames (in order)" % (i, rf["name"]))
             continue

@@ -22,6 +22,7 @@
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
+using System.Linq.Expressions;
 using System.Reflection;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
@@ -48,6 +49,10 @@ namespace StackwalkTest.Scenarios
         // (b): blittable, so inlined into the caller as on Linux (InlinedCallFrame, no IL stub)
         [DllImport("kernel32", EntryPoint = "ReadFile")]
         public static extern int ReadFile(nint file, byte* buf, int count, int* got, nint overlapped);
+
+        // (h): a bool to marshal (Win32 BOOL), so the call goes through an IL stub
+        [DllImport("kernel32", EntryPoint = "SleepEx")]
+        public static extern int SleepEx(int milliseconds, [MarshalAs(UnmanagedType.Bool)] bool alertable);
     }
 #else
     internal static unsafe class Native
@@ -65,6 +70,13 @@ namespace StackwalkTest.Scenarios
         // (InlinedCallFrame on the caller's stack frame), no IL stub frame.
         [DllImport("libc", EntryPoint = "read")]
         public static extern nint read(int fd, byte* buf, nint count);
+
+        // (h): a string to marshal, so the call goes through an IL stub (IL_STUB_PInvoke)
+        [DllImport("libc", EntryPoint = "mkfifo")]
+        public static extern int mkfifo(string path, uint mode);
+
+        [DllImport("libc", EntryPoint = "open")]
+        public static extern int open(string path, int flags);
     }
 #endif
 
@@ -94,7 +106,7 @@ namespace StackwalkTest.Scenarios
     {
         private static readonly object Lock = new object();
         public static readonly List<ThreadRecord> Records = new List<ThreadRecord>();
-        public static readonly CountdownEvent Parked = new CountdownEvent(5);
+        public static readonly CountdownEvent Parked = new CountdownEvent(8);
 
         // Record the caller's stack (this method skipped), innermost first.
         [MethodImpl(MethodImplOptions.NoInlining)]
@@ -121,13 +133,18 @@ namespace StackwalkTest.Scenarios
                 {
                     Type t = m.DeclaringType;
                     Type td = t == null ? null : (t.IsGenericType ? t.GetGenericTypeDefinition() : t);
-                    fr.Name = (td == null ? "<global>" : td.FullName) + "." + m.Name;
+                    // A method without a declaring type is a DynamicMethod (a compiled
+                    // expression), which the runtime's own names put in "DynamicClass".
+                    fr.Name = (td == null ? "DynamicClass" : td.FullName) + "." + m.Name;
                     fr.Display = m.ToString();
                     if (t != null && t.IsGenericType)
                         fr.TypeArgs = string.Join(",", Array.ConvertAll(t.GetGenericArguments(), a => a.FullName ?? a.Name));
                     if (m.IsGenericMethod)
                         fr.MethodArgs = string.Join(",", Array.ConvertAll(m.GetGenericArguments(), a => a.FullName ?? a.Name));
-                    try { fr.MethodDesc = "0x" + m.MethodHandle.Value.ToString("x"); } catch { fr.MethodDesc = null; }
+                    // A generic method's handle here is its definition's, not the running
+                    // instantiation's MethodDesc: not recorded (nor a DynamicMethod's, which has none).
+                    if (!m.IsGenericMethod)
+                        try { fr.MethodDesc = "0x" + m.MethodHandle.Value.ToString("x"); } catch { fr.MethodDesc = null; }
                 }
                 frames.Add(fr);
             }
@@ -382,6 +399,129 @@ namespace StackwalkTest.Scenarios
         }
     }
 
+    // (h) a P/Invoke through an IL stub (its arguments need marshalling), blocked in the
+    // native call: open() of a FIFO nobody opens for writing (SleepEx on Windows)
+    public static class ILStubScenario
+    {
+        private static string s_fifo;
+
+        public static void Setup(string recordPath)
+        {
+#if !STACKWALK_WINDOWS
+            s_fifo = recordPath + ".fifo";
+            System.IO.File.Delete(s_fifo);
+            if (Native.mkfifo(s_fifo, 0x180) != 0) throw new Exception("mkfifo failed");
+#endif
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void ThreadMain()
+        {
+            BlockInStub(4);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int BlockInStub(int n)
+        {
+            Recorder.RecordAndSignal("h", "IL stub P/Invoke: ILStubScenario.ThreadMain -> BlockInStub -> IL_STUB_PInvoke (a string to marshal) -> libc open() of a FIFO nobody writes (kernel32 SleepEx with a BOOL on Windows)", "libc open(fifo) via an IL stub");
+#if STACKWALK_WINDOWS
+            return Native.SleepEx(Timeout.Infinite, false) + n;
+#else
+            return Native.open(s_fifo, 0) + n;
+#endif
+        }
+    }
+
+    // (i) reflection, a static constructor, generic virtual methods over a value type and a
+    // reference type, and a compiled expression (a DynamicMethod: DynamicClass.lambda_method)
+    public abstract class Visitor
+    {
+        public abstract int Visit<T>(T value, string tag);
+    }
+
+    public sealed class ChainVisitor : Visitor
+    {
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public override int Visit<T>(T value, string tag)
+        {
+            if (typeof(T) == typeof(int)) return Visit<string>(tag, tag) + 1;
+            return DynamicScenario.Lambda(tag.Length) + 1;
+        }
+    }
+
+    public static class InitializedLate
+    {
+        public static readonly int Value = new ChainVisitor().Visit<int>(1, "generic");
+    }
+
+    public static class DynamicScenario
+    {
+        public static Func<int, int> Lambda;
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void ThreadMain()
+        {
+            var parameter = Expression.Parameter(typeof(int), "n");
+            // n => BlockInLambda(n) + 1: work after the call, so that the JIT cannot make it a tail call
+            Lambda = Expression.Lambda<Func<int, int>>(Expression.Add(
+                Expression.Call(typeof(DynamicScenario).GetMethod(nameof(BlockInLambda)), parameter), Expression.Constant(1)),
+                parameter).Compile();
+            typeof(DynamicScenario).GetMethod(nameof(Invoked)).Invoke(null, new object[] { 5 });
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int Invoked(int n)
+        {
+            return InitializedLate.Value + n;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int BlockInLambda(int n)
+        {
+            Recorder.RecordAndSignal("i", "DynamicScenario.ThreadMain -> (reflection) Invoked -> InitializedLate..cctor -> ChainVisitor.Visit<int> -> Visit<string> (generic virtual) -> compiled expression lambda_method -> BlockInLambda -> Thread.Sleep(Infinite)", "Thread.Sleep(Timeout.Infinite)");
+            Thread.Sleep(Timeout.Infinite);
+            return n;
+        }
+    }
+
+    // (j) optimized code the runtime made while running: a loop moved to OSR code, which
+    // calls a method that tiered up to tier 1
+    public static class TieringScenario
+    {
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static void ThreadMain()
+        {
+            for (int i = 0; i < 200; i++)
+            {
+                Hot(i, false);
+                if (i % 20 == 0) Thread.Sleep(20); // lets the tiering delay pass and tier 1 be installed
+            }
+            Thread.Sleep(200);
+            Loop(2_000_000);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static long Loop(int count)
+        {
+            long sum = 0;
+            for (int i = 0; i < count; i++)
+            {
+                sum += i ^ (sum >> 3);
+                if (i == count - 1) sum += Hot(i, true);
+            }
+            return sum;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int Hot(int i, bool block)
+        {
+            if (!block) return i * 3;
+            Recorder.RecordAndSignal("j", "TieringScenario.ThreadMain -> Loop (a loop that moved to OSR code) -> Hot (tier 1 after 200 calls) -> Thread.Sleep(Infinite)", "Thread.Sleep(Timeout.Infinite)");
+            Thread.Sleep(Timeout.Infinite);
+            return i;
+        }
+    }
+
     // (f) crash: unhandled InvalidOperationException four NoInlining calls deep on the main thread
     public static class CrashScenario
     {
@@ -477,11 +617,15 @@ namespace StackwalkTest.Scenarios
             }
 
             PInvokeScenario.Setup();
+            ILStubScenario.Setup(record);
             var threads = new[]
             {
                 new Thread(PInvokeScenario.ThreadMain) { IsBackground = true, Name = "scenario-b-pinvoke" },
                 new Thread(ReversePInvokeScenario.ThreadMain) { IsBackground = true, Name = "scenario-c-unmanagedcallersonly" },
                 new Thread(CatchScenario.ThreadMain) { IsBackground = true, Name = "scenario-d-catch" },
+                new Thread(ILStubScenario.ThreadMain) { IsBackground = true, Name = "scenario-h-ilstub" },
+                new Thread(DynamicScenario.ThreadMain) { IsBackground = true, Name = "scenario-i-dynamic" },
+                new Thread(TieringScenario.ThreadMain) { IsBackground = true, Name = "scenario-j-tiering" },
             };
             foreach (var t in threads) t.Start();
             Task<int> task = AsyncScenario.RunAsync(5);

@@ -89,9 +89,11 @@ public:
     unsigned pointerSize = 8;
   };
   std::optional<std::string> methodParameters(uint32_t methodDefToken, const SignatureContext &context) const;
-  // The same for a signature blob held elsewhere (a dynamic method's stored one),
-  // whose tokens are this metadata's.
-  std::optional<std::string> signatureParameters(std::span<const uint8_t> signature, const SignatureContext &context) const;
+  // The same for a signature blob held elsewhere (a dynamic method's stored
+  // one), whose tokens are those of `tokens`; with null, one that has any
+  // does not format.
+  static std::optional<std::string> signatureParameters(const EcmaMetadata *tokens, std::span<const uint8_t> signature,
+                                                        const SignatureContext &context);
   // Namespace.Name of a TypeDef or TypeRef without its enclosing types, as
   // SigFormat prints a class.
   std::optional<std::string> namespaceDotName(uint32_t typeDefOrRefToken) const;
