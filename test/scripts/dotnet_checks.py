@@ -61,9 +61,12 @@ HRESULTS = {"System.InvalidOperationException": "0x80131509", "System.NullRefere
 
 
 def expected_exception(dump, scenario):
-    """(type, message) of a scenario thread's last thrown exception: ClrMD's, for a crashing
-    thread of a dump captured with ClrMD (in a triage dump the message string may be missing:
-    ClrMD then says null), else what the program threw."""
+    """(type, message) of a scenario thread's last thrown exception: ClrMD's, for a thread of a
+    dump captured with ClrMD (in a triage dump the message string may be missing: ClrMD then
+    says null), else what the program threw."""
+    if "clrmd_current_exception" in scenario:
+        clrmd = scenario["clrmd_current_exception"]
+        return (clrmd["type"], clrmd["message"]) if clrmd else None
     crash = dump.get("crash") or {}
     clrmd = crash.get("clrmd_current_exception")
     if clrmd and str(crash.get("thread")) in dump.get("scenario_threads", {}) and \

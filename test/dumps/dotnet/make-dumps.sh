@@ -22,12 +22,14 @@
 #   park-normal.core   createdump --normal of the parked process (scenarios a-e)
 #   park-heap.core     createdump --withheap of the same process, a moment later
 #   park-full.core     (FULL=1 only) createdump --full
+#   park-triage.core   createdump --triage of the same process. Not committed.
 #   crash-normal.core  mode (f): written by the runtime itself at the unhandled exception
 #                      (DOTNET_DbgEnableMiniDump=1, DOTNET_DbgMiniDumpType=1)
 #   crash-triage.core  mode (f) again, as a triage dump (type 3: no GC heap strings). Not committed.
-#   nullref-heap.core, nullref-triage.core  mode (g), written by the runtime: a
-#                      NullReferenceException at a method's first instruction (type 2 with
-#                      heap; type 3, triage, with DOTNET_TieredCompilation=0). Not committed.
+#   nullref-heap.core, nullref-triage.core, nullref-full.core  mode (g), written by the
+#                      runtime: a NullReferenceException at a method's first instruction (type 2
+#                      with heap; type 3, triage, with DOTNET_TieredCompilation=0; type 4, full).
+#                      Not committed.
 #   park.record.json, crash.record.json   the program's own record of its threads' stacks
 #   NAME.clrmd.json    ClrMD's view of each dump (clrmd-oracle)
 #   NAME.maps          /proc/PID/maps of the process when it was dumped (park only)
@@ -116,6 +118,8 @@ for t in /proc/$PID/task/*; do echo "$(basename "$t") $(cat "$t/comm")"; done >"
     || { kill -9 "$PID"; cat "$RUN/createdump-normal.log" >&2; die "createdump --normal failed"; }
 "$CREATEDUMP" --withheap -f "$OUT/park-heap.core" "$PID" >"$RUN/createdump-heap.log" 2>&1 \
     || { kill -9 "$PID"; cat "$RUN/createdump-heap.log" >&2; die "createdump --withheap failed"; }
+"$CREATEDUMP" --triage -f "$OUT/park-triage.core" "$PID" >"$RUN/createdump-triage.log" 2>&1 \
+    || { kill -9 "$PID"; cat "$RUN/createdump-triage.log" >&2; die "createdump --triage failed"; }
 if [ "${FULL:-0}" = 1 ]; then
     "$CREATEDUMP" --full -f "$OUT/park-full.core" "$PID" >"$RUN/createdump-full.log" 2>&1 \
         || { kill -9 "$PID"; die "createdump --full failed"; }
@@ -145,9 +149,10 @@ cp "$RUN/crash-triage.stderr" "$OUT/crash-triage.stderr"
 [ -s "$OUT/crash-triage.core" ] || { cat "$RUN/crash-triage.stderr" >&2; die "the triage crash wrote no dump"; }
 
 # --- (g) nullref: a fault at a method's first instruction, on a worker thread ----------------
-# The runtime writes these dumps too: with heap (type 2) at the default tiering, and a triage
-# dump (type 3: no strings, so the exception's message is not in it) with TieredCompilation=0.
-for spec in nullref-heap:2:1 nullref-triage:3:0; do
+# The runtime writes these dumps too: with heap (type 2) at the default tiering, a triage
+# dump (type 3: no strings, so the exception's message is not in it) with TieredCompilation=0,
+# and a full dump (type 4: every mapping, ~170 MB, not committed).
+for spec in nullref-heap:2:1 nullref-triage:3:0 nullref-full:4:1; do
     IFS=: read -r name type tiered <<<"$spec"
     set +e
     { ( DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=$type DOTNET_DbgMiniDumpName="$OUT/$name.core" \

@@ -27,6 +27,7 @@ CAPTURE = {
     "park-normal": ("createdump --normal", "MiniDumpNormal"),
     "park-heap": ("createdump --withheap", "MiniDumpWithPrivateReadWriteMemory (with heap)"),
     "park-full": ("createdump --full", "MiniDumpWithFullMemory"),
+    "park-triage": ("createdump --triage", "MiniDumpFilterTriage"),
     "crash-normal": ("runtime: DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=1 (normal), unhandled exception", "MiniDumpNormal"),
     "crash-triage": ("runtime: DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=3 (triage), unhandled exception",
                      "MiniDumpFilterTriage"),
@@ -34,6 +35,8 @@ CAPTURE = {
                      "at a method's first instruction", "MiniDumpWithPrivateReadWriteMemory (with heap)"),
     "nullref-triage": ("runtime: DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=3 (triage), DOTNET_TieredCompilation=0, "
                        "NullReferenceException at a method's first instruction", "MiniDumpFilterTriage"),
+    "nullref-full": ("runtime: DOTNET_DbgEnableMiniDump=1 DOTNET_DbgMiniDumpType=4 (full), NullReferenceException "
+                     "at a method's first instruction", "MiniDumpWithFullMemory"),
 }
 # What each crash threw (Program.cs): the exception type and message, and what became of the
 # process (the runtime aborts after the unhandled exception and createdump).
@@ -190,7 +193,8 @@ if os.path.exists(os.path.join(out, "park.syscalls")):
         syscalls[int(tid)] = {"syscall": int(nr), "wchan": wchan}
 
 dumps, modules, failed = [], {}, []
-for name in ["park-normal", "park-heap", "park-full", "crash-normal", "crash-triage", "nullref-heap", "nullref-triage"]:
+for name in ["park-normal", "park-heap", "park-full", "park-triage", "crash-normal", "crash-triage", "nullref-heap", "nullref-triage",
+             "nullref-full"]:
     core = os.path.join(out, name + ".core")
     if not os.path.exists(core):
         continue
@@ -237,6 +241,7 @@ for name in ["park-normal", "park-heap", "park-full", "crash-normal", "crash-tri
             s["clrmd_frames"] = [(("[" + (f.get("frame_name") or "?") + "]") if f["kind"] != "ManagedMethod" else clrmd_name(f))
                                  for f in ct["frames"]]
             s["clrmd_agreement"] = compare(r, ct)
+            s["clrmd_current_exception"] = ct.get("current_exception")
             if not s["clrmd_agreement"]["agrees"]:
                 failed.append("%s: scenario %s: %s" % (name, r["scenario"], s["clrmd_agreement"]["problems"]))
         elif clrmd:
