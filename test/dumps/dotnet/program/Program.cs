@@ -491,12 +491,15 @@ namespace StackwalkTest.Scenarios
         [MethodImpl(MethodImplOptions.NoInlining)]
         public static void ThreadMain()
         {
-            for (int i = 0; i < 200; i++)
+            // About a second of calls: call counting starts only once no method has been
+            // compiled at tier 0 for 100 ms (the other threads are starting meanwhile), then
+            // 30 calls queue the tier-1 compile, which runs in the background.
+            for (int i = 0; i < 2000; i++)
             {
                 Hot(i, false);
-                if (i % 20 == 0) Thread.Sleep(20); // lets the tiering delay pass and tier 1 be installed
+                if (i % 20 == 0) Thread.Sleep(10);
             }
-            Thread.Sleep(200);
+            Thread.Sleep(300);
             Loop(2_000_000);
         }
 
@@ -516,7 +519,7 @@ namespace StackwalkTest.Scenarios
         public static int Hot(int i, bool block)
         {
             if (!block) return i * 3;
-            Recorder.RecordAndSignal("j", "TieringScenario.ThreadMain -> Loop (a loop that moved to OSR code) -> Hot (tier 1 after 200 calls) -> Thread.Sleep(Infinite)", "Thread.Sleep(Timeout.Infinite)");
+            Recorder.RecordAndSignal("j", "TieringScenario.ThreadMain -> Loop (a loop that moved to OSR code) -> Hot (tier 1 after 2000 calls) -> Thread.Sleep(Infinite)", "Thread.Sleep(Timeout.Infinite)");
             Thread.Sleep(Timeout.Infinite);
             return i;
         }
