@@ -568,7 +568,9 @@ namespace StackwalkTest.Scenarios
     {
         public static string RecordPath;
 
-        [MethodImpl(MethodImplOptions.NoInlining | MethodImplOptions.AggressiveOptimization)]
+        // Tiered as usual: Worker calls it until its tier-1 code (`mov eax, [rdi+8]; ret`) is
+        // installed; with DOTNET_TieredCompilation=0 it is compiled fully optimized at once.
+        [MethodImpl(MethodImplOptions.NoInlining)]
         public static int BalanceOf(Account account) => account.Balance;
 
         [MethodImpl(MethodImplOptions.NoInlining)]
@@ -584,7 +586,14 @@ namespace StackwalkTest.Scenarios
         public static void Worker()
         {
             int total = 0;
-            for (int i = 0; i < 1000; i++) total += BalanceOf(new Account(i));
+            // About a second of calls, then time for the background tier-1 compile (as in
+            // TieringScenario): the fault is then in tier-1 code, at its first instruction.
+            for (int i = 0; i < 2000; i++)
+            {
+                total += BalanceOf(new Account(i));
+                if (i % 20 == 0) Thread.Sleep(10);
+            }
+            Thread.Sleep(300);
             Console.Out.WriteLine(total);
             Charge(null, total);
         }
