@@ -136,12 +136,14 @@ Expected<TypeNames::TypeInfo> TypeNames::inspectTypeDesc(uint64_t typeDesc, unsi
   }
 }
 
-Expected<std::string> TypeNames::genericParameterName(const TypeInfo &info) {
+// Both spellings name a generic parameter as its declaration does ("T").
+Error TypeNames::appendGenericParameter(std::string &out, const TypeInfo &info) {
   auto metadata = modules_.metadata(info.module);
   if (!metadata) return metadata.takeError();
   auto name = (*metadata)->genericParameterName(info.token);
   if (!name) return fail("the generic parameter " + hex(info.token) + " is not in its module's metadata");
-  return *name;
+  out += *name;
+  return Error::success();
 }
 
 Expected<std::vector<uint64_t>> TypeNames::typeHandles(uint64_t address, unsigned count) {
@@ -207,12 +209,7 @@ Error TypeNames::appendReflection(std::string &out, uint64_t typeHandle, bool wi
     else out += info->elementType == ElementPointer ? "*" : "&";
     break;
   case ElementVar:
-  case ElementMethodVar: {
-    auto name = genericParameterName(*info);
-    if (!name) return name.takeError();
-    out += *name;
-    return Error::success();
-  }
+  case ElementMethodVar: return appendGenericParameter(out, *info);
   case ElementFunctionPointer: out += "(fnptr)"; return Error::success();
   default: {
     auto metadata = modules_.metadata(info->module);
@@ -255,12 +252,7 @@ Error TypeNames::appendSignature(std::string &out, uint64_t typeHandle, unsigned
     else out += info->elementType == ElementPointer ? "*" : " ByRef";
     return Error::success();
   case ElementVar:
-  case ElementMethodVar: {
-    auto name = genericParameterName(*info);
-    if (!name) return name.takeError();
-    out += *name;
-    return Error::success();
-  }
+  case ElementMethodVar: return appendGenericParameter(out, *info);
   case ElementValueType:
   case ElementClass: {
     auto name = typeDefName(info->methodTable);

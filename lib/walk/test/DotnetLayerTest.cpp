@@ -221,7 +221,7 @@ TEST_CASE("DotnetLayer: managed code gets a managed entry; native code and stubs
   CHECK(atStart->functionOffset == 1u);
 }
 
-TEST_CASE("DotnetLayer: --managed-only takes a managed frame's ip from the runtime Frame before it", "[dotnet]") {
+TEST_CASE("DotnetLayer: --managed-only resumes a managed frame at the registers of the runtime Frame before it", "[dotnet]") {
   ManagedOnly fx;
   std::optional<ReportFrame> taken = fx.entry();
   REQUIRE(taken);
@@ -232,8 +232,18 @@ TEST_CASE("DotnetLayer: --managed-only takes a managed frame's ip from the runti
     auto mixed = fx.beginThread(false);
     CHECK(mixed->managedFrame(fx.frame, fx.before)->ip == MethodReturn);
   }
-  SECTION("not when the Frame's sp is another frame's") {
-    fx.before.back() = runtimeEntry(FrameSp + 8, FrameIp);
+  SECTION("with the Frame's stack pointer where it is not the frame's own (an IL stub's call site)") {
+    fx.before.back() = runtimeEntry(FrameSp + 0x70, FrameIp);
+    CHECK(fx.entry()->ip == FrameIp);
+    CHECK(fx.entry()->sp == FrameSp + 0x70);
+  }
+  SECTION("not when the Frame's registers resume in another method") {
+    fx.before.back() = runtimeEntry(FrameSp, NoUnwind + 4);
+    CHECK(fx.entry()->ip == MethodReturn);
+    CHECK(fx.entry()->sp == FrameSp);
+  }
+  SECTION("not when the Frame's registers resume outside managed code") {
+    fx.before.back() = runtimeEntry(FrameSp, 0x401000);
     CHECK(fx.entry()->ip == MethodReturn);
   }
   SECTION("not when the entry before the Frame is not native") {

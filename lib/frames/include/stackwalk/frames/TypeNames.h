@@ -49,7 +49,7 @@ private:
   llvm::Error appendReflection(std::string &out, uint64_t typeHandle, bool withAssembly, unsigned depth);
   llvm::Error appendInstantiation(std::string &out, const std::vector<uint64_t> &typeHandles, unsigned depth);
   llvm::Error appendSignature(std::string &out, uint64_t typeHandle, unsigned depth);
-  llvm::Expected<std::string> genericParameterName(const TypeInfo &info);
+  llvm::Error appendGenericParameter(std::string &out, const TypeInfo &info);
 
   const RuntimeData &data_;
   ManagedModules &modules_;
