@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 
 using llvm::ELF::Elf64_Ehdr;
 using llvm::ELF::Elf64_Phdr;
@@ -77,8 +78,7 @@ std::vector<uint8_t> notes(const CoreContents &contents) {
   return writer.bytes();
 }
 
-uint32_t segmentFlags(const std::vector<MemoryRegion> &regions, uint64_t address) {
-  const MemoryRegion *region = regionContaining(regions, address);
+uint32_t segmentFlags(const MemoryRegion *region) {
   if (!region) return llvm::ELF::PF_R;
   uint32_t flags = 0;
   if (region->readable) flags |= llvm::ELF::PF_R;
@@ -87,18 +87,51 @@ uint32_t segmentFlags(const std::vector<MemoryRegion> &regions, uint64_t address
   return flags;
 }
 
+// One PT_LOAD: pages read in one go, within one mapping, with its permissions.
+struct Segment {
+  uint64_t address;
+  std::span<const uint8_t> bytes;
+  uint32_t flags;
+};
+
+// A range read in one go may run across mappings (a module's text after its
+// read-only data): it is cut at their boundaries, so that each segment has its
+// own mapping's permissions; a reader takes code to be where PF_X says.
+std::vector<Segment> segments(const CoreContents &contents) {
+  std::vector<Segment> out;
+  const std::vector<MemoryRegion> &regions = contents.regions;
+  for (const CoreContents::Range &range : contents.memory) {
+    uint64_t end = range.address + range.bytes.size();
+    for (uint64_t at = range.address; at < end;) {
+      const MemoryRegion *region = regionContaining(regions, at);
+      uint64_t pieceEnd = end;
+      if (region) {
+        pieceEnd = std::min(end, region->end);
+      } else {
+        auto next = std::upper_bound(regions.begin(), regions.end(), at,
+                                     [](uint64_t address, const MemoryRegion &r) { return address < r.start; });
+        if (next != regions.end()) pieceEnd = std::min(end, next->start);
+      }
+      out.push_back({at, std::span(range.bytes).subspan(at - range.address, pieceEnd - at), segmentFlags(region)});
+      at = pieceEnd;
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 llvm::Error writeElfCore(const std::string &path, const CoreContents &contents) {
   if (contents.threads.empty()) return fail("no thread to write");
-  if (contents.memory.size() >= elfcore::PN_XNUM - 1)
-    return fail("the pages read lie in " + std::to_string(contents.memory.size()) + " ranges, more than a core's " +
+  std::vector<Segment> loads = segments(contents);
+  if (loads.size() >= elfcore::PN_XNUM - 1)
+    return fail("the pages read lie in " + std::to_string(loads.size()) + " segments, more than a core's " +
                 "program headers can count without an extension this writer does not implement");
   std::vector<uint8_t> noteBytes = notes(contents);
-  size_t headers = sizeof(Elf64_Ehdr) + (1 + contents.memory.size()) * sizeof(Elf64_Phdr);
+  size_t headers = sizeof(Elf64_Ehdr) + (1 + loads.size()) * sizeof(Elf64_Phdr);
   uint64_t dataStart = (headers + noteBytes.size() + PageSize - 1) / PageSize * PageSize;
   uint64_t size = dataStart;
-  for (const CoreContents::Range &range : contents.memory) size += range.bytes.size();
+  for (const Segment &segment : loads) size += segment.bytes.size();
   auto buffer = llvm::FileOutputBuffer::create(path, size);
   if (!buffer) return fail("cannot write " + path + ": " + llvm::toString(buffer.takeError()));
   uint8_t *out = (*buffer)->getBufferStart();
@@ -114,7 +147,7 @@ llvm::Error writeElfCore(const std::string &path, const CoreContents &contents) 
   header.e_phoff = sizeof(Elf64_Ehdr);
   header.e_ehsize = sizeof(Elf64_Ehdr);
   header.e_phentsize = sizeof(Elf64_Phdr);
-  header.e_phnum = uint16_t(1 + contents.memory.size());
+  header.e_phnum = uint16_t(1 + loads.size());
   std::memcpy(out, &header, sizeof header);
 
   Elf64_Phdr note{};
@@ -124,18 +157,17 @@ llvm::Error writeElfCore(const std::string &path, const CoreContents &contents) 
   std::memcpy(out + sizeof(Elf64_Ehdr), &note, sizeof note);
   std::memcpy(out + headers, noteBytes.data(), noteBytes.size());
   uint64_t offset = dataStart;
-  for (size_t i = 0; i < contents.memory.size(); ++i) {
-    const CoreContents::Range &range = contents.memory[i];
+  for (size_t i = 0; i < loads.size(); ++i) {
     Elf64_Phdr load{};
     load.p_type = llvm::ELF::PT_LOAD;
-    load.p_flags = segmentFlags(contents.regions, range.address);
+    load.p_flags = loads[i].flags;
     load.p_offset = offset;
-    load.p_vaddr = range.address;
-    load.p_filesz = load.p_memsz = range.bytes.size();
+    load.p_vaddr = loads[i].address;
+    load.p_filesz = load.p_memsz = loads[i].bytes.size();
     load.p_align = PageSize;
     std::memcpy(out + sizeof(Elf64_Ehdr) + (1 + i) * sizeof(Elf64_Phdr), &load, sizeof load);
-    std::memcpy(out + offset, range.bytes.data(), range.bytes.size());
-    offset += range.bytes.size();
+    std::memcpy(out + offset, loads[i].bytes.data(), loads[i].bytes.size());
+    offset += loads[i].bytes.size();
   }
   if (llvm::Error error = (*buffer)->commit()) return fail("cannot write " + path + ": " + llvm::toString(std::move(error)));
   return llvm::Error::success();

@@ -46,3 +46,25 @@ TEST_CASE("a written core loads back: threads, registers, memory, process and fi
 TEST_CASE("a core with no thread is not written") {
   CHECK(llvm::toString(live::writeElfCore("/nonexistent/x.core", {})) == "no thread to write");
 }
+
+TEST_CASE("pages read in one go across mappings keep each mapping's permissions") {
+  live::CoreContents contents;
+  std::vector<uint8_t> regs(27 * 8, 0);
+  contents.threads.push_back({7, regs});
+  // A module's read-only headers, then its text, read as one range; then a page
+  // that no mapping covers.
+  contents.regions.push_back({0x400000, 0x401000, true, false, false});
+  contents.regions.push_back({0x401000, 0x403000, true, false, true});
+  contents.memory.push_back({0x400000, std::vector<uint8_t>(0x4000, 0xcc)});
+  std::string path = (std::filesystem::temp_directory_path() / "stackwalk-corewriter-flags.core").string();
+  REQUIRE_FALSE(bool(live::writeElfCore(path, contents)));
+
+  auto target = loadElfCore(path);
+  std::remove(path.c_str());
+  REQUIRE(bool(target));
+  CHECK_FALSE((*target)->isExecutable(0x400800));
+  CHECK((*target)->isExecutable(0x401000));
+  CHECK((*target)->isExecutable(0x402fff));
+  CHECK_FALSE((*target)->isExecutable(0x403800));
+  CHECK((*target)->readValue<uint8_t>(0x403fff) == 0xcc);
+}
