@@ -30,13 +30,17 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   if (arch == Arch::Arm64 && os == OS::Windows)
     return {ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, FramePointer, Scan};
   // arm64 elsewhere (Linux, Android, macOS, iOS): as x86-64 Linux, with the
-  // signal trampolines that carry no CFI (qemu-user's) before the frame
-  // pointer, which would skip the interrupted frame. Apple's ABI keeps the
+  // signal trampolines known by their code first. The kernel's
+  // __kernel_rt_sigreturn has CFI, but it only follows the frame record the
+  // kernel left (CFA = x29; x29 and x30 from it: its comment says as much),
+  // which restores neither sp nor x19-x28, and qemu-user's trampoline has
+  // none: the saved context in the rt_sigframe is the truth, as gdb's and
+  // libunwind's signal-frame unwinders take it. Apple's ABI keeps the
   // frame-pointer chain too, and its dumps come without files: the frame
   // pointer and a symbol file's STACK CFI do the work there.
   if (arch == Arch::Arm64)
-    return {ManagedCode,   Cfi,     Sigreturn,    SymbolFileCfi, Dynamic, RuntimeTransitions,
-            EntryFunction, BadCall, FramePointer, Scan};
+    return {ManagedCode,   Sigreturn, Cfi,          SymbolFileCfi, Dynamic, RuntimeTransitions,
+            EntryFunction, BadCall,   FramePointer, Scan};
   // 32-bit x86 Windows: the PDB's frame data (as a symbol file's STACK WIN
   // records), then as Breakpad's x86 stackwalker, STACK CFI, the ebp chain
   // most code keeps, and the scan.

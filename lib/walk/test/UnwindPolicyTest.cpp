@@ -64,8 +64,8 @@ TEST_CASE("x86-64 Windows: function tables (or a symbol file's STACK CFI), no DW
         std::vector<UnwindStep>{ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, Scan});
 }
 
-TEST_CASE("arm64 Linux: as x86-64 Linux, with signal trampolines known by their code before the frame pointer") {
-  CHECK(unwindPolicy(Arch::Arm64, OS::Linux) == std::vector<UnwindStep>{ManagedCode, Cfi, Sigreturn, SymbolFileCfi,
+TEST_CASE("arm64 Linux: as x86-64 Linux, with signal trampolines known by their code before CFI (the vDSO's follows only a frame record)") {
+  CHECK(unwindPolicy(Arch::Arm64, OS::Linux) == std::vector<UnwindStep>{ManagedCode, Sigreturn, Cfi, SymbolFileCfi,
                                                                         Dynamic, RuntimeTransitions, EntryFunction,
                                                                         BadCall, FramePointer, Scan});
   // macOS, iOS and unknown systems: the same chain (their frame pointers and symbol files do the work).
