@@ -20,11 +20,21 @@ using llvm::ELF::Elf64_Shdr;
 
 namespace stackwalk {
 
+namespace {
+
+// A 16-bit field of the ELF header (e_type, e_machine) in the file's own byte order.
+uint16_t headerHalf(std::span<const uint8_t> head, size_t offset) {
+  bool big = head[ELF::EI_DATA] == ELF::ELFDATA2MSB;
+  return big ? uint16_t(head[offset] << 8 | head[offset + 1]) : uint16_t(head[offset] | head[offset + 1] << 8);
+}
+
+} // namespace
+
 bool looksLikeElfCore(std::span<const uint8_t> head) {
   if (head.size() < sizeof(Elf32_Ehdr) || std::memcmp(head.data(), ELF::ElfMagic, 4) != 0) return false;
-  uint16_t type;
-  std::memcpy(&type, head.data() + 16, 2);
-  return type == ELF::ET_CORE;
+  // e_type in the file's own byte order, so that a big-endian core is known
+  // as a core (and refused as one, with its machine named).
+  return headerHalf(head, 16) == ELF::ET_CORE;
 }
 
 namespace elfcore {
@@ -107,7 +117,7 @@ Expected<std::vector<ElfProgramHeader>> CoreReader::programHeaders(const ElfFile
 Expected<ElfFileHeader> CoreReader::header() const {
   if (!looksLikeElfCore(bytes())) return fail("not an ELF core file");
   uint8_t elfClass = bytes()[ELF::EI_CLASS], data = bytes()[ELF::EI_DATA];
-  uint16_t machine = loadAt<uint16_t>(bytes(), 18);
+  uint16_t machine = headerHalf(bytes(), 18);
   std::string what = std::string(elfClass == ELF::ELFCLASS32 ? "a 32-bit" : elfClass == ELF::ELFCLASS64 ? "a 64-bit" : "an") +
                      (data == ELF::ELFDATA2MSB ? " big-endian" : "") + " ELF core of machine " +
                      ELF::convertEMachineToArchName(machine).str() + " (" + std::to_string(machine) + ")";

@@ -156,6 +156,19 @@ TEST_CASE("files that are not 64-bit ELF cores are refused with a reason") {
   auto result = loadElfCore(exec.path);
   REQUIRE_FALSE(bool(result));
   CHECK(llvm::toString(result.takeError()) == "not an ELF core file");
+  // A big-endian core is a core, refused as what it is (e_type and e_machine
+  // read in its byte order): s390x (22) and MIPS (8).
+  for (auto [machine, name] : {std::pair<uint16_t, const char *>{22, "s390"}, {8, "mips"}}) {
+    Bytes big = test::buildCore({}, {});
+    big.set<uint8_t>(5, 2); // ELFDATA2MSB
+    big.set<uint16_t>(16, uint16_t(4 << 8)); // ET_CORE, big-endian
+    big.set<uint16_t>(18, uint16_t(machine << 8 | machine >> 8));
+    TempFile file(big);
+    auto refused = loadElfCore(file.path);
+    REQUIRE_FALSE(bool(refused));
+    CHECK(llvm::toString(refused.takeError()) == std::string("a 64-bit big-endian ELF core of machine ") + name + " (" +
+                                                     std::to_string(machine) + "): stackwalk reads little-endian cores only");
+  }
   auto missing = loadElfCore("/nonexistent/core");
   REQUIRE_FALSE(bool(missing));
   llvm::consumeError(missing.takeError());
