@@ -314,16 +314,31 @@ def our_entries(thread):
     return out
 
 
+def exception_chain(exception, clrmd_shape):
+    """(object, type, message[, hresult]) of an exception and of each inner one, ClrMD's
+    JSON (clrmd_shape) or stackwalk's. The committed oracle files predate ClrMD's HResult
+    and inner exceptions: without them only the outermost object, type and message compare."""
+    chain = []
+    while exception:
+        address = exception["address"] if clrmd_shape else exception["object"]
+        entry = (int(address, 16), exception["type"], exception["message"])
+        chain.append(entry + ((exception["hresult"],) if "hresult" in exception else ()))
+        exception = exception.get("inner")
+    return chain
+
+
 def check_exception(check, name, tid, ours, clrmd):
     """The thread's last thrown exception against ClrMD's ClrThread.CurrentException (the
-    same handle): object, type and message; none where ClrMD has none."""
+    same handle): object, type, message, HResult and inner exceptions; none where ClrMD has none."""
     if clrmd is None:
         check(ours is None, f"{name}: thread {tid}: no exception, as ClrMD" + (f" (ours: {ours})" if ours else ""))
         return
-    got = ours and (int(ours["object"], 16), ours["type"], ours["message"])
-    want = (int(clrmd["address"], 16), clrmd["type"], clrmd["message"])
-    check(got == want, f"{name}: thread {tid}: last thrown exception {want[1]} \"{want[2]}\" at {hex(want[0])}, "
-          "as ClrMD" + ("" if got == want else f" (ours: {got})"))
+    want = exception_chain(clrmd, True)
+    got = exception_chain(ours, False) if ours else []
+    if "hresult" not in clrmd:
+        want, got = want[:1], [entry[:3] for entry in got[:1]]
+    check(got == want, f"{name}: thread {tid}: last thrown exception {want[0][1]} \"{want[0][2]}\" at "
+          f"{hex(want[0][0])} and {len(want) - 1} inner, as ClrMD" + ("" if got == want else f" (ours: {got})"))
 
 
 def same_entry(clrmd, ours):

@@ -21,6 +21,24 @@ using ClrRuntime runtime = args.Length == 2 ? info.CreateRuntime(args[1], ignore
 
 static string Hex(ulong v) => "0x" + v.ToString("x");
 
+// An exception's type, message, object and HResult, then its inner exceptions (a few deep).
+static void WriteException(Utf8JsonWriter w, ClrException ex, int depth)
+{
+    w.WriteString("type", ex.Type?.Name);
+    w.WriteString("message", ex.Message);
+    w.WriteString("address", Hex(ex.Address));
+    w.WriteString("hresult", "0x" + ((uint)ex.HResult).ToString("x8"));
+    ClrException? inner = depth < 4 ? ex.Inner : null;
+    if (inner == null)
+    {
+        w.WriteNull("inner");
+        return;
+    }
+    w.WriteStartObject("inner");
+    WriteException(w, inner, depth + 1);
+    w.WriteEndObject();
+}
+
 var ms = new MemoryStream();
 using (var w = new Utf8JsonWriter(ms, new JsonWriterOptions { Indented = true }))
 {
@@ -71,9 +89,7 @@ using (var w = new Utf8JsonWriter(ms, new JsonWriterOptions { Indented = true })
         if (ex != null)
         {
             w.WriteStartObject("current_exception");
-            w.WriteString("type", ex.Type?.Name);
-            w.WriteString("message", ex.Message);
-            w.WriteString("address", Hex(ex.Address));
+            WriteException(w, ex, 0);
             w.WriteStartArray("stack_trace");
             foreach (var f in ex.StackTrace)
             {

@@ -367,7 +367,8 @@ namespace StackwalkTest.Scenarios
         [MethodImpl(MethodImplOptions.NoInlining)]
         public static int Thrower2(int n)
         {
-            if (n > 0) throw new InvalidOperationException("scenario d");
+            // with an inner exception, as most wrapped failures have one
+            if (n > 0) throw new InvalidOperationException("scenario d", new ArgumentException("scenario d's cause"));
             return n;
         }
 
