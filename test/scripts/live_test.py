@@ -12,7 +12,9 @@ running again, untraced, and the program must still be there. A copy of the
 first program deleted while it runs is still named (through map_files). Then the
 errors: a pid that does not exist, another user's process, a process a
 debugger holds: one line each, exit code 3, the process untouched; a
---thread the process does not have: exit code 2, as for a dump.
+--thread the process does not have: exit code 2, as for a dump. stackwalk
+killed (SIGINT, SIGTERM, SIGKILL) while it holds the threads leaves them
+running.
 
 With dotnet (an SDK and createdump): test/dumps/dotnet/program is built and
 parked; its managed frames and runtime Frames walked live must equal those
@@ -26,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -117,6 +120,42 @@ def check_running(pid, name):
     held = {tid: s for tid, s in states.items() if s[0] not in "SR" or s[1] != 0}
     if held:
         raise SystemExit(f"{name}: threads left stopped or traced after the walk: {held}")
+
+
+def interrupted(stackwalk, unpacked):
+    """stackwalk killed while it holds the threads (held there by STACKWALK_TEST_FAULT=hang:pid),
+    by SIGINT, SIGTERM or SIGKILL: the kernel detaches them as stackwalk exits, and every
+    thread runs on, untraced; the process can be walked again."""
+    failures = []
+    process = dumps.start_parked(os.path.join(unpacked, "bin", PROGRAMS[0]))
+    try:
+        wait_asleep(process.pid)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+            walker = subprocess.Popen([stackwalk, "--pid", str(process.pid)], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, env=dict(os.environ, STACKWALK_TEST_FAULT="hang:pid"))
+            for _ in range(500):
+                states = task_states(process.pid)
+                if all(tracer == walker.pid and state == "t" for state, tracer in states.values()):
+                    break
+                time.sleep(0.01)
+            else:
+                failures.append(f"{sig.name}: the threads were never all held by stackwalk: {task_states(process.pid)}")
+            walker.send_signal(sig)
+            walker.wait(timeout=30)
+            try:
+                check_running(process.pid, f"stackwalk killed by {sig.name} during the pause")
+            except SystemExit as e:
+                failures.append(str(e))
+        again = subprocess.run([stackwalk, "--pid", str(process.pid)], capture_output=True, text=True)
+        if again.returncode != 0:
+            failures.append(f"walked again after the kills: exit {again.returncode}: {again.stderr}")
+        check_running(process.pid, "walked again")
+    finally:
+        process.kill()
+        process.wait()
+    print(f"     killed by SIGINT, SIGTERM and SIGKILL while holding {PROGRAMS[0]}'s threads: "
+          f"{'every thread ran on' if not failures else 'FAILED'}")
+    return failures
 
 
 def deleted_binary(stackwalk, unpacked, tmp):
@@ -249,6 +288,7 @@ def main():
         finally:
             process.kill()
             process.wait()
+    failures += interrupted(stackwalk, unpacked)
     failures += dotnet_case(stackwalk)
     return dumps.failures_summary(
         failures, f"{len(PROGRAMS) + len(gdb_programs)} programs, {frames} frames compared with eu-stack -p and gdb -p")

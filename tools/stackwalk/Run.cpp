@@ -74,8 +74,9 @@ std::optional<DumpFailure> walkDump(const std::string &path, const RunOptions &o
 
 // A test's way to make a worker die as real input once did: STACKWALK_TEST_FAULT
 // is a comma-separated list of crash|hang|oom:SUBSTRING, each applied to dumps
-// whose path contains SUBSTRING; a batch must survive them. Nothing else reads
-// this variable.
+// whose path contains SUBSTRING; a batch must survive them. With --pid it is
+// applied to the name "pid N" while the process's threads are stopped: stackwalk
+// killed there must leave them running. Nothing else reads this variable.
 void injectTestFault(const std::string &path) {
   const char *spec = std::getenv("STACKWALK_TEST_FAULT");
   llvm::SmallVector<llvm::StringRef> faults;
@@ -138,6 +139,7 @@ int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::
   std::unique_ptr<ProcessWalk> walk = ProcessWalk::openWithoutThreads(std::move(target), name, walkOptions, *session);
   auto stopped = (*live)->stop(/*forCore=*/!options.saveCore.empty());
   if (!stopped) return unreadable(stopped.takeError());
+  injectTestFault(name);
   if (llvm::Error error = walk->adoptThreads(std::move(stopped->threads), stopped->warnings)) {
     (*live)->resume();
     return unreadable(std::move(error));
