@@ -158,6 +158,33 @@ def interrupted(stackwalk, unpacked):
     return failures
 
 
+def several(stackwalk, unpacked):
+    """--pid given several times: one report each, in order, as a batch of dumps gives them;
+    a pid that is gone is an error record of its own, the others reported, exit 1."""
+    failures = []
+    programs = [dumps.start_parked(os.path.join(unpacked, "bin", name)) for name in PROGRAMS[:2]]
+    try:
+        for process in programs:
+            wait_asleep(process.pid)
+        gone = 2**22 + 12345
+        out = subprocess.run([stackwalk, "--ndjson", *[a for p in programs for a in ("--pid", str(p.pid))],
+                              "--pid", str(gone)], capture_output=True, text=True)
+        records = [json.loads(line) for line in out.stdout.splitlines()]
+        pids = [(r["dump"].get("pid"), (r.get("error") or {}).get("message")) for r in records]
+        want = [(p.pid, None) for p in programs] + [(None, f"no process {gone}")]
+        if out.returncode != 1 or pids != want:
+            failures.append(f"--pid three times: exit {out.returncode}, reports {pids}, wanted {want}")
+        walked = sum(len(r.get("threads", [])) for r in records)
+        for process, name in zip(programs, PROGRAMS):
+            check_running(process.pid, name)
+    finally:
+        for process in programs:
+            process.kill()
+            process.wait()
+    print(f"     --pid three times: {len(records)} reports in order ({walked} threads), the gone pid an error")
+    return failures
+
+
 def deleted_binary(stackwalk, unpacked, tmp):
     """A program whose file was deleted after it started is named through /proc/PID/map_files."""
     copy = os.path.join(tmp, "deleted-prog")
@@ -289,6 +316,7 @@ def main():
             process.kill()
             process.wait()
     failures += interrupted(stackwalk, unpacked)
+    failures += several(stackwalk, unpacked)
     failures += dotnet_case(stackwalk)
     return dumps.failures_summary(
         failures, f"{len(PROGRAMS) + len(gdb_programs)} programs, {frames} frames compared with eu-stack -p and gdb -p")
