@@ -7,12 +7,14 @@ Usage: dotnet_arm64_test.py STACKWALK
 The program is published self-contained for linux-arm64 (the runtime pack from NuGet),
 once per source: the build tree keeps it (dotnet-arm64/, keyed by the sources' SHA-256).
 createdump cannot run under qemu, so qemu writes the cores: `park` once it is READY is sent
-SIGSEGV (kill_with_core), and `crash` dies of its unhandled exception. Each core is
+SIGSEGV (kill_with_core), `crash` dies of its unhandled exception, and `nullref` of the
+NullReferenceException of a fault at a tier-1 method's first instruction. Each core is
 walked mixed and --managed-only with -e, and checked as dotnet_fresh_test.py checks the
 x86-64 dumps (dotnet_checks.py): every scenario's methods in the program's order, its
 runtime Frames among them (InlinedCallFrame, SoftwareExceptionFrame,
 DebuggerU2MCatchHandlerFrame), the recorded MethodDescs, every managed frame named with a
-MethodDesc, the scenario's last thrown exception; the crash's crashing thread and exception.
+MethodDesc, the scenario's last thrown exception; the crashes' crashing thread (the one that
+threw) and exception.
 Managed callers must be found by the runtime's unwind data (trust unwind_info: Windows
 ARM64 unwind codes), not by frame pointers.
 
@@ -106,6 +108,11 @@ def capture(app, mode, work):
         return cores[0], json.load(f)
 
 
+# The modes that die of an unhandled exception, and its type: crash throws it, nullref
+# faults at BalanceOf's first instruction (a FaultingExceptionFrame holds the fault's context).
+UNHANDLED = {"crash": "System.InvalidOperationException", "nullref": "System.NullReferenceException"}
+
+
 def check_core(stackwalk, app, mode, core, record, work):
     label = f"arm64 {mode}"
     args = [core, "-e", os.path.join(app, "StackwalkDotnet")]
@@ -135,11 +142,13 @@ def check_core(stackwalk, app, mode, core, record, work):
     check(by_unwind_info > 0 and not by_frame_pointer,
           f"{label}: {by_unwind_info} managed callers found by the runtime's arm64 unwind data"
           + (f"; by frame pointers: {by_frame_pointer}" if by_frame_pointer else ""))
-    if mode == "crash":
+    if mode in UNHANDLED:
         crashed = [t for t in mixed["threads"] if t["crashed"]]
         thrown = crashed[0]["last_thrown_exception"] if crashed else {}
-        check(len(crashed) == 1 and (thrown or {}).get("type") == "System.InvalidOperationException",
-              f"{label}: the crashing thread and its unhandled InvalidOperationException (got {thrown})")
+        thrower = [r["os_thread_id"] for r in record["threads"] if r["scenario"] in ("f", "g")]
+        check([t["tid"] for t in crashed] == thrower and (thrown or {}).get("type") == UNHANDLED[mode],
+              f"{label}: the crashing thread is the one that threw ({thrower}), with its unhandled {UNHANDLED[mode]} "
+              f"(got {[t['tid'] for t in crashed]}, {thrown})")
     frames = sum(len(t["frames"]) for t in mixed["threads"])
     print(f"     {label}: {len(mixed['threads'])} threads, {frames} frames")
 
@@ -154,7 +163,7 @@ def main(stackwalk, options):
     app = published(os.path.join(os.path.dirname(stackwalk), "dotnet-arm64"))
     print(f"     published for linux-arm64 in {time.monotonic() - start:.1f} s: {app}")
     with tempfile.TemporaryDirectory(prefix="stackwalk-dotnet-arm64-") as work:
-        for mode in ("park", "crash"):
+        for mode in ("park", "crash", "nullref"):
             core, record = capture(app, mode, work)
             check_core(stackwalk, app, mode, core, record, work)
     return check.summary()
