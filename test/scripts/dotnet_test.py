@@ -52,8 +52,9 @@ def check_without_files(stackwalk, folder, dump):
     managed = sum(f[0] == "managed" for t in without for f in t)
     check(without == with_files and managed > 40,
           f"park-full without module files: --managed-only equals the walk with them ({managed} managed frames)")
-    check(info["descriptor_source"].startswith("dump"),
-          f"park-full without module files: the descriptor from the dump ({info['descriptor_source']})")
+    check(info["descriptor_source"] == "dump (the module's loaded image: no file)",
+          f"park-full without module files: --runtime-info says the descriptor came from the runtime's loaded "
+          f"image in the dump, without its file ({info['descriptor_source']})")
     check_exported_names(stackwalk, folder, dump)
 
 

@@ -95,7 +95,11 @@ def main(stackwalk, unpacked, options):
                 managed_only = dotnet_checks.walk(stackwalk, args, tmp, "--managed-only")
                 mixed = dotnet_checks.walk(stackwalk, args, tmp)
                 dotnet_checks.check_dump(check, label, dump, mixed, managed_only)
-                dotnet_checks.check_runtime_info(check, label, stackwalk, args, tmp, dump)
+                info = dotnet_checks.check_runtime_info(check, label, stackwalk, args, tmp, dump)
+                if not extra and info:
+                    check(info["descriptor_source"] == "dump (the module's loaded image: no file)",
+                          f"{label}: the descriptor from coreclr.dll's image rebuilt from the dump, without its "
+                          f"file ({info['descriptor_source']})")
         print(f"     walked and checked in {time.monotonic() - captured:.1f} s")
     return check.summary()
 

@@ -264,7 +264,9 @@ llvm::Expected<ContractDescriptor> ContractDescriptor::locate(const Target &targ
     if (!descriptor) return fail(module.name + ": " + llvm::toString(descriptor.takeError()));
     descriptor->origin_.module = module.name;
     descriptor->origin_.address = *address;
-    if (!module.image) descriptor->origin_.source = "dump (the module's loaded image: no file)";
+    // Read where the runtime's module has no file: its export found in its
+    // loaded image, rebuilt from the dump or read there in place.
+    if (!module.image || module.image->inMemory()) descriptor->origin_.source = "dump (the module's loaded image: no file)";
     return descriptor;
   }
   if (!unreadable.empty())
