@@ -55,9 +55,10 @@ def bare_sysroot(unpacked, tmp):
     return root
 
 
-def walk(stackwalk, unpacked, core, *args):
+def walk(stackwalk, unpacked, core, *args, env=None):
     result = subprocess.run([stackwalk, os.path.join(unpacked, core), "-a", "--json", "--args", "--no-host-files",
-                             *args], capture_output=True, text=True, timeout=300, cwd=unpacked)
+                             *args], capture_output=True, text=True, timeout=300, cwd=unpacked,
+                            env=None if env is None else dict(os.environ, **env))
     if result.returncode != 0:
         raise RuntimeError(f"stackwalk exited {result.returncode}: {result.stderr}")
     return json.loads(result.stdout)
@@ -130,6 +131,15 @@ def debuginfod(stackwalk, unpacked, tmp):
               f"debuginfod: the program and its debug file fetched by build-id ({exe['file']}, {exe['note']})")
         check(frames(fetched) == frames(on_disk),
               "debuginfod: every frame, line and argument as with the files on disk")
+        # DEBUGINFOD_URLS as gdb and eu-stack read it, unless --debuginfod says otherwise.
+        server_env = {"DEBUGINFOD_URLS": f"http://127.0.0.1:{port}"}
+        env_cache = ["--sysroot", sysroot, "--symbol-cache", os.path.join(tmp, "debuginfod-env-cache")]
+        from_env = walk(stackwalk, unpacked, dump["core"], *env_cache, env=server_env)
+        check(frames(from_env) == frames(on_disk), "debuginfod: the server in DEBUGINFOD_URLS is asked without --debuginfod")
+        none = walk(stackwalk, unpacked, dump["core"], *env_cache[:2], "--debuginfod", "",
+                    "--symbol-cache", os.path.join(tmp, "debuginfod-none-cache"), env=server_env)
+        check(module(none, os.path.basename(program))["file"] is None,
+              "debuginfod: --debuginfod '' asks no server, whatever DEBUGINFOD_URLS says")
     finally:
         server.terminate()
         server.wait()

@@ -129,9 +129,10 @@ int main(int argc, char **argv) {
   app.add_option("--symbol-server", servers.stores,
                  "symbol server URL: Microsoft or SSQP store (name/KEY/name) or Breakpad .sym store (repeatable)")
       ->allow_extra_args(false);
-  app.add_option("--debuginfod", debuginfodLists,
-                 "debuginfod server URLs, space-separated as in DEBUGINFOD_URLS (repeatable)")
-      ->allow_extra_args(false);
+  auto *optDebuginfod = app.add_option("--debuginfod", debuginfodLists,
+                                       "debuginfod server URLs, space-separated (repeatable; default: $DEBUGINFOD_URLS, "
+                                       "as gdb and eu-stack read it; --debuginfod '' for none)")
+                           ->allow_extra_args(false);
   app.add_option("--symbol-cache", servers.cacheDir,
                  "where files from symbol servers and decompressed debug files are kept (with servers, default: "
                  "$XDG_CACHE_HOME/stackwalk/symbols)");
@@ -245,6 +246,9 @@ int main(int argc, char **argv) {
   if (dumpPaths.empty() && pids.empty()) return stackwalk::ExitOk; // --from an empty list: nothing to do
   options.walk.search.hostFiles = !(noHostFiles || untrusted);
   std::unique_ptr<stackwalk::HttpSymbolFetcher> fetcher;
+  // The user's own debuginfod configuration, as elfutils' and gdb's clients take it.
+  if (!*optDebuginfod)
+    if (const char *fromEnvironment = std::getenv("DEBUGINFOD_URLS")) debuginfodLists.push_back(fromEnvironment);
   for (const std::string &list : debuginfodLists)
     for (llvm::StringRef url : llvm::split(llvm::StringRef(list), ' '))
       if (!url.empty()) servers.debuginfod.push_back(url.str());
