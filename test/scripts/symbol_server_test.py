@@ -19,12 +19,15 @@ Usage: symbol_server_test.py STACKWALK UNPACKED_DUMPS_DIR
 - The same PDB behind a file.ptr whose PATH is a URL on the server: followed, the
   frames as with the PDB on disk; a file.ptr's MSG, and a PATH to a file share,
   are warnings.
+- An HTML page answered (200) where the PDB should be: not kept, a warning; the miss
+  remembered, and asked again after an hour.
 """
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 import dumps
 
@@ -214,12 +217,49 @@ def pointer(stackwalk, unpacked, tmp):
           f"{results['share']['warnings']})")
 
 
+def not_a_pdb(stackwalk, unpacked, tmp):
+    """A store that answers 200 with an HTML page where the PDB should be: not kept, a warning
+    says what came instead, and the miss is remembered for an hour: a second walk asks nothing,
+    one after the hour asks again (and keeps the PDB that is there by then)."""
+    windows = os.path.join(unpacked, "windows")
+    pdb_dir = os.path.join(windows, "symbols", "pdb-threads.pdb")
+    key = next(d for d in os.listdir(pdb_dir) if os.path.isdir(os.path.join(pdb_dir, d)))
+    root = os.path.join(tmp, "html")
+    entry = os.path.join(root, "pdb-threads.pdb", key)
+    os.makedirs(entry)
+    with open(os.path.join(entry, "pdb-threads.pdb"), "w") as f:
+        f.write("<!DOCTYPE html><html><body>Please sign in</body></html>\n")
+    local = ["--module-path", "bin", "--module-path", "system32"]
+    cache = os.path.join(tmp, "html-cache")
+    log = os.path.join(tmp, "html.log")
+    with dumps.HttpServer(root, log) as server:
+        args = [*local, "--symbol-server", server.url, "--symbol-cache", cache]
+        first = walk(stackwalk, windows, "dumps/pdb-threads.dmp", *args)
+        said = [w for w in first["warnings"] if "not a PDB" in w and "<!DOCTYPE html>" in w]
+        kept = [os.path.join(d, f) for d, _, files in os.walk(cache) for f in files if f.endswith(".pdb")]
+        check(said and not kept and module(first, "pdb-threads.exe")["symbols"] != "pdb",
+              f"an HTML page served as the PDB: not kept, a warning says what came ({said}, kept {kept})")
+        asked = lambda: sum("pdb-threads.pdb" in line for line in open(log))
+        before = asked()
+        walk(stackwalk, windows, "dumps/pdb-threads.dmp", *args)
+        check(asked() == before, "an HTML page served as the PDB: remembered as a miss, a second walk asks nothing")
+        shutil.copy(os.path.join(pdb_dir, key, "pdb-threads.pdb"), entry)
+        misses = os.path.join(cache, ".misses")
+        hour_ago = time.time() - 3700
+        for marker in os.listdir(misses):
+            os.utime(os.path.join(misses, marker), (hour_ago, hour_ago))
+        later = walk(stackwalk, windows, "dumps/pdb-threads.dmp", *args)
+    check(module(later, "pdb-threads.exe")["symbols"] == "pdb",
+          "a miss more than an hour old is asked again: the PDB uploaded since is used")
+
+
 def main(stackwalk, unpacked, options):
     with tempfile.TemporaryDirectory() as tmp:
         ssqp(stackwalk, unpacked, tmp)
         debuginfod(stackwalk, unpacked, tmp)
         cabinet(stackwalk, unpacked, tmp)
         pointer(stackwalk, unpacked, tmp)
+        not_a_pdb(stackwalk, unpacked, tmp)
     return check.summary()
 
 

@@ -8,6 +8,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -32,6 +33,34 @@ std::string escaped(const CurlLibrary &curl, const std::string &text) {
   curl.free(out);
   return result;
 }
+
+// A server that cannot find a file may still answer 200, with a page saying so
+// (a portal's login or error page): what arrived must begin as the kind of
+// file asked for, or it is not kept. Returns why not, or nullopt.
+std::optional<std::string> notOfKind(Kind kind, const std::string &path) {
+  char head[32] = {};
+  std::FILE *file = std::fopen(path.c_str(), "rb");
+  size_t got = file ? std::fread(head, 1, sizeof head, file) : 0;
+  if (file) std::fclose(file);
+  llvm::StringRef begins(head, got);
+  bool ok = false;
+  const char *what = "";
+  switch (kind) {
+  case Kind::ElfExecutable:
+  case Kind::ElfDebugFile: ok = begins.starts_with("\x7f" "ELF"), what = "an ELF file"; break;
+  case Kind::PeImage: ok = begins.starts_with("MZ"), what = "a PE image"; break;
+  case Kind::Pdb: ok = begins.starts_with("Microsoft C/C++ MSF 7.00") || begins.starts_with("BSJB"), what = "a PDB"; break;
+  case Kind::BreakpadSymbols: ok = begins.starts_with("MODULE "), what = "a Breakpad symbol file"; break;
+  }
+  if (ok) return std::nullopt;
+  std::string shown;
+  for (char c : begins.take_front(16)) shown += llvm::isPrint(c) ? c : '.';
+  return std::string("something that is not ") + what + " (it begins \"" + shown + "\")";
+}
+
+// How long a server's "not found" is believed: a file may be uploaded later
+// (symbolicator retries misses after an hour too).
+constexpr auto MissLifetime = std::chrono::hours(1);
 
 // Breakpad names a PE module's .sym after its PDB: foo.pdb -> foo.sym.
 std::string symName(const std::string &debugFile) {
@@ -111,6 +140,18 @@ std::string HttpSymbolFetcher::missMarker(const std::string &url) const {
   return joinPath(joinPath(servers_.cacheDir, ".misses"), llvm::toHex(digest, /*LowerCase=*/true));
 }
 
+// A miss remembered less than MissLifetime ago: the URL is not asked again yet.
+bool HttpSymbolFetcher::recentMiss(const std::string &url) const {
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(missMarker(url), status)) return false;
+  return std::chrono::system_clock::now() - status.getLastModificationTime() < MissLifetime;
+}
+
+void HttpSymbolFetcher::rememberMiss(const std::string &url) const {
+  llvm::sys::fs::create_directories(joinPath(servers_.cacheDir, ".misses"));
+  std::ofstream(missMarker(url)) << url << "\n";
+}
+
 std::optional<std::string> HttpSymbolFetcher::originOf(const std::string &cachedPath) const {
   if (!llvm::StringRef(cachedPath).starts_with(servers_.cacheDir)) return std::nullopt;
   std::ifstream origin(cachedPath + ".origin");
@@ -121,6 +162,7 @@ std::optional<std::string> HttpSymbolFetcher::originOf(const std::string &cached
 
 // One file being fetched: its URLs in order, the one being asked.
 struct HttpSymbolFetcher::Transfer {
+  Kind kind;
   std::string destination;
   std::vector<SymbolUrl> urls;
   size_t next = 0;
@@ -192,9 +234,10 @@ void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::v
     std::string destination = joinPath(servers_.cacheDir, cachePath(request));
     if (transfers.count(destination) || llvm::sys::fs::exists(destination)) continue;
     auto transfer = std::make_unique<Transfer>();
+    transfer->kind = request.kind;
     transfer->destination = destination;
     for (SymbolUrl &url : urlsFor(request))
-      if (!llvm::sys::fs::exists(missMarker(url.url))) transfer->urls.push_back(std::move(url));
+      if (!recentMiss(url.url)) transfer->urls.push_back(std::move(url));
     if (!transfer->urls.empty()) transfers.emplace(destination, std::move(transfer));
   }
   if (transfers.empty()) return;
@@ -247,11 +290,17 @@ void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::v
       follow(t, warnings);
       std::remove(t.temporary.c_str());
       // Read once: what it points at is remembered on its own (a file, or a miss).
-      llvm::sys::fs::create_directories(joinPath(servers_.cacheDir, ".misses"));
-      std::ofstream(missMarker(t.asked.url)) << t.asked.url << "\n";
+      rememberMiss(t.asked.url);
       return false;
     }
     if (arrived && !t.asked.cabinetOf.empty() && !extracted(t, warnings)) return false; // the next URL
+    if (arrived)
+      if (auto wrong = notOfKind(t.kind, t.temporary)) {
+        warnings.push_back(t.asked.url + " answered with " + *wrong + ": not kept");
+        std::remove(t.temporary.c_str());
+        rememberMiss(t.asked.url);
+        return false; // the next URL
+      }
     if (arrived && !llvm::sys::fs::create_directories(llvm::sys::path::parent_path(t.destination)) &&
         std::rename(t.temporary.c_str(), t.destination.c_str()) == 0) {
       std::ofstream(t.destination + ".origin") << t.asked.url << "\n";
@@ -259,8 +308,7 @@ void HttpSymbolFetcher::fetch(const std::vector<SymbolRequest> &requests, std::v
     }
     std::remove(t.temporary.c_str());
     if (result == CURLE_OK && (status == 404 || status == 410)) {
-      llvm::sys::fs::create_directories(joinPath(servers_.cacheDir, ".misses"));
-      std::ofstream(missMarker(t.asked.url)) << t.asked.url << "\n";
+      rememberMiss(t.asked.url);
     } else if (result == CURLE_OK && status == 200) {
       // Empty, or the cache cannot be written: nothing to keep, the server is fine.
     } else {

@@ -3,9 +3,10 @@
 // .NET's runtime libraries are published this way), Breakpad .sym stores, and debuginfod (/buildid/ID/executable and /debuginfo). Each
 // file lands in a local cache in the layout ModuleResolver searches, written
 // to a temporary file and renamed, so concurrent walks share the cache; what
-// a server said it lacks is remembered there too, so a second walk asks
-// nothing. A server that fails or times out is asked nothing more by this
-// fetcher and named in a warning.
+// a server said it lacks is remembered there too, for an hour, so a second
+// walk asks nothing. What arrives must begin as the kind of file asked for (a
+// 200 with an HTML page is not a PDB). A server that fails or times out is
+// asked nothing more by this fetcher and named in a warning.
 #pragma once
 
 #include "stackwalk/core/SymbolFetcher.h"
@@ -55,6 +56,8 @@ public:
 private:
   struct Transfer;
   std::string missMarker(const std::string &url) const;
+  bool recentMiss(const std::string &url) const;
+  void rememberMiss(const std::string &url) const;
   bool extracted(Transfer &t, std::vector<std::string> &warnings) const;
   // Where a file.ptr that arrived sends the transfer: its next URL, or a
   // warning saying why it is not followed.
