@@ -98,6 +98,19 @@ def ssqp(stackwalk, unpacked, tmp):
         again = walk(stackwalk, unpacked, dump["core"], *local, *served)
         check(server.requests() == asked and frames(again) == frames(fetched),
               f"ssqp: a second walk asks the server nothing ({asked} request(s) the first time)")
+    # Another program's debug file under libc's key: rejected by its build-id, and the note
+    # names the URL it came from.
+    other = os.path.join(unpacked, "bin", "stripped-debuglink.debug")
+    wrong = os.path.join(tmp, "ssqp-wrong", "_.debug", f"elf-buildid-sym-{ident}")
+    os.makedirs(wrong)
+    os.symlink(other, os.path.join(wrong, "_.debug"))
+    with dumps.HttpServer(os.path.join(tmp, "ssqp-wrong"), os.path.join(tmp, "http-wrong.log")) as server:
+        mismatched = walk(stackwalk, unpacked, dump["core"], *local, "--symbol-server", server.url,
+                          "--symbol-cache", os.path.join(tmp, "ssqp-wrong-cache"))
+    note = module(mismatched, "libc.so.6")["note"] or ""
+    check(module(mismatched, "libc.so.6")["symbols"] != "dwarf" and "rejected" in note and
+          f"(fetched from {server.url}_.debug/elf-buildid-sym-{ident}/_.debug)" in note,
+          f"ssqp: a fetched debug file of another build-id is rejected, and the note names its URL ({note})")
     dead = walk(stackwalk, unpacked, dump["core"], *local, "--symbol-server", f"http://127.0.0.1:{dumps.free_port()}/",
                 "--symbol-cache", os.path.join(tmp, "cold-cache"), "--symbol-timeout", "5")
     check(any("failed" in w and "127.0.0.1" in w for w in dead["warnings"]) and frames(dead) == frames(without),

@@ -157,11 +157,11 @@ std::shared_ptr<ModuleImage> ModuleResolver::findImage(Module &module) const {
     if (!isRegularFile(path)) continue;
     auto image = open(path);
     if (!image) {
-      mismatches += " " + path + " (" + llvm::toString(image.takeError()) + ")";
+      mismatches += " " + shown(path) + " (" + llvm::toString(image.takeError()) + ")";
       continue;
     }
     if (auto mismatch = identityMismatch(module, **image)) {
-      mismatches += " " + path + " (" + *mismatch + ")";
+      mismatches += " " + shown(path) + " (" + *mismatch + ")";
       continue;
     }
     bool byDynamicSection = module.buildId.empty() && !module.dynamicSection.empty();
@@ -191,16 +191,16 @@ std::unique_ptr<ModuleImage> ModuleResolver::findDebugImage(const ModuleImage &i
     if (!tried.insert(path).second || !isRegularFile(path) || path == image.path()) return nullptr;
     auto debug = ModuleImage::open(path);
     if (!debug) {
-      rejected += " " + path + " (" + llvm::toString(debug.takeError()) + ")";
+      rejected += " " + shown(path) + " (" + llvm::toString(debug.takeError()) + ")";
       return nullptr;
     }
     if (!image.buildId().empty() && !(*debug)->buildId().empty()) {
       if ((*debug)->buildId() == image.buildId()) return std::move(*debug);
-      rejected += " " + path + " (build-id " + hexString((*debug)->buildId()) + ")";
+      rejected += " " + shown(path) + " (build-id " + hexString((*debug)->buildId()) + ")";
       return nullptr;
     }
     if (crc && crcMatches(path, *crc)) return std::move(*debug);
-    rejected += " " + path + (crc ? " (its CRC is not the debug link's)" : " (no build-id to check it by)");
+    rejected += " " + shown(path) + (crc ? " (its CRC is not the debug link's)" : " (no build-id to check it by)");
     return nullptr;
   };
   auto noneTaken = [&]() -> std::unique_ptr<ModuleImage> {
@@ -275,7 +275,7 @@ std::optional<std::string> ModuleResolver::findPdb(const Module &module, const M
       if (!isRegularFile(path) || isPortablePdb(path)) continue;
       auto fileId = pdbFileDebugId(path);
       if (fileId && *fileId == id) return path;
-      rejected += " " + path + " (" + (fileId ? "debug id " + *fileId : llvm::toString(fileId.takeError())) + ")";
+      rejected += " " + shown(path) + " (" + (fileId ? "debug id " + *fileId : llvm::toString(fileId.takeError())) + ")";
     }
   }
   if (!rejected.empty()) note = "PDB rejected:" + rejected;
@@ -304,7 +304,7 @@ std::shared_ptr<const BreakpadSymbolFile> ModuleResolver::findSymbolFile(const M
       if (cache_) cache_->addSymbolFile(*path, symbols);
     }
     if (!llvm::StringRef(symbols->header().debugId).equals_insensitive(id)) {
-      note = "symbol file " + *path + " rejected: its debug id is " + symbols->header().debugId;
+      note = "symbol file " + shown(*path) + " rejected: its debug id is " + symbols->header().debugId;
       continue;
     }
     note.clear();
@@ -437,8 +437,16 @@ void ModuleResolver::fetchMissing(Target &target) const {
     }
     std::string symbolNote;
     attachDebugInfo(*module, symbolNote);
+    if (!symbolNote.empty()) module->imageNote += (module->imageNote.empty() ? "" : "; ") + symbolNote;
     noteOrigins(*module);
   }
+}
+
+// A path as a note shows it: a file a symbol server sent names its URL, so
+// that a rejected one says where it came from.
+std::string ModuleResolver::shown(const std::string &path) const {
+  auto origin = options_.fetcher ? options_.fetcher->originOf(path) : std::nullopt;
+  return origin ? path + " (fetched from " + *origin + ")" : path;
 }
 
 void ModuleResolver::noteOrigins(Module &module) const {

@@ -63,6 +63,7 @@ private:
   // Asks the fetcher for what is missing, then looks again.
   void fetchMissing(Target &target) const;
   void noteOrigins(Module &module) const;
+  std::string shown(const std::string &path) const;
   static void readExportedFunctions(const Target &target, Module &module, uint64_t &budget);
   // One warning per kind of module without a file.
   void summarize(Target &target) const;
