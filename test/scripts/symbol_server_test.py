@@ -164,16 +164,23 @@ def debuginfod(stackwalk, unpacked, tmp):
           "debuginfod: with the server stopped, a second walk gives the same frames and asks nothing")
 
 
+def pdb_store_entry(unpacked, root):
+    """The Windows test dumps' folder, pdb-threads.pdb's file there, and its entry in a
+    Microsoft store at ROOT (pdb-threads.pdb/GUIDAGE/), made empty."""
+    windows = os.path.join(unpacked, "windows")
+    pdb_dir = os.path.join(windows, "symbols", "pdb-threads.pdb")
+    key = next(d for d in os.listdir(pdb_dir) if os.path.isdir(os.path.join(pdb_dir, d)))
+    entry = os.path.join(root, "pdb-threads.pdb", key)
+    os.makedirs(entry)
+    return windows, os.path.join(pdb_dir, key, "pdb-threads.pdb"), entry
+
+
 def cabinet(stackwalk, unpacked, tmp):
     if not shutil.which("gcab"):
         print("skip cabinet: gcab is not installed (Debian package gcab)")
         return
-    windows = os.path.join(unpacked, "windows")
-    pdb_dir = os.path.join(windows, "symbols", "pdb-threads.pdb")
-    key = next(d for d in os.listdir(pdb_dir) if os.path.isdir(os.path.join(pdb_dir, d)))
-    store = os.path.join(tmp, "ms", "pdb-threads.pdb", key)
-    os.makedirs(store)
-    shutil.copy(os.path.join(pdb_dir, key, "pdb-threads.pdb"), tmp)
+    windows, pdb, store = pdb_store_entry(unpacked, os.path.join(tmp, "ms"))
+    shutil.copy(pdb, tmp)
     subprocess.run(["gcab", "-c", "-z", os.path.join(store, "pdb-threads.pd_"), "pdb-threads.pdb"], cwd=tmp,
                    check=True)
     local = ["--module-path", "bin", "--module-path", "system32"]
@@ -202,14 +209,10 @@ def pointer(stackwalk, unpacked, tmp):
     """A store whose PDB entry is a file.ptr: a PATH that is a URL is followed (the PDB names the
     frames as on disk, and the module says the URL it came from); a MSG, or a PATH to a file
     share, is a warning."""
-    windows = os.path.join(unpacked, "windows")
-    pdb_dir = os.path.join(windows, "symbols", "pdb-threads.pdb")
-    key = next(d for d in os.listdir(pdb_dir) if os.path.isdir(os.path.join(pdb_dir, d)))
     root = os.path.join(tmp, "ptr")
-    entry = os.path.join(root, "pdb-threads.pdb", key)
-    os.makedirs(entry)
+    windows, pdb, entry = pdb_store_entry(unpacked, root)
     os.makedirs(os.path.join(root, "elsewhere"))
-    shutil.copy(os.path.join(pdb_dir, key, "pdb-threads.pdb"), os.path.join(root, "elsewhere"))
+    shutil.copy(pdb, os.path.join(root, "elsewhere"))
     local = ["--module-path", "bin", "--module-path", "system32"]
     on_disk = walk(stackwalk, windows, "dumps/pdb-threads.dmp", *local, "--module-path", "symbols")
     with dumps.HttpServer(root, os.path.join(tmp, "ptr.log")) as server:
@@ -234,12 +237,8 @@ def not_a_pdb(stackwalk, unpacked, tmp):
     """A store that answers 200 with an HTML page where the PDB should be: not kept, a warning
     says what came instead, and the miss is remembered for an hour: a second walk asks nothing,
     one after the hour asks again (and keeps the PDB that is there by then)."""
-    windows = os.path.join(unpacked, "windows")
-    pdb_dir = os.path.join(windows, "symbols", "pdb-threads.pdb")
-    key = next(d for d in os.listdir(pdb_dir) if os.path.isdir(os.path.join(pdb_dir, d)))
     root = os.path.join(tmp, "html")
-    entry = os.path.join(root, "pdb-threads.pdb", key)
-    os.makedirs(entry)
+    windows, pdb, entry = pdb_store_entry(unpacked, root)
     with open(os.path.join(entry, "pdb-threads.pdb"), "w") as f:
         f.write("<!DOCTYPE html><html><body>Please sign in</body></html>\n")
     local = ["--module-path", "bin", "--module-path", "system32"]
@@ -256,7 +255,7 @@ def not_a_pdb(stackwalk, unpacked, tmp):
         before = asked()
         walk(stackwalk, windows, "dumps/pdb-threads.dmp", *args)
         check(asked() == before, "an HTML page served as the PDB: remembered as a miss, a second walk asks nothing")
-        shutil.copy(os.path.join(pdb_dir, key, "pdb-threads.pdb"), entry)
+        shutil.copy(pdb, entry)
         misses = os.path.join(cache, ".misses")
         hour_ago = time.time() - 3700
         for marker in os.listdir(misses):
