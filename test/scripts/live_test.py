@@ -274,6 +274,48 @@ def dotnet_case(stackwalk):
     return []
 
 
+def compare(name, ours, theirs, oracle):
+    """Each thread's physical frames of the live walk against the oracle's: the failures."""
+    failures = []
+    if sorted(ours) != sorted(theirs):
+        failures.append(f"{name}: threads {sorted(ours)} vs {oracle}'s {sorted(theirs)}")
+    for tid in sorted(set(ours) & set(theirs)):
+        if ours[tid] != theirs[tid]:
+            failures.append(f"{name} thread {tid}: {[hex(a) for a in ours[tid]]} vs {oracle}'s "
+                            f"{[hex(a) for a in theirs[tid]]}")
+    return failures
+
+
+def many_threads(stackwalk):
+    """bench/programs/many-threads.c with 50 and with 500 threads, each 20-30 frames deep in
+    read(): every thread's frames equal eu-stack -p's, and every thread runs on afterwards."""
+    if not shutil.which("gcc"):
+        print("     (no gcc: the many-threads program is not walked live)")
+        return []
+    failures = []
+    source = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "programs", "many-threads.c")
+    with tempfile.TemporaryDirectory(prefix="stackwalk-live-many-") as tmp:
+        exe = os.path.join(tmp, "many-threads")
+        subprocess.run(["gcc", "-O2", "-g", "-pthread", "-o", exe, source], check=True)
+        for count in (50, 500):
+            process = subprocess.Popen([exe, str(count)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tmp)
+            try:
+                if not any(line.startswith(b"READY") for line in process.stdout):
+                    failures.append(f"many-threads {count}: never ready")
+                    continue
+                dumps.wait_until_asleep(process.pid)
+                ours = stackwalk_frames(stackwalk, process.pid)
+                check_running(process.pid, f"many-threads {count}")
+                theirs = eu_stack_frames(process.pid)
+                failures += compare(f"many-threads {count}", ours, theirs, "eu-stack -p")
+                frames = sum(len(theirs[tid]) for tid in set(ours) & set(theirs))
+                print(f"     many-threads {count}: {len(ours)} threads, {frames} frames compared with eu-stack -p")
+            finally:
+                process.kill()
+                process.wait()
+    return failures
+
+
 def main():
     stackwalk, unpacked = sys.argv[1], sys.argv[2]
     if not shutil.which("eu-stack"):
@@ -297,13 +339,8 @@ def main():
             oracle = "gdb -p" if name in GDB_PROGRAMS else "eu-stack -p"
             theirs = gdb_frames("-p", str(process.pid)) if name in GDB_PROGRAMS else eu_stack_frames(process.pid)
             check_running(process.pid, name)
-            if sorted(ours) != sorted(theirs):
-                failures.append(f"{name}: threads {sorted(ours)} vs {oracle}'s {sorted(theirs)}")
-            for tid in sorted(set(ours) & set(theirs)):
-                frames += len(theirs[tid])
-                if ours[tid] != theirs[tid]:
-                    failures.append(f"{name} thread {tid}: {[hex(a) for a in ours[tid]]} vs {oracle}'s "
-                                    f"{[hex(a) for a in theirs[tid]]}")
+            failures += compare(name, ours, theirs, oracle)
+            frames += sum(len(theirs[tid]) for tid in set(ours) & set(theirs))
             if name == PROGRAMS[0]:
                 failures += errors(stackwalk, process)
                 with tempfile.TemporaryDirectory(prefix="stackwalk-live-") as tmp:
@@ -315,6 +352,7 @@ def main():
         finally:
             process.kill()
             process.wait()
+    failures += many_threads(stackwalk)
     failures += interrupted(stackwalk, unpacked)
     failures += several(stackwalk, unpacked)
     failures += dotnet_case(stackwalk)
