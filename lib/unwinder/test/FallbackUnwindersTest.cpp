@@ -385,6 +385,38 @@ TEST_CASE("frame pointer on 32-bit x86: 4-byte records at [ebp]", "[fallback][fp
   CHECK(unwinder.unwind(fx.frame(CodeStart, Stack + 0x10, Stack + 0x52), fx.target()).status == Status::NoInfo);
 }
 
+TEST_CASE("frame pointer on ARM: r7 in Thumb code, r11 in ARM code, 4-byte records", "[fallback][fp]") {
+  // A Thumb frame record (clang and GCC: push {r7, lr}; mov r7, sp) at 0x40:
+  // the saved r7, then lr with the Thumb bit; an ARM one (push {r11, lr};
+  // mov r11, sp) at 0x60. Each unwinds by its own register only.
+  Fixture fx(Arch::Arm);
+  constexpr unsigned R7 = 7, R11 = 11, Sp = 13, Pc = 15;
+  fx.word(0x40, Stack + 0x80);
+  fx.word(0x44, AfterCallRax | 1);
+  fx.word(0x60, Stack + 0xa0);
+  fx.word(0x64, AfterCallRel32);
+  FramePointerUnwinder unwinder;
+  auto frameWith = [&](bool thumb) {
+    Frame f = fx.frame(CodeStart, Stack + 0x10, std::nullopt, FrameTrust::Cfi);
+    f.regs.set(ArmCpsr, thumb ? ArmThumbBit : 0);
+    f.regs.set(R7, Stack + 0x40);
+    f.regs.set(R11, Stack + 0x60);
+    return f;
+  };
+  UnwindResult thumb = unwinder.unwind(frameWith(true), fx.target());
+  REQUIRE(thumb.status == Status::Caller);
+  CHECK(thumb.caller.pc() == (AfterCallRax | 1)); // the walker reads the caller's instruction set from bit 0
+  CHECK(thumb.caller.sp() == Stack + 0x48);
+  CHECK(thumb.caller.get(R7) == Stack + 0x80);
+  CHECK(known(thumb.caller) == std::vector<unsigned>{R7, Sp, Pc});
+  UnwindResult arm = unwinder.unwind(frameWith(false), fx.target());
+  REQUIRE(arm.status == Status::Caller);
+  CHECK(arm.caller.pc() == AfterCallRel32);
+  CHECK(arm.caller.sp() == Stack + 0x68);
+  CHECK(arm.caller.get(R11) == Stack + 0xa0);
+  CHECK(known(arm.caller) == std::vector<unsigned>{R11, Sp, Pc});
+}
+
 // ---------------------------------------------------------------------------
 // StackScanUnwinder
 
