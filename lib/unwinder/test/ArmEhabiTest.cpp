@@ -77,9 +77,32 @@ TEST_CASE("EHABI instructions: vsp moves, pops under masks and ranges, pc from l
     REQUIRE(bool(caller));
     CHECK(caller->sp() == Stack + 0x204 + 4);
   }
+  SECTION("VFP and iWMMXt registers popped as stack space only, each its size") {
+    // (opcodes, bytes): FSTMFDX adds a word to the doubles it saves (ARM EHABI 9.3).
+    const std::vector<std::pair<std::vector<uint8_t>, uint64_t>> cases = {
+        {{0xb3, 0x12}, 3 * 8 + 4}, // FSTMFDX d1-d3
+        {{0xb9}, 2 * 8 + 4},       // FSTMFDX d8-d9
+        {{0xc8, 0x21}, 2 * 8},     // VPUSH d18-d19
+        {{0xc9, 0x03}, 4 * 8},     // VPUSH d0-d3
+        {{0xc1}, 2 * 8},           // wR10-wR11
+        {{0xc6, 0x12}, 3 * 8},     // wR1-wR3
+        {{0xc7, 0x05}, 2 * 4},     // wCGR0 and wCGR2
+    };
+    for (const auto &[opcodes, bytes] : cases) {
+      std::vector<uint8_t> program = opcodes;
+      program.push_back(0xb0);
+      auto caller = run(program, calleeAt(Stack, 0x5555), std::vector<uint32_t>(16, 0));
+      REQUIRE(bool(caller));
+      CHECK(caller->sp() == Stack + bytes);
+      CHECK(caller->pc() == 0x5555u);
+    }
+  }
   SECTION("refuse to unwind (0x80 0x00), reserved (0x9d), spare (0xb4), a pop past the dump") {
-    for (std::vector<uint8_t> opcodes : {std::vector<uint8_t>{0x80, 0x00}, std::vector<uint8_t>{0x9d},
-                                         std::vector<uint8_t>{0xb4}, std::vector<uint8_t>{0x05, 0xa8}}) {
+    // ... and wCGR under an empty mask or one past wCGR3 (0xc7 0x00, 0xc7 0x10), 0xc6 cut short
+    for (std::vector<uint8_t> opcodes :
+         {std::vector<uint8_t>{0x80, 0x00}, std::vector<uint8_t>{0x9d}, std::vector<uint8_t>{0xb4},
+          std::vector<uint8_t>{0x05, 0xa8}, std::vector<uint8_t>{0xc7, 0x00}, std::vector<uint8_t>{0xc7, 0x10},
+          std::vector<uint8_t>{0xc6}}) {
       auto caller = run(opcodes, calleeAt(Stack, 0x5555), {1, 2});
       CHECK_FALSE(bool(caller));
       if (!caller) llvm::consumeError(caller.takeError());
