@@ -168,6 +168,56 @@ for thread in gdb.selected_inferior().threads():
 """
 
 
+# Each thread's registers in its newest frame, by the names stackwalk's --registers gives
+# them (NAMES: stackwalk's name, gdb's).
+GDB_REGISTERS = """
+import json
+for thread in gdb.selected_inferior().threads():
+    thread.switch()
+    frame, values = gdb.newest_frame(), {}
+    for ours, theirs in NAMES:
+        try:
+            value = frame.read_register(theirs)  # signed where gdb types it so (i386's eax)
+            values[ours] = int(value) & ((1 << (8 * value.type.sizeof)) - 1)
+        except Exception:
+            pass
+    print("REGISTERS", thread.ptid[1], json.dumps(values))
+"""
+# stackwalk's names that mean another register in gdb: gdb's $fp is the frame's base address.
+GDB_NAMES = {"arm64": {"fp": "x29"}, "arm": {"fp": "r11"}}
+
+
+def registers_failures(platform, stackwalk, cores, tmp):
+    """Every thread's context registers (--registers, frame 0) against gdb's: the core's
+    register notes read in this architecture's layout."""
+    failures, compared = [], 0
+    for name, (core, exe) in cores.items():
+        out = subprocess.run([stackwalk, core, "-e", exe, "--all-threads", "--json", "--registers"],
+                             capture_output=True, text=True, check=True)
+        # The newest physical frame's: an inlined call shares its frame's registers and lists none.
+        newest = lambda t: next((f for f in t["frames"] if not f["inlined"]), {})
+        ours = {t["tid"]: {r: int(v, 16) for r, v in (newest(t).get("registers") or {}).items()}
+                for t in json.loads(out.stdout)["threads"]}
+        names = [(r, GDB_NAMES.get(platform.name, {}).get(r, r)) for r in sorted({r for regs in ours.values() for r in regs})]
+        script = os.path.join(tmp, "registers.py")
+        with open(script, "w") as f:
+            f.write(f"NAMES = {names!r}\n" + GDB_REGISTERS)
+        gdb = subprocess.run(gdb_command(platform, core, exe) + ["-x", script], capture_output=True, text=True,
+                             timeout=120)
+        theirs = {int(line.split()[1]): json.loads(line.split(None, 2)[2])
+                  for line in gdb.stdout.splitlines() if line.startswith("REGISTERS")}
+        for tid, regs in ours.items():
+            shared = {r for r in regs if r in theirs.get(tid, {})}
+            differ = {r: (hex(regs[r]), hex(theirs[tid][r])) for r in shared if regs[r] != theirs[tid][r]}
+            if len(shared) < 16 or differ:
+                failures.append(f"{name} thread {tid}: registers as gdb's: {len(shared)} shared, differing {differ}"
+                                )
+            compared += len(shared)
+    print(f"{'ok  ' if not failures else 'FAIL'} --registers: {compared} context registers of "
+          f"{len(cores)} cores equal to {platform.gdb}'s")
+    return failures
+
+
 def load_bias(core, exe):
     """AT_ENTRY minus the executable's e_entry: where a PIE was loaded."""
     notes = subprocess.run(["eu-readelf", "-n", core], capture_output=True, text=True).stdout
@@ -458,6 +508,7 @@ def run(platform, stackwalk, capture, programs=PROGRAMS, special=None, last=None
             frames += compared
             print(f"{'ok  ' if not found else 'FAIL'} {name}: {len(report['threads'])} threads, {compared} frames")
         failures += arguments_failures(platform, stackwalk, cores, tmp)
+        failures += registers_failures(platform, stackwalk, cores, tmp)
         failures += wrong_executable(stackwalk, cores["crash-segv"][0], cores["crash-abort"][1])
         if last:
             failures += last(stackwalk, cores)
