@@ -118,6 +118,12 @@ def windows_dumps(stackwalk):
     for thread in r["threads"]:
         if any(f["trust"] not in ("context", "scan") for f in thread["frames"]):
             check(False, "invalid-parameter.dmp: without module files, frames are the context or marked scan")
+    # The interrupted pc's copies on the stack (the saved exception record and context) are
+    # no caller: the scan once took one for frame #1, repeating frame #0's ip.
+    crashed = next(t for t in r["threads"] if t["crashed"])
+    ips = [f["ip"] for f in crashed["frames"]]
+    check(ips.count(crashed["frames"][0]["ip"]) == 1,
+          f"invalid-parameter.dmp: no scanned frame repeats the crash's exact ip ({ips})")
     r = report(stackwalk, "breakpad/tiny-exe-fastfail.dmp")
     crashed = next(t for t in r["threads"] if t["crashed"])
     check(r["crash"]["exception_code"] == "0x00000000c0000409" and crashed["frames"][0]["trust"] == "context"
@@ -440,10 +446,9 @@ def symbols_to_start(stackwalk):
 # What the corpus's projects expect that stackwalk does not do yet, and why (issue 21); printed
 # by the test, each to become a check when it is met.
 NOT_MET = [
-    "Windows x64 dumps without their images (tiny-exe-fastfail, write_av_non_canonical): 1 frame; "
-    "minidump_stackwalk scans on without code bytes, where stackwalk asks for a call instruction or a "
-    "symbol file's function before taking a word",
-    "invalid-parameter.dmp: frame #1, found by scanning without the image, repeats frame #0's ip",
+    "Windows x64 dumps without their images (tiny-exe-fastfail, write_av_non_canonical, invalid-parameter): "
+    "1 frame; minidump_stackwalk scans on without code bytes, where stackwalk asks for a call instruction "
+    "or a symbol file's function before taking a word",
     "Sentry's windows.dmp (not in this corpus) with crash.sym: one scan frame past Breakpad's last; with "
     "crash.pdb and no image, no inlined frames (PdbFrames needs the image's sections)",
     "breakpad_symbols_test compares physical frames only: the test programs are DWARF 5, for which "

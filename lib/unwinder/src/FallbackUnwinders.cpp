@@ -170,6 +170,9 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
     uint64_t slot = frame.sp + uint64_t(i) * size;
     auto value = words.at(slot);
     if (!value) break;
+    // An interrupted frame's stack keeps copies of its pc (the exception record and
+    // context the system saved there): the same address is no caller's return address.
+    if (frame.ipIsExact && *value == frame.ip) continue;
     Evidence evidence = returnAddressEvidence(target, *value);
     if (evidence == Evidence::None || (evidence == Evidence::SymbolFileFunction && i >= SymbolFileScanWords)) continue;
     UnwindResult result;

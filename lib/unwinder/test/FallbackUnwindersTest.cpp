@@ -456,6 +456,22 @@ TEST_CASE("stack scan: the word at sp itself counts", "[fallback][scan]") {
   CHECK(r.caller.sp() == Stack + 0x28);
 }
 
+TEST_CASE("stack scan: an interrupted frame's own pc on its stack is a saved copy, not a caller", "[fallback][scan]") {
+  Fixture fx;
+  fx.word(0x20, AfterCallRspDisp); // the pc the context was saved at, as an exception record keeps it
+  fx.word(0x28, AfterCallRax);
+  UnwindResult interrupted = StackScanUnwinder().unwind(fx.frame(AfterCallRspDisp, Stack + 0x20, std::nullopt),
+                                                       fx.target());
+  REQUIRE(interrupted.status == Status::Caller);
+  CHECK(interrupted.caller.pc() == AfterCallRax);
+  // A return address may repeat a caller's (recursion): from a frame found by
+  // unwinding, the same word is taken.
+  UnwindResult returned = StackScanUnwinder().unwind(
+      fx.frame(AfterCallRspDisp, Stack + 0x20, std::nullopt, FrameTrust::Cfi), fx.target());
+  REQUIRE(returned.status == Status::Caller);
+  CHECK(returned.caller.pc() == AfterCallRspDisp);
+}
+
 TEST_CASE("stack scan: the word limit", "[fallback][scan]") {
   Fixture fx;
   const uint64_t sp = Stack + 0x100;
