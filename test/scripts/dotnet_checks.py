@@ -235,6 +235,10 @@ def check_dump(check, label, dump, mixed, managed_only):
         crashed = [t["tid"] for t in mixed["threads"] if t["crashed"]]
         check(crashed == [dump["crash"]["thread"]] and (mixed["crash"] or {}).get("thread_id") == crashed[0],
               f"{label}: the crashing thread is {dump['crash']['thread']} (stackwalk: {crashed})")
+        recorded = dump["crash"].get("runtime_crash_thread")
+        if recorded is not None:
+            check(crashed == [recorded], f"{label}: the crashing thread is the runtime's record of it "
+                  f"(createdump: 'Crashing thread {recorded:x}'; stackwalk: {crashed})")
         thread = next((t for t in mixed["threads"] if t["crashed"]), {})
         thrown = thread.get("last_thrown_exception") or {}
         exception = dump["crash"]["exception"]

@@ -56,7 +56,7 @@ die() { echo "make-dumps(dotnet): $*" >&2; exit 1; }
 [ -x "$CREATEDUMP" ] || die "no createdump in $RTDIR"
 mkdir -p "$OUT" "$WORK"
 OUT=$(cd "$OUT" && pwd)
-rm -f "$OUT"/*.core "$OUT"/*.record.json "$OUT"/*.clrmd.json "$OUT"/*.maps "$OUT"/*.exitcode "$OUT"/*.stderr \
+rm -f "$OUT"/*.core "$OUT"/*.record.json "$OUT"/*.clrmd.json "$OUT"/*.maps "$OUT"/*.exitcode "$OUT"/*.stderr "$OUT"/*.stdout \
     "$OUT"/dumps.json
 
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
@@ -137,6 +137,7 @@ set +e
 echo $? >"$OUT/crash.exitcode"
 set -e
 cp "$RUN/crash.stderr" "$OUT/crash.stderr"
+cp "$RUN/crash.stdout" "$OUT/crash.stdout" # createdump's own lines: "Crashing thread TID signal N"
 [ -s "$OUT/crash-normal.core" ] || { cat "$RUN/crash.stderr" >&2; die "the crash wrote no dump"; }
 
 # --- (f) again as a triage dump (type 3): the exception's message string is not in it --------
@@ -145,7 +146,7 @@ set +e
     $NORAND "$APP" crash "$OUT/crash-triage.record.json" >"$RUN/crash-triage.stdout" 2>"$RUN/crash-triage.stderr" ); } 2>/dev/null
 echo $? >"$OUT/crash-triage.exitcode"
 set -e
-cp "$RUN/crash-triage.stderr" "$OUT/crash-triage.stderr"
+cp "$RUN/crash-triage.stderr" "$RUN/crash-triage.stdout" "$OUT/"
 [ -s "$OUT/crash-triage.core" ] || { cat "$RUN/crash-triage.stderr" >&2; die "the triage crash wrote no dump"; }
 
 # --- (g) nullref: a fault at a method's first instruction, on a worker thread ----------------
@@ -160,7 +161,7 @@ for spec in nullref-heap:2:1 nullref-triage:3:0 nullref-full:4:1; do
         $NORAND "$APP" nullref "$OUT/$name.record.json" >"$RUN/$name.stdout" 2>"$RUN/$name.stderr" ); } 2>/dev/null
     echo $? >"$OUT/$name.exitcode"
     set -e
-    cp "$RUN/$name.stderr" "$OUT/$name.stderr"
+    cp "$RUN/$name.stderr" "$RUN/$name.stdout" "$OUT/"
     [ -s "$OUT/$name.core" ] || { cat "$RUN/$name.stderr" >&2; die "the nullref crash ($name) wrote no dump"; }
 done
 

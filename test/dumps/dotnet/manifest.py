@@ -71,6 +71,14 @@ def norm(name):
 UNNAMED = "(unnamed)"
 
 
+def createdump_crash_thread(path):
+    """The thread createdump's "[createdump] Crashing thread 263e signal 6" line names, or None."""
+    if not os.path.exists(path):
+        return None
+    match = re.search(r"Crashing thread ([0-9a-f]+) signal", open(path, errors="replace").read())
+    return int(match.group(1), 16) if match else None
+
+
 def clrmd_name(f):
     if not f.get("method") and not f.get("type"):
         return UNNAMED
@@ -269,6 +277,8 @@ for name in ["park-normal", "park-heap", "park-full", "park-triage", "crash-norm
             "clrmd_first_managed_frame": next(({"method": clrmd_name(f), "method_desc": f.get("method_desc")}
                                                for f in ct.get("frames", []) if f["kind"] == "ManagedMethod"), None),
             "runtime_stderr": [l for l in stderr.splitlines() if l.startswith(("Unhandled", "   at "))],
+            # The runtime's own record: createdump, which it runs at the crash, names the thread.
+            "runtime_crash_thread": createdump_crash_thread(os.path.join(out, mode + ".stdout")),
         }
     dumps.append(entry)
 
