@@ -158,6 +158,34 @@ def interrupted(stackwalk, unpacked):
     return failures
 
 
+def group_stopped(stackwalk, unpacked):
+    """A process someone stopped (SIGSTOP: a group-stop) is walked, every thread, and left as it
+    was: still stopped, untraced; SIGCONT then wakes it as if stackwalk had not been there."""
+    failures = []
+    process = dumps.start_parked(os.path.join(unpacked, "bin", PROGRAMS[0]))
+    try:
+        wait_asleep(process.pid)
+        threads = len(task_states(process.pid))
+        process.send_signal(signal.SIGSTOP)
+        for _ in range(200):
+            if all(state == "T" for state, _ in task_states(process.pid).values()):
+                break
+            time.sleep(0.01)
+        walked = stackwalk_frames(stackwalk, process.pid)
+        if len(walked) != threads or not all(walked.values()):
+            failures.append(f"a stopped process: {len(walked)} of {threads} threads walked")
+        after = task_states(process.pid)
+        if any(state != "T" or tracer != 0 for state, tracer in after.values()):
+            failures.append(f"a stopped process is not left stopped and untraced: {after}")
+        process.send_signal(signal.SIGCONT)
+        wait_asleep(process.pid)
+    finally:
+        process.kill()
+        process.wait()
+    print(f"     a process stopped by SIGSTOP: walked ({threads} threads) and left stopped, then woken by SIGCONT")
+    return failures
+
+
 def several(stackwalk, unpacked):
     """--pid given several times: one report each, in order, as a batch of dumps gives them;
     a pid that is gone is an error record of its own, the others reported, exit 1."""
@@ -355,6 +383,7 @@ def main():
     failures += many_threads(stackwalk)
     failures += interrupted(stackwalk, unpacked)
     failures += several(stackwalk, unpacked)
+    failures += group_stopped(stackwalk, unpacked)
     failures += dotnet_case(stackwalk)
     return dumps.failures_summary(
         failures, f"{len(PROGRAMS) + len(gdb_programs)} programs, {frames} frames compared with eu-stack -p and gdb -p")
