@@ -35,7 +35,9 @@ constexpr const char *Json = R"({
     "PEImageLayout": {"Base": 8},
     "MethodDesc": {"ChunkIndex": 2, "Flags": 6, "Flags3AndTokenRemainder": 0},
     "MethodDescChunk": {"!": 24, "MethodTable": 0, "FlagsAndTokenRange": 18},
-    "InstantiatedMethodDesc": {"PerInstInfo": 24, "Flags2": 32, "NumGenericArgs": 34}
+    "InstantiatedMethodDesc": {"PerInstInfo": 24, "Flags2": 32, "NumGenericArgs": 34},
+    "StoredSigMethodDesc": {"Sig": 16, "cSig": 24, "ExtendedFlags": 28},
+    "DynamicMethodDesc": {"MethodName": 32}
   },
   "globals": {"MethodDescAlignment": 8, "MethodDescTokenRemainderBitCount": 12}
 })";
@@ -47,6 +49,9 @@ constexpr uint64_t PointMT = 0x2000, PointArrayMT = 0x2100, OuterMT = 0x2200, In
 constexpr uint64_t OuterDictInfo = 0x2400, InnerDictInfo = 0x2500, OuterDict = 0x2600, ParentDict = 0x2700, InnerDict = 0x2800;
 constexpr uint64_t ParameterU = 0x2900, PointByRef = 0x2a00, SelfByRef = 0x2b00, BadArrayMT = 0x2c00, BadArrayClass = 0x2d00;
 constexpr uint64_t Chunk = 0x3000, Method = Chunk + 24, MethodDict = 0x3100;
+// A compiled expression's DynamicMethodDesc (LCG) and an IL stub, in a second chunk.
+constexpr uint64_t DynamicChunk = 0x3200, Lambda = DynamicChunk + 24, Stub = DynamicChunk + 64;
+constexpr uint64_t LambdaName = 0x3300, StubName = 0x3320, LambdaSig = 0x3340;
 constexpr uint32_t ValueType = 0x00040000, SzArray = 0x800A0000, MdArray = 0x80080000, GenericInst = 0x10;
 
 std::vector<uint8_t> nestedDll() {
@@ -152,6 +157,27 @@ Fixture fixture() {
   m.put16(Method + 32, 2);
   m.put16(Method + 34, 1);
   m.put64(MethodDict, PointArrayMT);
+  // Their chunk's MethodTable is one of the module's; names and signatures are their own:
+  // lambda_method1(Point, Int32) returning Void: DEFAULT, 2 parameters, VOID, then
+  // ELEMENT_TYPE_INTERNAL and the TypeHandle, then I4.
+  m.put64(DynamicChunk, PointMT);
+  for (uint64_t md : {Lambda, Stub}) {
+    m.put8(md + 2, uint8_t((md - DynamicChunk - 24) / 8)); // ChunkIndex
+    m.put16(md + 6, 7);                                     // mcDynamic
+  }
+  m.put64(Lambda + 32, LambdaName);
+  m.put32(Lambda + 28, 0x4000); // IsLCGMethod
+  m.put64(Lambda + 16, LambdaSig);
+  m.put32(Lambda + 24, 13);
+  m.put64(Stub + 32, StubName);
+  m.put32(Stub + 28, 0x8000); // IsILStub
+  const std::string lambda = "lambda_method1", stub = "IL_STUB_PInvoke";
+  for (size_t i = 0; i < lambda.size(); ++i) m.put8(LambdaName + i, uint8_t(lambda[i]));
+  for (size_t i = 0; i < stub.size(); ++i) m.put8(StubName + i, uint8_t(stub[i]));
+  const uint8_t signature[] = {0x00, 0x02, 0x01, 0x21};
+  for (size_t i = 0; i < sizeof signature; ++i) m.put8(LambdaSig + i, signature[i]);
+  m.put64(LambdaSig + 4, PointMT);
+  m.put8(LambdaSig + 12, 0x08);
 
   auto memory = std::make_unique<BufferMemory>();
   memory->add(0x1000, std::move(m.page));
@@ -193,6 +219,16 @@ TEST_CASE("an instantiated generic method is named with both instantiations, its
                        "(Int32, System.String, Demo.Shapes.Point, U, Demo.Shapes.Point[], Int32 ByRef, Int32[], Int32[,], "
                        "System.Collections.Generic.List`1<Demo.Shapes.Point>, "
                        "System.Collections.Generic.Dictionary`2<System.String,Int32>)");
+}
+
+TEST_CASE("methods without metadata: DynamicClass and ILStubClass, with the signature the runtime stored") {
+  Fixture f = fixture();
+  MethodNames names(*f.data);
+  // The stored signature's ELEMENT_TYPE_INTERNAL TypeHandle is named as SigFormat names it:
+  // its TypeDef's namespace and name.
+  CHECK(require(names.describe(Lambda)).name == "DynamicClass.lambda_method1(Demo.Shapes.Point, Int32)");
+  // No stored signature (cSig 0): the name alone.
+  CHECK(require(names.describe(Stub)).name == "ILStubClass.IL_STUB_PInvoke");
 }
 
 TEST_CASE("runtime types that loop or lie give a reason") {
