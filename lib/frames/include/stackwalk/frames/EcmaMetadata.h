@@ -35,16 +35,18 @@ enum class MetadataTable : uint8_t {
   GenericParam = 0x2a,
 };
 
-// Names come out as SOS `clrstack` and ClrMD print them, without an
-// instantiation (metadata has none; the runtime's MethodDesc knows it):
+// Names come out as SOS `clrstack` and ClrMD print them, from the metadata
+// alone, which has no instantiation (MethodNames adds the runtime's, and uses
+// this open form only when that cannot be read):
 //   Namespace.Outer+Inner`1.Method[U](Int32, System.String, T)
 // - the type is its reflection FullName: namespace, enclosing types joined
 //   by '+', generic arity as metadata spells it (`1);
 // - a generic method lists its parameters' names in reflection's brackets
 //   (`Method[U]`), where SOS would show an instantiation `[[...]]`;
 // - parameters as the runtime's SigFormat prints them (primitives short,
-//   other types as Namespace.Name, `ByRef`, `[]`, `<A,B>`), except that
-//   generic parameters are named (`T`) where SOS substitutes the instantiation.
+//   other types as Namespace.Name, `ByRef`, `[]`, `<A,B>`), generic
+//   parameters by name (`T`) or, given a SignatureContext, as the
+//   instantiation's types.
 class EcmaMetadata {
 public:
   // The metadata root ("BSJB") and everything after it, e.g. the bytes at the
