@@ -1,10 +1,12 @@
 // The .NET runtime layer over hostile memory: the input is both the data
 // descriptor's JSON (when its first byte is odd) and the process memory the
-// threads, Frame chains, code map, MethodDescs and exceptions are read from.
+// threads, Frame chains, code map, MethodDescs (their types, instantiations and
+// stored signatures) and exceptions are read from.
 #include "stackwalk/frames/CodeMap.h"
 #include "stackwalk/frames/ContractDescriptor.h"
 #include "stackwalk/frames/ManagedExceptions.h"
 #include "stackwalk/frames/MethodNames.h"
+#include "stackwalk/frames/TypeNames.h"
 #include "stackwalk/frames/RuntimeFrames.h"
 #include "stackwalk/frames/RuntimeThreads.h"
 
@@ -33,7 +35,12 @@ static const char *const Descriptor = R"({"contracts": {"ExecutionManager": 2},
   "Module": {"PEAssembly": 216, "Path": 200, "ReadyToRunInfo": 704}, "PEAssembly": {"PEImage": 8},
   "PEImage": {"LoadedImageLayout": 128}, "PEImageLayout": {"Base": 8, "Size": 16},
   "MethodDesc": {"!": 16, "ChunkIndex": 2, "Flags": 6, "Flags3AndTokenRemainder": 0},
-  "MethodDescChunk": {"!": 24, "MethodTable": 0, "FlagsAndTokenRange": 18}, "MethodTable": {"Module": 24, "MTFlags2": 8},
+  "MethodDescChunk": {"!": 24, "MethodTable": 0, "FlagsAndTokenRange": 18}, "MethodTable": {"MTFlags": 0, "Module": 24, "MTFlags2": 8,
+  "EEClassOrCanonMT": 40, "PerInstInfo": 48}, "GenericsDictInfo": {"NumDicts": 4, "NumTypeArgs": 6},
+  "EEClass": {"InternalCorElementType": 48}, "ArrayClass": {"Rank": 72}, "TypeDesc": {"TypeAndFlags": 0},
+  "ParamTypeDesc": {"TypeArg": 16}, "TypeVarTypeDesc": {"Module": 16, "Token": 40},
+  "InstantiatedMethodDesc": {"PerInstInfo": 24, "Flags2": 32, "NumGenericArgs": 34},
+  "StoredSigMethodDesc": {"Sig": 16, "cSig": 24, "ExtendedFlags": 28},
   "Object": {"m_pMethTab": 0}, "String": {"m_FirstChar": 12, "m_StringLength": 8},
   "Exception": {"_message": 16, "_innerException": 32, "_HResult": 108},
   "DynamicMethodDesc": {"MethodName": 32}},
@@ -72,6 +79,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   MethodNames names(runtime);
   auto method = names.describe(0x20000 + (words[1] >> 16) % size);
   if (!method) llvm::consumeError(method.takeError());
+  ManagedModules modules(runtime);
+  TypeNames types(runtime, modules);
+  for (uint64_t handle : {0x20000 + (words[0] >> 32) % size, 0x30000 + ((words[1] >> 32) % size | 2)}) {
+    auto reflection = types.reflectionName(handle);
+    if (!reflection) llvm::consumeError(reflection.takeError());
+    auto signature = types.signatureName(handle);
+    if (!signature) llvm::consumeError(signature.takeError());
+  }
   for (const RuntimeThread &thread : threads.threads) (void)lastThrownException(runtime, names, thread.address);
   (void)lastThrownException(runtime, names, 0x30000 + (words[0] >> 24) % size);
   return 0;
