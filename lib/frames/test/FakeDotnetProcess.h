@@ -21,8 +21,6 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -154,14 +152,9 @@ inline std::vector<uint8_t> windowsContext(uint32_t groups, uint64_t rip, uint64
   return context;
 }
 
-inline std::vector<uint8_t> runtimeModuleFile() {
-  std::filesystem::path path =
-      std::filesystem::path(__FILE__).parent_path() / "../../core/test/data/exports.dll";
-  std::ifstream file(path, std::ios::binary);
-  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-  INFO(path.string());
-  REQUIRE(bytes.size() > 0x400);
-  return bytes;
+// The runtime module's file, as a walk finds one on disk.
+inline std::string runtimeModulePath() {
+  return (std::filesystem::path(__FILE__).parent_path() / "../../core/test/data/exports.dll").string();
 }
 
 struct FakeDotnetProcess {
@@ -206,8 +199,8 @@ struct FakeDotnetProcess {
 
   const Target &target() {
     if (built) return *built;
-    auto image = ModuleImage::fromBytes(runtimeModuleFile(), "exports.dll");
-    if (!image) FAIL(llvm::toString(image.takeError()));
+    auto image = ModuleImage::open(runtimeModulePath());
+    if (!image) FAIL(runtimeModulePath() << ": " << llvm::toString(image.takeError()));
     std::shared_ptr<ModuleImage> runtimeFile = std::move(*image);
     built = makeTarget(Arch::X86_64, OS::Linux, memory.build(), {},
                        {makeModule("exports.dll", RuntimeBase, 0x10000, runtimeFile)});
