@@ -4,7 +4,7 @@
 Usage: arm_test.py STACKWALK
 
 The test programs (cross_arch.py) are built for armhf (Thumb-2 code, Debian's
-cross compilers) and run under qemu-arm, which writes the guest's ELF core: no
+cross compilers; two threads programs also as ARM code, -marm) and run under qemu-arm, which writes the guest's ELF core: no
 NT_FILE note and no ELF header page, so stackwalk places the executable by its
 entry point (-e) and finds the libraries through the link map; the libraries'
 CFI is in their debug files' compressed .debug_frame. Frames are compared with
@@ -40,6 +40,9 @@ ARM = cross_arch.Platform(name="arm", triplet="arm-linux-gnueabihf", libc="/lib/
 PROGRAMS = [p for p in cross_arch.PROGRAMS if p[0] != "stripped"] + [
     ("stripped-twin", "stripped.c", "-O2 -fomit-frame-pointer -funwind-tables -g", "park"),
     ("stripped", "stripped.c", "-O2 -fomit-frame-pointer -funwind-tables", "park"),
+    # ARM (A32) code, not Debian's default Thumb-2: r11 as the frame pointer, 4-byte BL.
+    ("threads-O0-fp-arm", "threads.c", "-O0 -g -marm -fno-omit-frame-pointer", "park"),
+    ("threads-O2-arm", "threads.c", "-O2 -g -marm", "park"),
 ]
 
 
