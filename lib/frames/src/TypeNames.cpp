@@ -164,7 +164,12 @@ Expected<std::vector<uint64_t>> TypeNames::typeHandles(uint64_t address, unsigne
 Expected<std::vector<uint64_t>> TypeNames::typeArguments(uint64_t methodTable) {
   auto info = inspectMethodTable(methodTable);
   if (!info) return info.takeError();
-  if (!info->generic) return std::vector<uint64_t>{};
+  return typeArguments(*info);
+}
+
+Expected<std::vector<uint64_t>> TypeNames::typeArguments(const TypeInfo &info) {
+  if (!info.generic) return std::vector<uint64_t>{};
+  uint64_t methodTable = info.methodTable;
   auto perInstInfo = data_.pointer(methodTable, "MethodTable", "PerInstInfo");
   if (!perInstInfo) return perInstInfo.takeError();
   uint64_t dictInfo = *perInstInfo - data_.pointerSize();
@@ -218,7 +223,7 @@ Error TypeNames::appendReflection(std::string &out, uint64_t typeHandle, bool wi
     if (!name) return fail("the type at " + hex(typeHandle) + " has token " + hex(info->token) + ", which its module's metadata does not define");
     out += *name;
     if (info->generic && !info->typical) {
-      auto arguments = typeArguments(info->methodTable);
+      auto arguments = typeArguments(*info);
       if (!arguments) return arguments.takeError();
       if (Error err = appendInstantiation(out, *arguments, depth)) return err;
     }
@@ -259,7 +264,7 @@ Error TypeNames::appendSignature(std::string &out, uint64_t typeHandle, unsigned
     if (!name) return name.takeError();
     out += *name;
     if (!info->generic) return Error::success();
-    auto arguments = typeArguments(info->methodTable);
+    auto arguments = typeArguments(*info);
     if (!arguments) return arguments.takeError();
     out += '<';
     for (size_t i = 0; i < arguments->size(); ++i) {

@@ -46,6 +46,8 @@ private:
   llvm::Expected<TypeInfo> inspect(uint64_t typeHandle, unsigned depth);
   llvm::Expected<TypeInfo> inspectMethodTable(uint64_t methodTable);
   llvm::Expected<TypeInfo> inspectTypeDesc(uint64_t typeDesc, unsigned depth);
+  // typeArguments for a MethodTable already inspected.
+  llvm::Expected<std::vector<uint64_t>> typeArguments(const TypeInfo &info);
   llvm::Error appendReflection(std::string &out, uint64_t typeHandle, bool withAssembly, unsigned depth);
   llvm::Error appendInstantiation(std::string &out, const std::vector<uint64_t> &typeHandles, unsigned depth);
   llvm::Error appendSignature(std::string &out, uint64_t typeHandle, unsigned depth);
