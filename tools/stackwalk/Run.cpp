@@ -132,8 +132,10 @@ int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::
   Target &process = *target; // owned by the walk from here on; the pause is written into it below
   std::unique_ptr<WalkSession> session = newSession(options);
   // Module files, registrations and the runtime are found while the process
-  // runs; its threads are stopped only to be unwound, and run on while their
-  // frames are named from the module files.
+  // runs; its threads are stopped only while their stacks and what the
+  // runtime keeps of them are copied, and are unwound and named as they run
+  // on. For --args, whose values may lie anywhere in memory, and for
+  // --save-core, the unwinding happens while they are stopped.
   WalkOptions walkOptions = options.walk;
   if (walkOptions.perfMap.empty()) walkOptions.perfMap = (*live)->perfMap().value_or("");
   std::unique_ptr<ProcessWalk> walk = ProcessWalk::openWithoutThreads(std::move(target), name, walkOptions, *session);
@@ -144,8 +146,16 @@ int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::
     (*live)->resume();
     return unreadable(std::move(error));
   }
+  bool unwindStopped = options.walk.arguments || !options.saveCore.empty();
+  if (unwindStopped) {
+    walk->unwindAll();
+  } else {
+    walk->beginAll();
+    (*live)->keepStacks();
+  }
+  auto after = unwindStopped ? LiveProcess::AfterResume::OnlyFiles : LiveProcess::AfterResume::AllButStacks;
+  process.process.pauseMicroseconds = uint64_t((*live)->resume(after).count());
   walk->unwindAll();
-  process.process.pauseMicroseconds = uint64_t((*live)->resume().count());
   int exitCode = ExitOk;
   if (!options.saveCore.empty())
     if (llvm::Error error = (*live)->saveCore(options.saveCore)) {

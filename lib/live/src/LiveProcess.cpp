@@ -12,6 +12,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -183,13 +184,24 @@ std::optional<std::string> LiveProcess::perfMap() const {
   return path;
 }
 
-// What a debugger reading the core needs beyond what the walk read: each
-// thread's stack, from below its stack pointer (the red zone, where a leaf
-// function keeps its locals) to the end of its mapping, at most 8 MiB; the
-// first page of each module (its ELF header and build-id, as the kernel's
-// coredump_filter keeps them); and the dynamic linker's list of modules
-// (r_debug and its link_map entries), which gdb follows to find them.
-void LiveProcess::keepForCore() {
+// The mapping holding each stopped thread's stack pointer.
+std::vector<MemoryRegion> LiveProcess::stackRegions() const {
+  std::vector<MemoryRegion> stacks;
+  for (const live::StoppedThread &thread : stop_->threads()) {
+    auto sp = thread.registers.sp();
+    if (const MemoryRegion *stack = sp ? regionContaining(regions_, *sp) : nullptr) stacks.push_back(*stack);
+  }
+  std::sort(stacks.begin(), stacks.end(), [](const MemoryRegion &a, const MemoryRegion &b) { return a.start < b.start; });
+  stacks.erase(std::unique(stacks.begin(), stacks.end(),
+                           [](const MemoryRegion &a, const MemoryRegion &b) { return a.start == b.start; }),
+               stacks.end());
+  return stacks;
+}
+
+// Each thread's stack, from below its stack pointer (the red zone, where a
+// leaf function keeps its locals) to the end of its mapping (the stack's
+// base: its used part), at most 8 MiB.
+void LiveProcess::keepStacks() {
   constexpr uint64_t RedZone = 128, MaxStackBytes = 8 << 20;
   for (const live::StoppedThread &thread : stop_->threads()) {
     auto sp = thread.registers.sp();
@@ -198,6 +210,14 @@ void LiveProcess::keepForCore() {
     uint64_t start = std::max(stack->start, *sp - std::min(*sp, RedZone));
     memory_->keep(start, std::min(stack->end, start + MaxStackBytes));
   }
+}
+
+// What a debugger reading the core needs beyond what the walk read: each
+// thread's stack; the first page of each module (its ELF header and build-id,
+// as the kernel's coredump_filter keeps them); and the dynamic linker's list
+// of modules (r_debug and its link_map entries), which gdb follows to find them.
+void LiveProcess::keepForCore() {
+  keepStacks();
   for (const elfcore::FileMapping &file : files_)
     if (file.fileOffset == 0) memory_->keep(file.start, file.start + 1);
   live::SharedProcessMemory memory(memory_);
@@ -222,14 +242,18 @@ llvm::Error LiveProcess::saveCore(const std::string &path) const {
 
 LiveProcess::~LiveProcess() { resume(); }
 
-std::chrono::microseconds LiveProcess::resume() {
+std::chrono::microseconds LiveProcess::resume(AfterResume reads) {
   if (!stop_) return std::chrono::microseconds(0);
-  // Read-only mappings of files cannot change while the process runs.
-  std::vector<MemoryRegion> unchanging;
-  for (const elfcore::FileMapping &file : files_)
-    if (const MemoryRegion *region = regionContaining(regions_, file.start); region && !region->writable)
-      unchanging.push_back(*region);
-  memory_->freeze(std::move(unchanging));
+  if (reads == AfterResume::AllButStacks) {
+    memory_->freeze(stackRegions(), /*readOutside=*/true);
+  } else {
+    // Read-only mappings of files cannot change while the process runs.
+    std::vector<MemoryRegion> unchanging;
+    for (const elfcore::FileMapping &file : files_)
+      if (const MemoryRegion *region = regionContaining(regions_, file.start); region && !region->writable)
+        unchanging.push_back(*region);
+    memory_->freeze(std::move(unchanging), /*readOutside=*/false);
+  }
   return stop_->resume();
 }
 

@@ -30,14 +30,29 @@ bool ProcessMemory::readLive(uint64_t address, std::span<uint8_t> out) {
 const ProcessMemory::Page *ProcessMemory::page(uint64_t number) {
   auto kept = pages_.find(number);
   if (kept != pages_.end()) return kept->second.get();
-  if (frozen_ && !regionContaining(unchanging_, number * PageSize)) return nullptr;
+  if (frozen_ && !readableAfterFreeze(number * PageSize)) return nullptr;
   auto bytes = std::make_unique<Page>();
   if (!readLive(number * PageSize, *bytes)) bytes.reset();
   return pages_.emplace(number, std::move(bytes)).first->second.get();
 }
 
 void ProcessMemory::keep(uint64_t start, uint64_t end) {
-  for (uint64_t number = start / PageSize; number * PageSize < end; ++number) page(number);
+  constexpr uint64_t PagesAtOnce = 64; // a stack's used part is often a few pages: one read each
+  uint64_t number = start / PageSize, last = (end + PageSize - 1) / PageSize;
+  while (number < last) {
+    uint64_t count = std::min(PagesAtOnce, last - number);
+    std::vector<uint8_t> bytes(count * PageSize);
+    if (pages_.contains(number) || !readLive(number * PageSize, bytes)) {
+      page(number++); // kept already, or a run with an unreadable page: page by page
+      continue;
+    }
+    for (uint64_t i = 0; i < count; ++i) {
+      auto kept = std::make_unique<Page>();
+      std::memcpy(kept->data(), bytes.data() + i * PageSize, PageSize);
+      pages_.try_emplace(number + i, std::move(kept));
+    }
+    number += count;
+  }
 }
 
 void ProcessMemory::refresh() {

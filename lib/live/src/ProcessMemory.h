@@ -1,9 +1,10 @@
 // A live process's memory, read with process_vm_readv (else /proc/PID/mem)
 // a page at a time, and every page kept: while the process is stopped each
-// read sees the same instant; once it runs again (freeze()) only kept pages
-// and mappings that cannot change (read-only mappings of files: code,
-// constants, symbol tables) are read, so later reads cannot mix in a
-// different moment.
+// read sees the same instant. Once it runs again (freeze()) a page not kept is
+// read only where the process cannot have changed it since: in read-only
+// mappings of files (code, constants, symbol tables), or, when the walk runs
+// after the stop, anywhere but the threads' stacks, whose pages were kept
+// whole while it was stopped.
 #pragma once
 
 #include "stackwalk/core/Memory.h"
@@ -24,8 +25,8 @@ public:
   ~ProcessMemory();
 
   bool read(uint64_t address, std::span<uint8_t> out);
-  // Reads and keeps the pages of [start, end) now: a thread's whole stack,
-  // for a core file.
+  // Reads and keeps the pages of [start, end) now (a thread's whole stack),
+  // in few reads.
   void keep(uint64_t start, uint64_t end);
   // The readable pages kept, as runs of adjacent pages: what a core file holds.
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> keptRanges() const;
@@ -34,10 +35,12 @@ public:
   // Reads the pages read so far again: for a core, which must hold them as
   // they are now, the process stopped.
   void refresh();
-  // From now on, only pages already read, and those in `unchanging`, are read.
-  void freeze(std::vector<MemoryRegion> unchanging) {
+  // From now on, a page not read yet is read only inside `regions` (sorted),
+  // or with readOutside, only outside them.
+  void freeze(std::vector<MemoryRegion> regions, bool readOutside) {
     frozen_ = true;
-    unchanging_ = std::move(unchanging);
+    frozenRegions_ = std::move(regions);
+    readOutside_ = readOutside;
   }
   size_t pagesKept() const { return pages_.size(); }
 
@@ -47,10 +50,14 @@ private:
   // A page, read now if not kept; null when unreadable (also remembered).
   const Page *page(uint64_t number);
   bool readLive(uint64_t address, std::span<uint8_t> out);
+  bool readableAfterFreeze(uint64_t address) const {
+    return (regionContaining(frozenRegions_, address) != nullptr) != readOutside_;
+  }
 
   pid_t pid_;
   bool frozen_ = false;
-  std::vector<MemoryRegion> unchanging_; // sorted
+  std::vector<MemoryRegion> frozenRegions_;
+  bool readOutside_ = false;
   int memFile_ = -1; // /proc/PID/mem, opened when process_vm_readv is refused
   std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
 };

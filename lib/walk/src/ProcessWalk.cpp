@@ -132,13 +132,20 @@ llvm::Expected<RuntimeDetails> ProcessWalk::runtimeDetails() const {
   return runtime_->details();
 }
 
-ProcessWalk::UnwoundThread ProcessWalk::unwindThread(const ThreadInfo &info, const WalkOptions &options) {
-  UnwoundThread out;
-  ReportThread &thread = out.thread;
+std::unique_ptr<ProcessWalk::UnwoundThread> ProcessWalk::beginThread(const ThreadInfo &info,
+                                                                      const WalkOptions &options) {
+  auto out = std::make_unique<UnwoundThread>();
+  ReportThread &thread = out->thread;
   thread.tid = info.tid;
   thread.name = info.name;
   thread.crashed = target_->crash && target_->crash->threadId == info.tid;
-  std::unique_ptr<ManagedThreadWalk> managed = runtime_ ? runtime_->beginThread(thread, options.managedOnly) : nullptr;
+  if (runtime_) out->managed = runtime_->beginThread(thread, options.managedOnly);
+  return out;
+}
+
+void ProcessWalk::unwindThread(UnwoundThread &out, const ThreadInfo &info, const WalkOptions &options) {
+  ReportThread &thread = out.thread;
+  std::unique_ptr<ManagedThreadWalk> managed = std::move(out.managed); // done with at the end
   StackWalker walker(*target_, info, unwinders_->chainFor(managed.get()), options.limits, options.start);
   while (auto frame = walker.next()) out.physical.push_back(std::move(*frame));
   thread.stopReason = walker.stopReason();
@@ -170,7 +177,7 @@ ProcessWalk::UnwoundThread ProcessWalk::unwindThread(const ThreadInfo &info, con
     unnamed.sp = physical[i].sp;
     append(std::move(unnamed), i);
   }
-  return out;
+  out.unwound = true;
 }
 
 ReportThread ProcessWalk::nameThread(UnwoundThread unwound, const WalkOptions &options) {
@@ -201,14 +208,22 @@ ReportThread ProcessWalk::nameThread(UnwoundThread unwound, const WalkOptions &o
 }
 
 ReportThread ProcessWalk::walkThread(const ThreadInfo &info, const WalkOptions &options) {
-  return nameThread(unwindThread(info, options), options);
+  std::unique_ptr<UnwoundThread> unwound = beginThread(info, options);
+  unwindThread(*unwound, info, options);
+  return nameThread(std::move(*unwound), options);
+}
+
+void ProcessWalk::beginAll() {
+  unwound_.resize(report_.threads.size());
+  for (size_t i = nextThread_; i < report_.threads.size(); ++i)
+    if (!unwound_[i]) unwound_[i] = beginThread(*report_.threads[i], options_);
 }
 
 void ProcessWalk::unwindAll() {
-  unwound_.resize(report_.threads.size());
+  beginAll();
   size_t frames = 0; // physical frames: fewer than the entries nextThread() counts against maxTotalFrames
   for (size_t i = nextThread_; i < report_.threads.size() && frames < options_.maxTotalFrames; ++i) {
-    if (!unwound_[i]) unwound_[i] = unwindThread(*report_.threads[i], options_);
+    if (!unwound_[i]->unwound) unwindThread(*unwound_[i], *report_.threads[i], options_);
     frames += unwound_[i]->physical.size();
   }
 }
@@ -223,9 +238,9 @@ std::optional<ReportThread> ProcessWalk::nextThread() {
     return std::nullopt;
   }
   size_t index = nextThread_++;
-  ReportThread thread = index < unwound_.size() && unwound_[index]
-                            ? nameThread(std::move(*std::exchange(unwound_[index], std::nullopt)), options_)
-                            : walkThread(*report_.threads[index], options_);
+  std::unique_ptr<UnwoundThread> begun = index < unwound_.size() ? std::move(unwound_[index]) : nullptr;
+  if (begun && !begun->unwound) unwindThread(*begun, *report_.threads[index], options_);
+  ReportThread thread = begun ? nameThread(std::move(*begun), options_) : walkThread(*report_.threads[index], options_);
   framesWalked_ += thread.frames.size();
   if (thread.crashed && walksAsSignatureDoes(options_))
     report_.signature = threadSignature(thread, options_.signatureFrames, options_.trustUncheckedFiles);

@@ -35,8 +35,7 @@ public:
 
   // The process as a target, without threads until stop(). Its memory reads
   // the process; once stopped, it forgets what it read before; after
-  // resume(), it reads only the pages read while stopped and the read-only
-  // mappings of files.
+  // resume(), the pages read while stopped, and what AfterResume allows.
   std::unique_ptr<Target> takeTarget() { return std::move(target_); }
 
   // The perf map the process wrote (/tmp/perf-PID.map, as perf and .NET's
@@ -58,13 +57,28 @@ public:
   // stackwalk read it as a core the kernel wrote. After stop().
   llvm::Error saveCore(const std::string &path) const;
 
+  // Reads each stopped thread's stack whole, in few reads: what changes
+  // first once the process runs, for a walk that unwinds after resume().
+  void keepStacks();
+  // What memory reads may still read of the process once it runs again.
+  enum class AfterResume {
+    // The read-only mappings of files (besides what was read while stopped):
+    // the walk read everything else while the process was stopped.
+    OnlyFiles,
+    // Everything but the threads' stacks, for a walk that unwinds after
+    // resume(): keepStacks() copied the stacks and the walk read what the
+    // threads change as they run (the runtime's per-thread state); code, the
+    // runtime's code maps and method descriptions only grow.
+    AllButStacks,
+  };
   // Lets every thread run again (each with any signal it was stopped with)
   // and returns how long the process was stopped. Idempotent.
-  std::chrono::microseconds resume();
+  std::chrono::microseconds resume(AfterResume reads = AfterResume::OnlyFiles);
 
 private:
   LiveProcess() = default;
   void keepForCore();
+  std::vector<MemoryRegion> stackRegions() const;
 
   std::unique_ptr<live::ThreadStop> stop_;
   std::shared_ptr<live::ProcessMemory> memory_;

@@ -64,10 +64,16 @@ public:
   // Walks the next selected thread; nullopt after the last, or once the
   // threads walked hold maxTotalFrames frames (a warning says how many were left).
   std::optional<ReportThread> nextThread();
-  // Unwinds every selected thread now, doing all that reads the target's
-  // memory (the stacks, the runtime's Frames and method names, arguments);
-  // nextThread() then only names native frames from module files. A live
-  // process is resumed in between, so that it waits for no symbol lookup.
+  // Reads, for every selected thread, what the runtime keeps of it (the
+  // runtime's Thread: its Frame chain, its last thrown exception): what a
+  // live process changes as soon as it runs. Its stacks are the rest
+  // (LiveProcess::keepStacks), so the unwinding can wait until it runs.
+  void beginAll();
+  // Unwinds every selected thread now (beginAll() first, if not done), doing
+  // all that reads the target's memory (the stacks, the runtime's Frames and
+  // method names, arguments); nextThread() then only names native frames from
+  // module files. A live process is resumed before, or after with --args
+  // (which reads values anywhere in memory), so that it waits for no symbol lookup.
   void unwindAll();
   // The report with what is known only at the end: the crash's signature
   // (a walk of the crashing thread of its own when the options changed it).
@@ -77,6 +83,9 @@ private:
   // A thread's stack as unwound: every entry but the native frames' names.
   struct UnwoundThread {
     ReportThread thread; // the entries: managed, runtime Frames, and one unnamed per native frame
+    // From beginThread() to unwindThread(): refers to `thread` (so the struct stays where it is made).
+    std::unique_ptr<ManagedThreadWalk> managed;
+    bool unwound = false;
     std::vector<Frame> physical;
     std::vector<std::optional<size_t>> nativeFrame; // per entry: the physical frame it names later
     std::vector<std::vector<std::vector<FunctionArgument>>> arguments; // per physical frame (--args)
@@ -84,7 +93,8 @@ private:
 
   ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, const WalkOptions &options, WalkSession &session);
   ReportThread walkThread(const ThreadInfo &info, const WalkOptions &options);
-  UnwoundThread unwindThread(const ThreadInfo &info, const WalkOptions &options);
+  std::unique_ptr<UnwoundThread> beginThread(const ThreadInfo &info, const WalkOptions &options);
+  void unwindThread(UnwoundThread &begun, const ThreadInfo &info, const WalkOptions &options);
   ReportThread nameThread(UnwoundThread unwound, const WalkOptions &options);
 
   std::unique_ptr<Target> target_;
@@ -96,7 +106,7 @@ private:
   std::unique_ptr<DumpUnwinders> unwinders_;
   Report report_;
   size_t nextThread_ = 0;
-  std::vector<std::optional<UnwoundThread>> unwound_; // by unwindAll(), by index in report_.threads
+  std::vector<std::unique_ptr<UnwoundThread>> unwound_; // by beginAll(), by index in report_.threads
   size_t framesWalked_ = 0; // entries of the threads returned so far, for maxTotalFrames
 };
 
