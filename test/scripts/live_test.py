@@ -14,7 +14,10 @@ errors: a pid that does not exist, another user's process, a process a
 debugger holds: one line each, exit code 3, the process untouched; a
 --thread the process does not have: exit code 2, as for a dump. stackwalk
 killed (SIGINT, SIGTERM, SIGKILL) while it holds the threads leaves them
-running.
+running. With process_vm_readv refused (a seccomp filter), /proc/PID/mem gives
+the same frames. A process whose threads start and exit without end
+(test/live/thread-churn.c) is walked 20 times: its parked threads the same
+each time, and it runs on.
 
 With dotnet (an SDK and createdump): test/dumps/dotnet/program is built and
 parked; its managed frames and runtime Frames walked live must equal those
@@ -24,8 +27,11 @@ of a createdump dump of the same process taken right after.
 and in gdb, to the frames of the live walk; the .NET program's, in stackwalk,
 to the same managed frames.
 """
+import ctypes
+import errno
 import json
 import os
+import platform
 import re
 import shutil
 import signal
@@ -344,6 +350,119 @@ def many_threads(stackwalk):
     return failures
 
 
+def without_process_vm_readv(error):
+    """A preexec_fn: a seccomp filter makes process_vm_readv fail with `error` in the child, as
+    container profiles and kernels built without it do."""
+    number = {"x86_64": 310, "aarch64": 270}[platform.machine()]
+
+    class SockFilter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+
+    load_number, jump_if_equal, give = 0x20, 0x15, 0x06  # BPF_LD|W|ABS (seccomp_data.nr), BPF_JMP|JEQ|K, BPF_RET|K
+    program = (SockFilter * 4)((load_number, 0, 0, 0), (jump_if_equal, 0, 1, number),
+                               (give, 0, 0, 0x00050000 | error), (give, 0, 0, 0x7FFF0000))  # ERRNO(error), ALLOW
+
+    def install():
+        libc = ctypes.CDLL(None, use_errno=True)
+        prog = SockFprog(len(program), program)
+        if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(prog), 0, 0) != 0:  # NO_NEW_PRIVS, SECCOMP
+            os._exit(99)
+    return install
+
+
+def proc_mem_fallback(stackwalk, pid, expected):
+    """process_vm_readv refused (ENOSYS, then EPERM): stackwalk reads /proc/PID/mem instead, to
+    the same frames. A probe under the same filter shows the call really fails."""
+    failures = []
+    for name, error in (("ENOSYS", errno.ENOSYS), ("EPERM", errno.EPERM)):
+        probe = subprocess.run([sys.executable, "-c", "import ctypes,os,sys; libc=ctypes.CDLL(None, use_errno=True); "
+                                "b=ctypes.create_string_buffer(8); iov=(ctypes.c_void_p*2)(ctypes.addressof(b), 8); "
+                                "r=libc.process_vm_readv(os.getpid(), iov, 1, iov, 1, 0); sys.exit(ctypes.get_errno() if r < 0 else 0)"],
+                               preexec_fn=without_process_vm_readv(error))
+        if probe.returncode != error:
+            failures.append(f"process_vm_readv under the {name} filter: exit {probe.returncode}, not {error}")
+            continue
+        out = subprocess.run([stackwalk, "--pid", str(pid), "--all-threads", "--json"], capture_output=True, text=True,
+                             preexec_fn=without_process_vm_readv(error))
+        ours = physical_frames(json.loads(out.stdout)) if out.returncode == 0 else {}
+        if ours != expected:
+            failures.append(f"process_vm_readv refused ({name}): exit {out.returncode}, frames {ours} vs {expected}")
+    if not failures:
+        print(f"     process_vm_readv refused (ENOSYS, EPERM): /proc/PID/mem read, {sum(map(len, expected.values()))} frames alike")
+    return failures
+
+
+def traced_or_stopped(pid):
+    """Threads stopped or traced (exiting threads may be zombies for a moment: not counted)."""
+    held = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue  # exited meanwhile
+        state, tracer = fields["State"].split()[0], int(fields["TracerPid"])
+        if state in "tT" or tracer:
+            held[int(tid)] = (state, tracer)
+    return held
+
+
+def thread_churn(stackwalk, walks=20):
+    """test/live/thread-churn.c: threads start and exit while stackwalk stops the process, walked
+    `walks` times. Each walk exits 0 with the four parked threads, whose frames are the same every
+    time and equal eu-stack -p's; a thread that exited while being stopped is named in a warning;
+    afterwards no thread is stopped or traced, and the process answers on its stdin, its spawner
+    still starting threads."""
+    if not shutil.which("gcc"):
+        print("     (no gcc: the thread-churn program is not walked live)")
+        return []
+    failures = []
+    source = os.path.join(os.path.dirname(__file__), "..", "live", "thread-churn.c")
+    with tempfile.TemporaryDirectory(prefix="stackwalk-live-churn-") as tmp:
+        exe = os.path.join(tmp, "thread-churn")
+        subprocess.run(["gcc", "-O2", "-g", "-pthread", "-o", exe, source], check=True)
+        process = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                   text=True)
+
+        def started():
+            process.stdin.write("?\n")
+            process.stdin.flush()
+            return int(process.stdout.readline().split()[1])
+        try:
+            if not process.stdout.readline().startswith("READY"):
+                return ["thread-churn: never ready"]
+            before, first, dropped = started(), None, 0
+            for _ in range(walks):
+                out = subprocess.run([stackwalk, "--pid", str(process.pid), "--all-threads", "--json"],
+                                     capture_output=True, text=True)
+                if out.returncode != 0:
+                    failures.append(f"thread-churn: stackwalk --pid exit {out.returncode}: {out.stderr.strip()}")
+                    break
+                report = json.loads(out.stdout)
+                parked = {t["tid"] for t in report["threads"] if any(f.get("function") == "park_inner" for f in t["frames"])}
+                frames = {tid: pcs for tid, pcs in physical_frames(report).items() if tid in parked}
+                dropped += any("exited or did not stop" in w for w in report.get("warnings", []))
+                if len(parked) != 4 or (first is not None and frames != first):
+                    failures.append(f"thread-churn: parked threads {frames} vs first walk's {first}")
+                first = first or frames
+                if held := traced_or_stopped(process.pid):
+                    failures.append(f"thread-churn: threads left stopped or traced: {held}")
+            theirs = {tid: pcs for tid, pcs in eu_stack_frames(process.pid).items() if tid in (first or {})}
+            failures += compare("thread-churn parked threads", first or {}, theirs, "eu-stack -p")
+            after = started()
+            if after <= before:
+                failures.append(f"thread-churn: no thread started since the walks ({before} then {after})")
+            print(f"     thread-churn: {walks} walks while threads start and exit, the 4 parked threads' frames "
+                  f"equal eu-stack -p's; {dropped} walks dropped an exiting thread; {after - before} threads started meanwhile")
+        finally:
+            process.kill()
+            process.wait()
+    return failures
+
+
 def main():
     stackwalk, unpacked = sys.argv[1], sys.argv[2]
     if not shutil.which("eu-stack"):
@@ -374,6 +493,7 @@ def main():
                 with tempfile.TemporaryDirectory(prefix="stackwalk-live-") as tmp:
                     failures += saved_core(stackwalk, os.path.join(unpacked, "bin", name), process.pid, tmp)
                     failures += deleted_binary(stackwalk, unpacked, tmp)
+                failures += proc_mem_fallback(stackwalk, process.pid, ours)
                 check_running(process.pid, name)
             if process.poll() is not None:
                 failures.append(f"{name} exited after the walk")
@@ -381,6 +501,7 @@ def main():
             process.kill()
             process.wait()
     failures += many_threads(stackwalk)
+    failures += thread_churn(stackwalk)
     failures += interrupted(stackwalk, unpacked)
     failures += several(stackwalk, unpacked)
     failures += group_stopped(stackwalk, unpacked)
