@@ -11,6 +11,7 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <sys/mman.h>
 
 using namespace llvm;
 
@@ -86,7 +87,7 @@ namespace {
 // a debug file is most of a cold walk's time.
 template <class ELFT>
 Error fillSections(const std::vector<TwinSection> &sections, const std::vector<uint64_t> &offsets,
-                   std::vector<uint8_t> &out) {
+                   MutableArrayRef<uint8_t> out) {
   auto fill = [&](size_t i) -> Error {
     const TwinSection &section = sections[i];
     MutableArrayRef<uint8_t> bytes(out.data() + offsets[i], section.size);
@@ -107,10 +108,23 @@ Error fillSections(const std::vector<TwinSection> &sections, const std::vector<u
   return errors;
 }
 
+// Uninitialized memory for a twin. Transparent huge pages where the system
+// gives them on request (Debian's default, "madvise"): 2 MiB per page fault.
+std::unique_ptr<WritableMemoryBuffer> twinBuffer(size_t size, const std::string &name) {
+  std::unique_ptr<WritableMemoryBuffer> buffer = WritableMemoryBuffer::getNewUninitMemBuffer(size, name);
+  if (!buffer) return nullptr;
+  constexpr uintptr_t HugePage = 2 << 20;
+  uintptr_t start = alignTo(uintptr_t(buffer->getBufferStart()), HugePage);
+  uintptr_t end = uintptr_t(buffer->getBufferEnd()) & ~(HugePage - 1);
+  if (start < end) madvise(reinterpret_cast<void *>(start), end - start, MADV_HUGEPAGE);
+  return buffer;
+}
+
 // The twin of a file of class ELFT, in that class.
 template <class ELFT>
-Expected<std::vector<uint8_t>> twinOf(const ModuleImage &file, const object::ELFObjectFile<ELFT> *elf,
-                                      uint64_t maxDebugBytes, TwinSections which) {
+Expected<std::unique_ptr<WritableMemoryBuffer>> twinOf(const ModuleImage &file, const object::ELFObjectFile<ELFT> *elf,
+                                                       uint64_t maxDebugBytes, TwinSections which,
+                                                       const std::string &name) {
   using Ehdr = typename ELFT::Ehdr;
   using Shdr = typename ELFT::Shdr;
   const Ehdr &header = elf->getELFFile().getHeader();
@@ -134,7 +148,9 @@ Expected<std::vector<uint8_t>> twinOf(const ModuleImage &file, const object::ELF
   uint64_t tableOffset = alignTo(contentsEnd + names.size(), 8);
   std::vector<Shdr> table(sections->size() + 2);
   std::memset(table.data(), 0, table.size() * sizeof(Shdr));
-  std::vector<uint8_t> out(tableOffset + table.size() * sizeof(Shdr));
+  std::unique_ptr<WritableMemoryBuffer> buffer = twinBuffer(tableOffset + table.size() * sizeof(Shdr), name);
+  if (!buffer) return fail("no memory for the decompressed sections");
+  MutableArrayRef<uint8_t> out(reinterpret_cast<uint8_t *>(buffer->getBufferStart()), buffer->getBufferSize());
 
   uint64_t offset = sizeof(Ehdr), nameOffset = 1;
   std::vector<uint64_t> offsets;
@@ -164,6 +180,7 @@ Expected<std::vector<uint8_t>> twinOf(const ModuleImage &file, const object::ELF
   nameTable.sh_size = names.size();
   nameTable.sh_addralign = 1;
   std::memcpy(out.data() + contentsEnd, names.data(), names.size());
+  std::memset(out.data() + contentsEnd + names.size(), 0, tableOffset - contentsEnd - names.size()); // alignment
   std::memcpy(out.data() + tableOffset, table.data(), table.size() * sizeof(Shdr));
 
   Ehdr twin;
@@ -178,7 +195,7 @@ Expected<std::vector<uint8_t>> twinOf(const ModuleImage &file, const object::ELF
   twin.e_shnum = uint16_t(table.size());
   twin.e_shstrndx = uint16_t(table.size() - 1);
   std::memcpy(out.data(), &twin, sizeof twin);
-  return out;
+  return std::move(buffer);
 }
 
 } // namespace
@@ -187,20 +204,23 @@ Expected<std::vector<uint8_t>> twinOf(const ModuleImage &file, const object::ELF
 // its input out again at its alignment and allocates what a hostile file
 // claims (fuzz_module_image: an alignment of 2^40). Linked files only: an
 // object file's DWARF would need its relocation sections too.
-Expected<std::vector<uint8_t>> debugSectionTwin(const ModuleImage &file, uint64_t maxDebugBytes, TwinSections which) {
-  if (const auto *elf = dyn_cast<object::ELF64LEObjectFile>(&file.object())) return twinOf(file, elf, maxDebugBytes, which);
-  if (const auto *elf = dyn_cast<object::ELF32LEObjectFile>(&file.object())) return twinOf(file, elf, maxDebugBytes, which);
+Expected<std::unique_ptr<WritableMemoryBuffer>> debugSectionTwin(const ModuleImage &file, uint64_t maxDebugBytes,
+                                                                 TwinSections which, const std::string &name) {
+  if (const auto *elf = dyn_cast<object::ELF64LEObjectFile>(&file.object()))
+    return twinOf(file, elf, maxDebugBytes, which, name);
+  if (const auto *elf = dyn_cast<object::ELF32LEObjectFile>(&file.object()))
+    return twinOf(file, elf, maxDebugBytes, which, name);
   return fail("not a little-endian ELF file");
 }
 
 std::unique_ptr<ModuleImage> debugSectionTwinImage(const ModuleImage &file, uint64_t maxDebugBytes,
                                                    const std::string &name, TwinSections which) {
-  auto bytes = debugSectionTwin(file, maxDebugBytes, which);
+  auto bytes = debugSectionTwin(file, maxDebugBytes, which, name);
   if (!bytes) {
     consumeError(bytes.takeError());
     return nullptr;
   }
-  auto image = ModuleImage::fromBytes(std::move(*bytes), name);
+  auto image = ModuleImage::fromFileBuffer(std::move(*bytes), name);
   if (!image) {
     consumeError(image.takeError());
     return nullptr;

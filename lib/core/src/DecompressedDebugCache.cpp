@@ -20,16 +20,16 @@ std::unique_ptr<ModuleImage> DecompressedDebugCache::twin(const ModuleImage &fil
   if (file.inMemory() || !hasCompressedSection(file)) return nullptr;
   std::string path = entryPath(arrayRefFromStringRef(file.object().getData()));
   if (auto cached = openChecked(path)) return cached;
-  auto bytes = debugSectionTwin(file, maxDebugBytes);
+  auto bytes = debugSectionTwin(file, maxDebugBytes, TwinSections::All, path);
   if (!bytes) {
     consumeError(bytes.takeError());
     return nullptr;
   }
-  if (entries_.store(path, *bytes))
+  if (entries_.store(path, arrayRefFromStringRef(StringRef((*bytes)->getBufferStart(), (*bytes)->getBufferSize()))))
     if (auto stored = openChecked(path)) return stored;
   // The cache cannot keep it (read-only, full): the twin in memory still
   // spares LLVM's inflating.
-  auto image = ModuleImage::fromBytes(std::move(*bytes), path);
+  auto image = ModuleImage::fromFileBuffer(std::move(*bytes), path);
   if (!image) {
     consumeError(image.takeError());
     return nullptr;

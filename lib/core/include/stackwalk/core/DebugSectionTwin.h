@@ -11,6 +11,7 @@
 #include "stackwalk/core/ModuleImage.h"
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdint>
 #include <memory>
@@ -31,9 +32,12 @@ bool hasCompressedSection(const ModuleImage &file);
 // sections: an ELF header, its .debug_* sections decompressed back to back,
 // their names and a section table. An error when it has no compressed
 // section, when its sections claim more than maxDebugBytes uncompressed
-// (ModuleImage::debugInfoBytes), or they cannot be read.
-llvm::Expected<std::vector<uint8_t>> debugSectionTwin(const ModuleImage &file, uint64_t maxDebugBytes,
-                                                      TwinSections which = TwinSections::All);
+// (ModuleImage::debugInfoBytes), or they cannot be read. Its memory is
+// written once (not cleared first) and, being tens of MiB for libc, asks for
+// transparent huge pages: a page fault per 4 KiB was a tenth of a cold walk.
+llvm::Expected<std::unique_ptr<llvm::WritableMemoryBuffer>>
+debugSectionTwin(const ModuleImage &file, uint64_t maxDebugBytes, TwinSections which = TwinSections::All,
+                 const std::string &name = "twin");
 // The same as an image named `name`; null when there is no twin to make.
 std::unique_ptr<ModuleImage> debugSectionTwinImage(const ModuleImage &file, uint64_t maxDebugBytes,
                                                    const std::string &name, TwinSections which = TwinSections::All);

@@ -36,7 +36,8 @@ class ModuleImage {
 public:
   // Maps a file from disk; fails if it is not an object file LLVM can read.
   static llvm::Expected<std::unique_ptr<ModuleImage>> open(const std::string &path);
-  // The same for a file already read (readRegularFile).
+  // The same for a file already read (readRegularFile), or made in memory
+  // as a file is (a decompressed debug file).
   static llvm::Expected<std::unique_ptr<ModuleImage>> fromFileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
                                                                      const std::string &path);
   // Wraps bytes copied from the dump (the vDSO, or a module whose file is missing).
