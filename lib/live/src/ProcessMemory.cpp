@@ -40,19 +40,26 @@ void ProcessMemory::keep(uint64_t start, uint64_t end) {
   constexpr uint64_t PagesAtOnce = 64; // a stack's used part is often a few pages: one read each
   uint64_t number = start / PageSize, last = (end + PageSize - 1) / PageSize;
   while (number < last) {
-    uint64_t count = std::min(PagesAtOnce, last - number);
-    std::vector<uint8_t> bytes(count * PageSize);
-    if (pages_.contains(number) || !readLive(number * PageSize, bytes)) {
-      page(number++); // kept already, or a run with an unreadable page: page by page
-      continue;
-    }
-    for (uint64_t i = 0; i < count; ++i) {
-      auto kept = std::make_unique<Page>();
-      std::memcpy(kept->data(), bytes.data() + i * PageSize, PageSize);
-      pages_.try_emplace(number + i, std::move(kept));
-    }
-    number += count;
+    uint64_t count = 0;
+    while (count < PagesAtOnce && number + count < last && !pages_.contains(number + count)) ++count;
+    if (count < 2 || !readPagesLive(number, count)) page(number++); // kept, alone, or a run with an unreadable page
+    else number += count;
   }
+}
+
+// Pages [number, number + count) in one read, straight into the pages kept;
+// false, keeping none, unless all are read.
+bool ProcessMemory::readPagesLive(uint64_t number, uint64_t count) {
+  std::vector<std::unique_ptr<Page>> read(count);
+  std::vector<iovec> local(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    read[i] = std::make_unique_for_overwrite<Page>();
+    local[i] = {read[i]->data(), PageSize};
+  }
+  iovec remote{reinterpret_cast<void *>(number * PageSize), count * PageSize};
+  if (process_vm_readv(pid_, local.data(), count, &remote, 1, 0) != ssize_t(count * PageSize)) return false;
+  for (uint64_t i = 0; i < count; ++i) pages_.emplace(number + i, std::move(read[i]));
+  return true;
 }
 
 void ProcessMemory::refresh() {
@@ -79,6 +86,8 @@ std::vector<std::pair<uint64_t, std::vector<uint8_t>>> ProcessMemory::keptRanges
 bool ProcessMemory::read(uint64_t address, std::span<uint8_t> out) {
   if (out.empty()) return true;
   if (address + out.size() < address) return false;
+  // A large read (an assembly's metadata) in few reads, not one per page.
+  if (!frozen_ && out.size() > PageSize) keep(address, address + out.size());
   size_t done = 0;
   while (done < out.size()) {
     uint64_t at = address + done;

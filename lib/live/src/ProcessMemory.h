@@ -50,6 +50,7 @@ private:
   // A page, read now if not kept; null when unreadable (also remembered).
   const Page *page(uint64_t number);
   bool readLive(uint64_t address, std::span<uint8_t> out);
+  bool readPagesLive(uint64_t number, uint64_t count);
   bool readableAfterFreeze(uint64_t address) const {
     return (regionContaining(frozenRegions_, address) != nullptr) != readOutside_;
   }
