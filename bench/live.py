@@ -49,7 +49,12 @@ def all_running(pid):
     return True
 
 
-def bench(name, pid, stackwalk, runs, gdb_runs):
+def threads_in(report, function):
+    return sum(any(function in (f.get("function") or "") for f in t["frames"]) for t in report["threads"])
+
+
+def bench(name, pid, stackwalk, runs, gdb_runs, managed_threads=None):
+    """managed_threads: (a method, how many threads must be in it), or None."""
     rows = {"stackwalk --pid": [], "  its pause": [], "eu-stack -p": [], "eu-stack -i -s -p": [], "gdb -p": []}
     threads = None
     for round_ in range(runs):
@@ -59,6 +64,10 @@ def bench(name, pid, stackwalk, runs, gdb_runs):
             return False
         report = json.loads(out.stdout)
         threads = len(report["threads"])
+        if managed_threads and threads_in(report, managed_threads[0]) != managed_threads[1]:
+            print(f"{name}: {threads_in(report, managed_threads[0])} threads in {managed_threads[0]}, "
+                  f"not {managed_threads[1]}: the walk is incomplete")
+            return False
         rows["stackwalk --pid"].append(wall)
         rows["  its pause"].append(report["dump"]["pause_us"] / 1e6)
         rows["eu-stack -p"].append(timed(["eu-stack", "-p", str(pid)])[0])
@@ -104,15 +113,18 @@ def main():
                 process.kill()
                 process.wait()
         app = dotnet_program(tmp)
-        if app:
-            process = park([app, "park", os.path.join(tmp, "park.json")], "READY")
+        # As built, and with 35 idle threads more (IdleScenario): 50 threads in all.
+        for idle in (0, 35) if app else ():
+            process = park([app, "park", os.path.join(tmp, "park.json")] + ([str(idle)] if idle else []), "READY")
             try:
                 time.sleep(0.5)  # every scenario thread asleep
-                ok &= bench(".NET test program (targets: pause < 5 ms, walk < 100 ms)", process.pid, stackwalk, runs, 0)
+                title = f".NET test program{f', {idle} idle threads added' if idle else ''}"
+                ok &= bench(f"{title} (targets: pause < 5 ms, walk < 100 ms)", process.pid, stackwalk, runs, 0,
+                            managed_threads=("IdleScenario.Descend", idle))
             finally:
                 process.kill()
                 process.wait()
-        else:
+        if not app:
             print("\n(no dotnet SDK: the .NET program is not measured)")
     return 0 if ok else 1
 

@@ -600,14 +600,42 @@ namespace StackwalkTest.Scenarios
         }
     }
 
+    // Threads that only wait, for benchmarks of many threads (bench/live.py): `park RECORD N`
+    // adds N of them, each `depth` frames of Descend deep in Thread.Sleep. No scenario's record
+    // lists them.
+    public static class IdleScenario
+    {
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static int Descend(int depth)
+        {
+            if (depth == 0)
+            {
+                Thread.Sleep(Timeout.Infinite);
+                return 0;
+            }
+            return Descend(depth - 1) + 1; // not a tail call: the frame stays
+        }
+
+        public static void Start(int count)
+        {
+            for (int i = 0; i < count; i++)
+            {
+                int depth = 5 + i % 10;
+                new Thread(() => Descend(depth)) { IsBackground = true, Name = $"idle-{i}" }.Start();
+            }
+        }
+    }
+
     public static class Program
     {
         [MethodImpl(MethodImplOptions.NoInlining)]
         public static int Main(string[] args)
         {
-            if (args.Length != 2 || (args[0] != "park" && args[0] != "crash" && args[0] != "nullref"))
+            bool usage = args.Length == 2 ? args[0] == "park" || args[0] == "crash" || args[0] == "nullref"
+                                          : args.Length == 3 && args[0] == "park" && int.TryParse(args[2], out _);
+            if (!usage)
             {
-                Console.Error.WriteLine("usage: StackwalkDotnet park|crash|nullref RECORD.json");
+                Console.Error.WriteLine("usage: StackwalkDotnet park|crash|nullref RECORD.json, or park RECORD.json IDLE_THREADS");
                 return 2;
             }
             string record = args[1];
@@ -641,6 +669,7 @@ namespace StackwalkTest.Scenarios
                 new Thread(TieringScenario.ThreadMain) { IsBackground = true, Name = "scenario-j-tiering" },
             };
             foreach (var t in threads) t.Start();
+            if (args.Length == 3) IdleScenario.Start(int.Parse(args[2]));
             Task<int> task = AsyncScenario.RunAsync(5);
 
             var coordinator = new Thread(() =>
