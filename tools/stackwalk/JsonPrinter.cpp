@@ -233,8 +233,14 @@ void JsonPrinter::thread(const ReportThread &thread) {
             {"managed_note", stringOrNull(thread.managedNote)},
             {"last_thrown_exception", exceptionJson(thread.lastThrown)},
             {"stop_reason", std::string(stopReasonName(thread.stopReason))},
-            {"stop_detail", stringOrNull(thread.stopDetail)},
-            {"frames", std::move(frames)}};
+            {"stop_detail", stringOrNull(thread.stopDetail)}};
+  if (options_.registers) {
+    Json fp = nullptr;
+    if (thread.fpState)
+      for (const auto &[name, value] : thread.fpState->registers()) fp[name] = value;
+    json["fp_registers"] = std::move(fp);
+  }
+  json["frames"] = std::move(frames);
   if (options_.compact) out_ << (threads_++ ? "," : "") << nested(json, 2, true);
   else out_ << (threads_++ ? ",\n  " : "\n  ") << nested(json, 2, false);
 }

@@ -139,7 +139,7 @@ int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::
   WalkOptions walkOptions = options.walk;
   if (walkOptions.perfMap.empty()) walkOptions.perfMap = (*live)->perfMap().value_or("");
   std::unique_ptr<ProcessWalk> walk = ProcessWalk::openWithoutThreads(std::move(target), name, walkOptions, *session);
-  auto stopped = (*live)->stop(/*forCore=*/!options.saveCore.empty());
+  auto stopped = (*live)->stop(/*forCore=*/!options.saveCore.empty(), /*fpState=*/options.print.registers);
   if (!stopped) return unreadable(stopped.takeError());
   injectTestFault(name);
   if (llvm::Error error = walk->adoptThreads(std::move(stopped->threads), stopped->warnings)) {

@@ -136,6 +136,21 @@ void printRegisters(std::ostream &out, const RegisterFile &regs, int digits) {
   if (column) out << "\n";
 }
 
+// The control registers (fctrl, fstat, fop, mxcsr) on one line, then the
+// 80-bit st and 128-bit xmm registers two to a line.
+void printFpRegisters(std::ostream &out, const FxsaveArea &state) {
+  auto registers = state.registers();
+  constexpr size_t ControlRegisters = 4;
+  for (size_t i = 0; i < registers.size(); ++i) {
+    const auto &[name, value] = registers[i];
+    bool lineStarts = i == 0 || i == ControlRegisters || (i > ControlRegisters && (i - ControlRegisters) % 2 == 0);
+    bool lineEnds = i + 1 == registers.size() || i + 1 == ControlRegisters || (i > ControlRegisters && (i - ControlRegisters) % 2 == 1);
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%7s=%s", name.c_str(), value.c_str());
+    out << (lineStarts ? "        " : "  ") << buffer << (lineEnds ? "\n" : "");
+  }
+}
+
 class TextPrinter : public ReportPrinter {
 public:
   TextPrinter(std::ostream &out, const PrintOptions &options) : out_(out), options_(options), paint_(options.colour) {}
@@ -174,7 +189,13 @@ void TextPrinter::thread(const ReportThread &thread) {
     out_ << paint_(Paint::Dim, "  #    " + column("stack pointer") + column("instruction") + "function [source]  (how found)")
          << "\n";
   }
-  for (const ReportFrame &frame : thread.frames) this->frame(frame);
+  bool contextPrinted = false;
+  for (const ReportFrame &frame : thread.frames) {
+    this->frame(frame);
+    // The x87 and SSE registers are the context's: under the first frame with registers.
+    if (options_.registers && thread.fpState && frame.registers && !std::exchange(contextPrinted, true))
+      printFpRegisters(out_, *thread.fpState);
+  }
   stopLine(thread);
 }
 

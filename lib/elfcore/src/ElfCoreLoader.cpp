@@ -140,6 +140,9 @@ void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch, unsign
       if (auto status = parsePrStatus(note.desc, arch, wordSize)) notes_.threads.push_back(*status);
       else warnings_.push_back("an NT_PRSTATUS note is too short; its thread is skipped");
       break;
+    case NT_PRFPREG: // the thread's whose NT_PRSTATUS it follows
+      if (arch == Arch::X86_64 && !notes_.threads.empty()) notes_.threads.back().fpState = FxsaveArea::parse(note.desc);
+      break;
     case NT_PRPSINFO:
       notes_.process = parsePrPsInfo(note.desc, wordSize);
       break;
@@ -234,6 +237,7 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
     ThreadInfo thread;
     thread.tid = status.tid;
     thread.context = status.registers;
+    thread.fpState = status.fpState;
     if (status.signal) thread.signal = status.signal;
     target->threads.push_back(std::move(thread));
   }

@@ -148,8 +148,8 @@ llvm::Expected<std::unique_ptr<LiveProcess>> LiveProcess::open(pid_t pid) {
   return live;
 }
 
-llvm::Expected<LiveProcess::Threads> LiveProcess::stop(bool forCore) {
-  auto stop = live::ThreadStop::stop(pid_);
+llvm::Expected<LiveProcess::Threads> LiveProcess::stop(bool forCore, bool fpState) {
+  auto stop = live::ThreadStop::stop(pid_, fpState);
   if (!stop) return stop.takeError();
   stop_ = std::move(*stop);
   // What was read while the process ran may have changed since: a walk reads
@@ -165,6 +165,7 @@ llvm::Expected<LiveProcess::Threads> LiveProcess::stop(bool forCore) {
     ThreadInfo thread;
     thread.tid = uint64_t(stopped.tid);
     thread.context = stopped.registers;
+    thread.fpState = stopped.fpState;
     auto name = threadNames_.find(stopped.tid);
     if (name != threadNames_.end()) thread.name = name->second;
     else if (auto comm = readProcFile(procPath(pid_, "task/" + std::to_string(stopped.tid) + "/comm")))

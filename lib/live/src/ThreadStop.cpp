@@ -52,9 +52,9 @@ llvm::Error notPermitted(pid_t pid) {
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<ThreadStop>> ThreadStop::stop(pid_t pid) {
+llvm::Expected<std::unique_ptr<ThreadStop>> ThreadStop::stop(pid_t pid, bool fpState) {
   if (HostArch == Arch::Unknown) return fail("reading a live process is not implemented on this machine's architecture");
-  std::unique_ptr<ThreadStop> stop(new ThreadStop(pid));
+  std::unique_ptr<ThreadStop> stop(new ThreadStop(pid, fpState));
   stop->firstStop_ = std::chrono::steady_clock::now();
   stop->held_ = true;
   for (int round = 0; round < MaxSeizeRounds; ++round) {
@@ -113,6 +113,10 @@ bool ThreadStop::awaitStop(StoppedThread &thread) {
     thread.userRegs.assign(regs, regs + io.iov_len);
     if (auto registers = elfcore::parseUserRegs(thread.userRegs, HostArch)) thread.registers = *registers;
   }
+  io = {regs, sizeof regs};
+  if (readsFpState_ && HostArch == Arch::X86_64 &&
+      ptrace(PTRACE_GETREGSET, thread.tid, reinterpret_cast<void *>(NT_PRFPREG), &io) == 0)
+    thread.fpState = FxsaveArea::parse(std::span(regs, io.iov_len));
   return true;
 }
 

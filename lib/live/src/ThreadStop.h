@@ -5,6 +5,7 @@
 // holding them, the kernel detaches them and they run on.
 #pragma once
 
+#include "stackwalk/core/FxsaveArea.h"
 #include "stackwalk/core/Registers.h"
 
 #include "llvm/Support/Error.h"
@@ -30,11 +31,13 @@ struct StoppedThread {
   int pendingSignal = 0; // a signal it was about to take, given back at resume
   RegisterFile registers;
   std::vector<uint8_t> userRegs; // as PTRACE_GETREGSET gave them, for a core file
+  std::optional<FxsaveArea> fpState; // x86-64, when asked for: NT_PRFPREG
 };
 
 class ThreadStop {
 public:
-  static llvm::Expected<std::unique_ptr<ThreadStop>> stop(pid_t pid);
+  // With fpState, the threads' x87 and SSE registers are read too (x86-64).
+  static llvm::Expected<std::unique_ptr<ThreadStop>> stop(pid_t pid, bool fpState = false);
   ~ThreadStop() { resume(); }
 
   const std::vector<StoppedThread> &threads() const { return threads_; }
@@ -45,13 +48,14 @@ public:
   std::chrono::microseconds resume();
 
 private:
-  explicit ThreadStop(pid_t pid) : pid_(pid) {}
+  ThreadStop(pid_t pid, bool fpState) : pid_(pid), readsFpState_(fpState) {}
   // Seizes and interrupts the threads in /proc/PID/task not held yet; how many.
   llvm::Expected<size_t> seizeNewThreads();
   // Waits for a seized thread's stop and reads its registers; false if it exited.
   bool awaitStop(StoppedThread &thread);
 
   pid_t pid_;
+  bool readsFpState_;
   std::vector<StoppedThread> threads_;
   size_t dropped_ = 0;
   bool held_ = false;

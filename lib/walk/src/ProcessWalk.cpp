@@ -139,6 +139,7 @@ std::unique_ptr<ProcessWalk::UnwoundThread> ProcessWalk::beginThread(const Threa
   thread.tid = info.tid;
   thread.name = info.name;
   thread.crashed = target_->crash && target_->crash->threadId == info.tid;
+  thread.fpState = info.fpState;
   if (runtime_) out->managed = runtime_->beginThread(thread, options.managedOnly);
   return out;
 }

@@ -1,6 +1,7 @@
 // The uniform view of a crashed process that every dump format loads into.
 #pragma once
 
+#include "stackwalk/core/FxsaveArea.h"
 #include "stackwalk/core/Arch.h"
 #include "stackwalk/core/DumpBudget.h"
 #include "stackwalk/core/Memory.h"
@@ -19,6 +20,7 @@ struct ThreadInfo {
   uint64_t tid = 0;
   std::optional<std::string> name;
   RegisterFile context;
+  std::optional<FxsaveArea> fpState; // x86-64 Linux: its x87 and SSE registers, when read
   // The dump lists the thread but records no context for it (Wine's writer
   // does so for a thread it could not suspend): not damage, so no warning.
   bool contextAbsent = false;

@@ -4,6 +4,7 @@
 // /proc/PID/auxv), so lib/live reads them here too.
 #pragma once
 
+#include "stackwalk/core/FxsaveArea.h"
 #include "stackwalk/core/Registers.h"
 #include "stackwalk/core/Signals.h"
 
@@ -17,6 +18,7 @@ namespace stackwalk::elfcore {
 
 enum NoteType : uint32_t {
   NT_PRSTATUS = 1,
+  NT_PRFPREG = 2, // x86-64: user_fpregs_struct, the FXSAVE layout
   NT_PRPSINFO = 3,
   NT_AUXV = 6,
   NT_SIGINFO = 0x53494749,
@@ -34,6 +36,7 @@ struct PrStatus {
   uint32_t tid = 0;
   int signal = 0; // pr_cursig
   RegisterFile registers;
+  std::optional<FxsaveArea> fpState; // x86-64: the NT_PRFPREG note after it
 };
 
 struct PrPsInfo {

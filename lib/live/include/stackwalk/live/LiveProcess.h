@@ -50,7 +50,8 @@ public:
   // Stops every thread; with forCore, also reads what saveCore() writes
   // beyond what the walk reads (whole stacks, the dynamic linker's module list). Fails (the process running on) when it is
   // another user's to trace, or has no thread left.
-  llvm::Expected<Threads> stop(bool forCore = false);
+  // With fpState, each thread's x87 and SSE registers too (x86-64; --registers).
+  llvm::Expected<Threads> stop(bool forCore = false, bool fpState = false);
 
   // Writes an ELF core of what was read while the process was stopped
   // (--save-core): its threads, those pages, its mappings; gdb and

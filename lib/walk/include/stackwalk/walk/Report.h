@@ -59,6 +59,7 @@ struct ReportThread {
   std::vector<frames::ManagedException> lastThrown;
   StopReason stopReason = StopReason::None;
   std::string stopDetail;
+  std::optional<FxsaveArea> fpState; // the context's x87 and SSE registers, for --registers
 };
 
 // A managed runtime found in the process, as the report names it.

@@ -1,0 +1,33 @@
+// A thread's x87 and SSE registers in the FXSAVE layout (Intel SDM vol. 1,
+// 10.5.1), as x86-64 Linux keeps them (NT_PRFPREG in a core,
+// PTRACE_GETREGSET of a live thread: user_fpregs_struct). Only a thread's
+// context has them: no unwinder says where a caller's are.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace stackwalk {
+
+struct FxsaveArea {
+  static constexpr size_t Size = 512;
+
+  uint16_t fcw = 0, fsw = 0, fop = 0; // control, status, last opcode
+  uint32_t mxcsr = 0;
+  std::array<std::array<uint8_t, 10>, 8> st{};  // ST(0)-ST(7), 80 bits each, in stack order
+  std::array<std::array<uint8_t, 16>, 16> xmm{}; // xmm0-xmm15
+
+  // nullopt when there are fewer than 512 bytes.
+  static std::optional<FxsaveArea> parse(std::span<const uint8_t> bytes);
+
+  // By gdb's names (fctrl, fstat, fop, mxcsr, st0-st7, xmm0-xmm15), each as
+  // hex digits of the whole register, most significant first ("0x" prefixed).
+  std::vector<std::pair<std::string, std::string>> registers() const;
+};
+
+} // namespace stackwalk

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""--registers' x87 and SSE registers (fp_registers) against gdb's: every thread of the x86-64
+test cores (their NT_PRFPREG notes), and every thread of a parked test program walked live
+(PTRACE_GETREGSET) against gdb -p on the same process.
+
+Usage: fp_registers_test.py STACKWALK UNPACKED_DUMPS_DIR
+
+gdb gives fctrl, fstat, fop and mxcsr as numbers, xmm0-xmm15 as their two int64 halves and
+st0-st7 raw ("info registers stN": "(raw 0x...)"). Skipped (77) without gdb.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import dumps
+
+CORES = ["threads-O2-nofp", "threads-O0-fp", "sighandler", "args-O2", "crash-segv", "cxx-throw", "sig-segv-a"]
+NAMES = ["fctrl", "fstat", "fop", "mxcsr"] + [f"st{i}" for i in range(8)] + [f"xmm{i}" for i in range(16)]
+
+GDB_FP = """
+import json, re
+for thread in gdb.selected_inferior().threads():
+    thread.switch()
+    frame, values = gdb.newest_frame(), {}
+    for name in ("fctrl", "fstat", "fop", "mxcsr"):
+        values[name] = int(frame.read_register(name))
+    for i in range(16):
+        halves = frame.read_register("xmm%d" % i)["v2_int64"]  # gdb has no int() of its uint128
+        values["xmm%d" % i] = (int(halves[0]) & (2**64 - 1)) | (int(halves[1]) & (2**64 - 1)) << 64
+    for i in range(8):
+        text = gdb.execute("info registers st%d" % i, to_string=True)
+        values["st%d" % i] = int(re.search(r"raw (0x[0-9a-f]+)", text).group(1), 16)
+    print("FP", thread.ptid[1], json.dumps(values))
+"""
+
+
+def gdb_fp(target, tmp):
+    script = os.path.join(tmp, "fp.py")
+    with open(script, "w") as f:
+        f.write(GDB_FP)
+    out = subprocess.run(["gdb", "-q", "-nx", "-batch", "-ex", "set debuginfod enabled off", *target, "-x", script],
+                         capture_output=True, text=True, timeout=120)
+    return {int(line.split()[1]): json.loads(line.split(None, 2)[2])
+            for line in out.stdout.splitlines() if line.startswith("FP")}
+
+
+def ours_fp(stackwalk, *target):
+    out = subprocess.run([stackwalk, *target, "--all-threads", "--json", "--registers"], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"stackwalk {target}: exit {out.returncode}: {out.stderr}")
+    return {t["tid"]: {k: int(v, 16) for k, v in (t["fp_registers"] or {}).items()}
+            for t in json.loads(out.stdout)["threads"]}
+
+
+def compare(name, ours, theirs):
+    failures = []
+    if sorted(ours) != sorted(theirs):
+        failures.append(f"{name}: threads {sorted(ours)} vs gdb's {sorted(theirs)}")
+    for tid in sorted(set(ours) & set(theirs)):
+        differ = {r: (hex(ours[tid].get(r, -1)), hex(theirs[tid][r])) for r in NAMES if ours[tid].get(r) != theirs[tid][r]}
+        if differ:
+            failures.append(f"{name} thread {tid}: {differ}")
+    return failures, sum(len(NAMES) for tid in set(ours) & set(theirs))
+
+
+def main():
+    stackwalk, unpacked = sys.argv[1], sys.argv[2]
+    if not shutil.which("gdb"):
+        print("SKIP: gdb is not installed")
+        return 77
+    failures, compared = [], 0
+    with tempfile.TemporaryDirectory(prefix="stackwalk-fp-") as tmp:
+        for name in CORES:
+            core = os.path.join(unpacked, "cores", f"{name}.core")
+            found, count = compare(name, ours_fp(stackwalk, core), gdb_fp(["-ex", f"core-file {core}"], tmp))
+            failures += found
+            compared += count
+        # The text form: under each thread's context frame, in gdb's names.
+        core = os.path.join(unpacked, "cores", "threads-O2-nofp.core")
+        text = subprocess.run([stackwalk, core, "--all-threads", "--registers"], capture_output=True, text=True).stdout
+        threads = text.count("\nThread ")
+        for line in ("fctrl=0x037f", "mxcsr=0x00001f80", "st7=0x", "xmm15=0x"):
+            if text.count(line) != threads:
+                failures.append(f"threads-O2-nofp text: {line!r} {text.count(line)} times for {threads} threads")
+        process = dumps.start_parked(os.path.join(unpacked, "bin", "threads-O2-nofp"))
+        try:
+            ours = ours_fp(stackwalk, "--pid", str(process.pid))
+            found, count = compare("threads-O2-nofp live", ours, gdb_fp(["-p", str(process.pid)], tmp))
+            failures += found
+            compared += count
+        finally:
+            process.kill()
+            process.wait()
+    return dumps.failures_summary(
+        failures, f"{compared} x87 and SSE register values of {len(CORES)} cores and a live process equal to gdb's")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
