@@ -17,7 +17,7 @@ import struct
 import sys
 
 PT_LOAD, PT_NOTE = 1, 4
-NT_PRSTATUS, NT_FILE, NT_GNU_BUILD_ID = 1, 0x46494C45, 3
+NT_PRSTATUS, NT_PRFPREG, NT_FILE, NT_GNU_BUILD_ID = 1, 2, 0x46494C45, 3
 # user_regs_struct order in NT_PRSTATUS, and each register's offset in CONTEXT_AMD64.
 USER_REGS = ["r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi", "rdi",
              "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"]
@@ -26,6 +26,7 @@ CONTEXT_OFFSETS = {"rax": 120, "rcx": 128, "rdx": 136, "rbx": 144, "rsp": 152, "
                    "rip": 248}
 CONTEXT_SIZE = 1232
 CONTEXT_AMD64_FULL = 0x0010000B  # CONTEXT_AMD64 | CONTROL | INTEGER | FLOATING_POINT
+FLT_SAVE = 0x100  # XMM_SAVE_AREA32: the FXSAVE layout, as NT_PRFPREG holds it
 MAX_STACK = 256 * 1024
 
 
@@ -62,7 +63,7 @@ class Core:
         with open(path, "rb") as f:
             self.data = f.read()
         self.loads = []
-        self.threads = []  # (tid, signal, registers)
+        self.threads = []  # (tid, signal, registers, x87/SSE state: NT_PRFPREG's 512 bytes or b"")
         self.files = []  # (start, end, file offset in pages, path)
         for kind, offset, vaddr, filesz, memsz in elf_segments(self.data):
             if kind == PT_LOAD:
@@ -73,7 +74,9 @@ class Core:
                         signal, = struct.unpack_from("<h", desc, 12)
                         tid, = struct.unpack_from("<i", desc, 32)
                         values = struct.unpack_from("<27Q", desc, 112)
-                        self.threads.append((tid, signal, dict(zip(USER_REGS, values))))
+                        self.threads.append((tid, signal, dict(zip(USER_REGS, values)), b""))
+                    elif note == NT_PRFPREG and self.threads and len(desc) >= 512:  # the thread's before it
+                        self.threads[-1] = self.threads[-1][:3] + (desc[:512],)
                     elif note == NT_FILE:
                         self.files = self.file_mappings(desc)
 
@@ -146,8 +149,9 @@ def codeview(path, ident):
     return b"RSDS" + guid + struct.pack("<I", 0) + os.path.basename(path).encode() + b"\0"
 
 
-def context(registers):
+def context(registers, fp_state):
     out = bytearray(CONTEXT_SIZE)
+    out[FLT_SAVE:FLT_SAVE + len(fp_state)] = fp_state
     struct.pack_into("<I", out, 48, CONTEXT_AMD64_FULL)
     struct.pack_into("<HHHHHHI", out, 56, registers["cs"], registers["ds"], registers["es"], registers["fs"],
                      registers["gs"], registers["ss"], registers["eflags"] & 0xFFFFFFFF)
@@ -164,8 +168,8 @@ def write(core_path, out_path, roots):
     csd = w.string("")
     streams.append((7, w.put(struct.pack("<HHHBBIIIIIHH24s", 9, 6, 0, 1, 0, 0, 0, 0, 0x8201, csd, 0, 0, b""))))
     memory, threads, crash = [], [], None
-    for tid, signal, registers in core.threads:
-        ctx = w.put(context(registers))
+    for tid, signal, registers, fp_state in core.threads:
+        ctx = w.put(context(registers, fp_state))
         stack = core.stack(registers["rsp"])
         start, data = stack if stack else (0, b"")
         rva = w.put(data) if data else 0

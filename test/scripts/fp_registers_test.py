@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """--registers' x87 and SSE registers (fp_registers) against gdb's: every thread of the x86-64
 test cores (their NT_PRFPREG notes), and every thread of a parked test program walked live
-(PTRACE_GETREGSET) against gdb -p on the same process.
+(PTRACE_GETREGSET) against gdb -p on the same process; and three of the cores written as minidumps
+(core_to_minidump.py puts NT_PRFPREG in each CONTEXT's FltSave) against the cores.
 
 Usage: fp_registers_test.py STACKWALK UNPACKED_DUMPS_DIR
 
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 
+import core_to_minidump
 import dumps
 
 CORES = ["threads-O2-nofp", "threads-O0-fp", "sighandler", "args-O2", "crash-segv", "cxx-throw", "sig-segv-a"]
@@ -71,13 +73,21 @@ def main():
     if not shutil.which("gdb"):
         print("SKIP: gdb is not installed")
         return 77
-    failures, compared = [], 0
+    failures, compared, minidump_values = [], 0, 0
     with tempfile.TemporaryDirectory(prefix="stackwalk-fp-") as tmp:
         for name in CORES:
             core = os.path.join(unpacked, "cores", f"{name}.core")
             found, count = compare(name, ours_fp(stackwalk, core), gdb_fp(["-ex", f"core-file {core}"], tmp))
             failures += found
             compared += count
+        # A minidump made of a core (core_to_minidump.py copies NT_PRFPREG into each CONTEXT's
+        # FltSave): its CONTEXTs give the core's values.
+        for name in CORES[:3]:
+            core, minidump = os.path.join(unpacked, "cores", f"{name}.core"), os.path.join(tmp, f"{name}.dmp")
+            core_to_minidump.write(core, minidump, [unpacked])
+            found, count = compare(f"{name} as a minidump", ours_fp(stackwalk, minidump), ours_fp(stackwalk, core))
+            failures += found
+            minidump_values += count
         # The text form: under each thread's context frame, in gdb's names.
         core = os.path.join(unpacked, "cores", "threads-O2-nofp.core")
         text = subprocess.run([stackwalk, core, "--all-threads", "--registers"], capture_output=True, text=True).stdout
@@ -95,7 +105,8 @@ def main():
             process.kill()
             process.wait()
     return dumps.failures_summary(
-        failures, f"{compared} x87 and SSE register values of {len(CORES)} cores and a live process equal to gdb's")
+        failures, f"{compared} x87 and SSE register values of {len(CORES)} cores and a live process equal to gdb's; "
+                  f"{minidump_values} of 3 minidumps made of cores equal to the cores'")
 
 
 if __name__ == "__main__":

@@ -108,6 +108,16 @@ std::vector<uint8_t> toWindowsContext(const RegisterFile &regs) {
   return out;
 }
 
+std::optional<FxsaveArea> fpStateFromWindowsContext(Arch arch, std::span<const uint8_t> bytes) {
+  constexpr uint32_t FloatingPoint = 8;
+  constexpr size_t FltSave = 0x100;
+  const ContextLayout *layout = layoutFor(arch);
+  if (arch != Arch::X86_64 || !layout || bytes.size() < FltSave + FxsaveArea::Size) return std::nullopt;
+  uint32_t flags = uint32_t(readLE(&bytes[layout->flagsOffset], 4));
+  if (!(flags & layout->archFlag) || !(flags & FloatingPoint)) return std::nullopt;
+  return FxsaveArea::parse(bytes.subspan(FltSave, FxsaveArea::Size));
+}
+
 llvm::Expected<RegisterFile> fromWindowsContext(Arch arch, std::span<const uint8_t> bytes) {
   const ContextLayout *layout = layoutFor(arch);
   if (!layout) return fail("no CONTEXT layout for this architecture");

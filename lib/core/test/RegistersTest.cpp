@@ -127,6 +127,24 @@ TEST_CASE("ContextFlags naming only the architecture (Breakpad's macOS writer) m
   CHECK(regs->isKnown(0));
 }
 
+TEST_CASE("an x86-64 CONTEXT's FltSave is its x87 and SSE state when ContextFlags claims CONTEXT_FLOATING_POINT") {
+  std::vector<uint8_t> bytes(0x4d0, 0);
+  uint16_t fcw = 0x027f;                   // Windows' default control word
+  std::memcpy(&bytes[0x100], &fcw, 2);     // FltSave.ControlWord
+  bytes[0x100 + 0xa0 + 16 * 3] = 0x42;     // xmm3's lowest byte
+  uint32_t flags = 0x00100003;             // CONTROL | INTEGER
+  std::memcpy(&bytes[0x30], &flags, 4);
+  CHECK_FALSE(fpStateFromWindowsContext(Arch::X86_64, bytes));
+  flags |= 8; // FLOATING_POINT
+  std::memcpy(&bytes[0x30], &flags, 4);
+  auto state = fpStateFromWindowsContext(Arch::X86_64, bytes);
+  REQUIRE(state);
+  CHECK(state->fcw == 0x027f);
+  CHECK(state->xmm[3][0] == 0x42);
+  CHECK_FALSE(fpStateFromWindowsContext(Arch::X86_64, std::span(bytes).first(0x2ff))); // FltSave cut short
+  CHECK_FALSE(fpStateFromWindowsContext(Arch::Arm64, bytes));
+}
+
 TEST_CASE("an arm64 CONTEXT places pc, sp, fp and lr") {
   RegisterFile regs(Arch::Arm64);
   regs.setPc(0x10);

@@ -78,13 +78,17 @@ llvm::Expected<std::unique_ptr<Target>> loadMinidump(std::unique_ptr<llvm::Memor
   target->osVersion = system.osVersion;
   target->threads = minidump::readThreads(*reader, system.arch);
   std::optional<RegisterFile> exceptionContext;
-  target->crash = minidump::readException(*reader, system.os, system.arch, exceptionContext);
+  std::optional<FxsaveArea> exceptionFpState;
+  target->crash = minidump::readException(*reader, system.os, system.arch, exceptionContext, exceptionFpState);
   // Walk the crashed thread from the exception's context, as WinDbg's .ecxr
   // and minidump-stackwalk do: the thread list holds the thread inside the
   // handler that wrote the dump.
   if (target->crash && exceptionContext)
     for (ThreadInfo &thread : target->threads)
-      if (thread.tid == target->crash->threadId) thread.context = *exceptionContext;
+      if (thread.tid == target->crash->threadId) {
+        thread.context = *exceptionContext;
+        thread.fpState = exceptionFpState;
+      }
   target->modules = minidump::readModules(*reader);
   target->unloadedModules = minidump::readUnloadedModules(*reader);
   target->regions = minidump::readMemoryInfo(*reader);

@@ -32,9 +32,11 @@ std::vector<MemoryRange> readMemoryRanges(const Reader &reader);
 // MemoryInfoList: regions with their protection.
 std::vector<MemoryRegion> readMemoryInfo(const Reader &reader);
 
-// The exception stream as a crash, and its thread's context if it has one.
+// The exception stream as a crash, and its thread's context if it has one
+// (with, x86-64, its x87 and SSE registers).
 std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
-                                       std::optional<RegisterFile> &exceptionContext);
+                                       std::optional<RegisterFile> &exceptionContext,
+                                       std::optional<FxsaveArea> &exceptionFpState);
 
 // MiscInfo: the process id.
 std::optional<uint64_t> readProcessId(const Reader &reader);

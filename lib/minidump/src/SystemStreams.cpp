@@ -155,7 +155,8 @@ std::string accessKind(uint64_t parameter) {
 } // namespace
 
 std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
-                                       std::optional<RegisterFile> &exceptionContext) {
+                                       std::optional<RegisterFile> &exceptionContext,
+                                       std::optional<FxsaveArea> &exceptionFpState) {
   auto stream = reader.stream(StreamType::Exception);
   if (!stream) return std::nullopt;
   auto exception = reader.read<llvm::minidump::ExceptionStream>(*stream, 0);
@@ -205,6 +206,7 @@ std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
   if (!context.empty()) {
     if (auto regs = minidump::readThreadContext(arch, context)) exceptionContext = *regs;
     else reader.warn("the exception's context: " + llvm::toString(regs.takeError()));
+    exceptionFpState = fpStateFromWindowsContext(arch, context);
   }
   return crash;
 }

@@ -50,6 +50,7 @@ std::vector<ThreadInfo> readThreads(const Reader &reader, Arch arch) {
     if (entry.Context.DataSize == 0) thread.contextAbsent = true;
     else if (auto regs = minidump::readThreadContext(arch, context)) thread.context = *regs;
     else reader.warn(what + ": " + llvm::toString(regs.takeError()));
+    thread.fpState = fpStateFromWindowsContext(arch, context);
     threads.push_back(std::move(thread));
   }
   return threads;

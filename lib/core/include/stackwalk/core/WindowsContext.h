@@ -3,11 +3,13 @@
 // --raw-context prints. Offsets are Windows' public CONTEXT definitions.
 #pragma once
 
+#include "stackwalk/core/FxsaveArea.h"
 #include "stackwalk/core/Registers.h"
 
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -23,5 +25,10 @@ std::vector<uint8_t> toWindowsContext(const RegisterFile &regs);
 // unknown. Longer records (XSTATE) are accepted; shorter ones are an error.
 llvm::Expected<RegisterFile> fromWindowsContext(Arch arch,
                                                 std::span<const uint8_t> bytes);
+
+// An x86-64 CONTEXT's x87 and SSE registers (FltSave, XMM_SAVE_AREA32 at
+// 0x100: the FXSAVE layout), when ContextFlags claims them
+// (CONTEXT_FLOATING_POINT); nullopt otherwise and for other architectures.
+std::optional<FxsaveArea> fpStateFromWindowsContext(Arch arch, std::span<const uint8_t> bytes);
 
 } // namespace stackwalk
