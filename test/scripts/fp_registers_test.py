@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """--registers' x87 and SSE registers (fp_registers) against gdb's: every thread of the x86-64
 test cores (their NT_PRFPREG notes), and every thread of a parked test program walked live
-(PTRACE_GETREGSET) against gdb -p on the same process; and three of the cores written as minidumps
+(PTRACE_GETREGSET) against gdb -p on the same process, and the core --save-core wrote of it read
+by stackwalk and gdb against the live values; and three of the cores written as minidumps
 (core_to_minidump.py puts NT_PRFPREG in each CONTEXT's FltSave) against the cores.
 
 Usage: fp_registers_test.py STACKWALK UNPACKED_DUMPS_DIR
@@ -97,10 +98,15 @@ def main():
                 failures.append(f"threads-O2-nofp text: {line!r} {text.count(line)} times for {threads} threads")
         process = dumps.start_parked(os.path.join(unpacked, "bin", "threads-O2-nofp"))
         try:
-            ours = ours_fp(stackwalk, "--pid", str(process.pid))
+            saved = os.path.join(tmp, "saved.core")
+            ours = ours_fp(stackwalk, "--pid", str(process.pid), "--save-core", saved)
             found, count = compare("threads-O2-nofp live", ours, gdb_fp(["-p", str(process.pid)], tmp))
             failures += found
             compared += count
+            # --save-core writes them as the kernel does (NT_PRFPREG after each NT_PRSTATUS).
+            for reader, values in (("stackwalk", ours_fp(stackwalk, saved)),
+                                   ("gdb", gdb_fp(["-ex", f"core-file {saved}"], tmp))):
+                failures += compare(f"the core --save-core wrote, read by {reader},", values, ours)[0]
         finally:
             process.kill()
             process.wait()

@@ -74,6 +74,7 @@ std::vector<uint8_t> notes(const CoreContents &contents) {
       writer.add(elfcore::NT_AUXV, contents.auxv);
       writer.add(elfcore::NT_FILE, fileNote(contents.files));
     }
+    if (!thread.fpRegs.empty()) writer.add(elfcore::NT_PRFPREG, thread.fpRegs); // after its NT_PRSTATUS, as the kernel writes it
   }
   return writer.bytes();
 }

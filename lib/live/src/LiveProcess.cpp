@@ -149,7 +149,7 @@ llvm::Expected<std::unique_ptr<LiveProcess>> LiveProcess::open(pid_t pid) {
 }
 
 llvm::Expected<LiveProcess::Threads> LiveProcess::stop(bool forCore, bool fpState) {
-  auto stop = live::ThreadStop::stop(pid_, fpState);
+  auto stop = live::ThreadStop::stop(pid_, fpState || forCore); // a core holds them as the kernel's do
   if (!stop) return stop.takeError();
   stop_ = std::move(*stop);
   // What was read while the process ran may have changed since: a walk reads
@@ -233,7 +233,8 @@ llvm::Error LiveProcess::saveCore(const std::string &path) const {
   contents.pid = uint32_t(pid_);
   contents.name = name_;
   contents.arguments = commandLine_;
-  for (const live::StoppedThread &thread : stop_->threads()) contents.threads.push_back({uint32_t(thread.tid), thread.userRegs});
+  for (const live::StoppedThread &thread : stop_->threads())
+    contents.threads.push_back({uint32_t(thread.tid), thread.userRegs, thread.fpRegs});
   contents.auxv = auxv_;
   contents.files = files_;
   contents.regions = regions_;

@@ -115,8 +115,10 @@ bool ThreadStop::awaitStop(StoppedThread &thread) {
   }
   io = {regs, sizeof regs};
   if (readsFpState_ && HostArch == Arch::X86_64 &&
-      ptrace(PTRACE_GETREGSET, thread.tid, reinterpret_cast<void *>(NT_PRFPREG), &io) == 0)
-    thread.fpState = FxsaveArea::parse(std::span(regs, io.iov_len));
+      ptrace(PTRACE_GETREGSET, thread.tid, reinterpret_cast<void *>(NT_PRFPREG), &io) == 0) {
+    thread.fpRegs.assign(regs, regs + io.iov_len);
+    thread.fpState = FxsaveArea::parse(thread.fpRegs);
+  }
   return true;
 }
 

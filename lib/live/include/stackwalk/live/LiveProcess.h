@@ -48,7 +48,8 @@ public:
     std::vector<std::string> warnings;
   };
   // Stops every thread; with forCore, also reads what saveCore() writes
-  // beyond what the walk reads (whole stacks, the dynamic linker's module list). Fails (the process running on) when it is
+  // beyond what the walk reads (whole stacks, the dynamic linker's module
+  // list, the x87 and SSE registers). Fails (the process running on) when it is
   // another user's to trace, or has no thread left.
   // With fpState, each thread's x87 and SSE registers too (x86-64; --registers).
   llvm::Expected<Threads> stop(bool forCore = false, bool fpState = false);
