@@ -34,6 +34,16 @@ std::vector<pid_t> listThreads(pid_t pid) {
   return tids;
 }
 
+// Whether a thread is still there and not dying: the kernel refuses to trace
+// one that is exiting with EPERM, as it refuses another user's process.
+bool threadAlive(pid_t pid, pid_t tid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat");
+  std::string stat;
+  if (!std::getline(file, stat)) return false;
+  size_t end = stat.rfind(')'); // the name, in parentheses, may hold anything
+  return end != std::string::npos && end + 2 < stat.size() && stat[end + 2] != 'Z' && stat[end + 2] != 'X';
+}
+
 std::string ptraceScope() {
   std::ifstream file("/proc/sys/kernel/yama/ptrace_scope");
   std::string scope;
@@ -73,6 +83,7 @@ llvm::Expected<size_t> ThreadStop::seizeNewThreads() {
     if (held) continue;
     if (ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
       if (errno == ESRCH) continue; // exited meanwhile
+      if (errno == EPERM && !threadAlive(pid_, tid)) continue; // exiting
       if (errno == EPERM) return notPermitted(pid_);
       return fail("could not trace thread " + std::to_string(tid) + " of process " + std::to_string(pid_) + ": " +
                   std::strerror(errno));
