@@ -134,8 +134,9 @@ int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::
   // Module files, registrations and the runtime are found while the process
   // runs; its threads are stopped only while their stacks and what the
   // runtime keeps of them are copied, and are unwound and named as they run
-  // on. For --args, whose values may lie anywhere in memory, and for
-  // --save-core, the unwinding happens while they are stopped.
+  // on. For --args, whose values may lie anywhere in memory, for
+  // --save-core, and when a thread is not on its own stack (an alternate
+  // signal stack's handler), the unwinding happens while they are stopped.
   WalkOptions walkOptions = options.walk;
   if (walkOptions.perfMap.empty()) walkOptions.perfMap = (*live)->perfMap().value_or("");
   std::unique_ptr<ProcessWalk> walk = ProcessWalk::openWithoutThreads(std::move(target), name, walkOptions, *session);
@@ -146,7 +147,7 @@ int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::
     (*live)->resume();
     return unreadable(std::move(error));
   }
-  bool unwindStopped = options.walk.arguments || !options.saveCore.empty();
+  bool unwindStopped = options.walk.arguments || !options.saveCore.empty() || !(*live)->threadsOnTheirOwnStacks();
   if (unwindStopped) {
     walk->unwindAll();
   } else {

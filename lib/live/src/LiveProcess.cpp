@@ -143,6 +143,7 @@ llvm::Expected<std::unique_ptr<LiveProcess>> LiveProcess::open(pid_t pid) {
   live->name_ = target->process.name;
   live->commandLine_ = target->process.commandLine;
   live->regions_ = maps.regions;
+  live->mainStack_ = maps.mainStack;
   live->files_ = maps.files;
   live->target_ = std::move(target);
   return live;
@@ -197,6 +198,23 @@ std::vector<MemoryRegion> LiveProcess::stackRegions() const {
                            [](const MemoryRegion &a, const MemoryRegion &b) { return a.start == b.start; }),
                stacks.end());
   return stacks;
+}
+
+bool LiveProcess::threadsOnTheirOwnStacks() const {
+  constexpr unsigned FsBase = 58; // x86-64's DWARF number
+  if (live::HostArch != Arch::X86_64) return false;
+  for (const live::StoppedThread &thread : stop_->threads()) {
+    auto sp = thread.registers.sp();
+    const MemoryRegion *stack = sp ? regionContaining(regions_, *sp) : nullptr;
+    if (!stack) return false;
+    if (thread.tid == pid_) {
+      if (!mainStack_ || stack->start != mainStack_->start) return false;
+      continue;
+    }
+    auto tcb = thread.registers.get(FsBase);
+    if (!tcb || regionContaining(regions_, *tcb) != stack) return false;
+  }
+  return true;
 }
 
 // Each thread's stack, from below its stack pointer (the red zone, where a

@@ -25,6 +25,7 @@ bool parseLine(llvm::StringRef line, ProcessMaps &out) {
   out.regions.push_back(region);
   path = path.ltrim(' ');
   if (path == "[vdso]") out.vdso = region;
+  if (path == "[stack]") out.mainStack = region;
   if (inodeNumber != 0 && path.starts_with("/"))
     out.files.push_back({region.start, region.end, fileOffset, path.str()});
   return true;

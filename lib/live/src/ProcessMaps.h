@@ -14,6 +14,7 @@ struct ProcessMaps {
   std::vector<MemoryRegion> regions;          // every mapping, sorted
   std::vector<elfcore::FileMapping> files;    // mappings of files, as NT_FILE lists them
   std::optional<MemoryRegion> vdso;
+  std::optional<MemoryRegion> mainStack; // [stack]
 };
 
 // Lines that do not parse are skipped.

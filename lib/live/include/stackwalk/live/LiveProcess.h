@@ -62,6 +62,13 @@ public:
   // Reads each stopped thread's stack whole, in few reads: what changes
   // first once the process runs, for a walk that unwinds after resume().
   void keepStacks();
+  // Whether every stopped thread runs on its own stack, the one keepStacks()
+  // copies: the main thread in [stack], another in the mapping that holds its
+  // thread control block (x86-64's fs_base: glibc keeps it at the top of the
+  // stacks it makes). One in a handler on an alternate signal stack unwinds
+  // into its own stack too, which is not copied: such a process is unwound
+  // while stopped. False on other architectures.
+  bool threadsOnTheirOwnStacks() const;
   // What memory reads may still read of the process once it runs again.
   enum class AfterResume {
     // The read-only mappings of files (besides what was read while stopped):
@@ -89,6 +96,7 @@ private:
   std::string name_, commandLine_;
   std::vector<uint8_t> auxv_;
   std::vector<MemoryRegion> regions_;
+  std::optional<MemoryRegion> mainStack_; // [stack]
   std::map<pid_t, std::string> threadNames_; // read before stopping
   std::vector<elfcore::FileMapping> files_;   // what a core's NT_FILE lists
 };
