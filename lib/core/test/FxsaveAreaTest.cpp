@@ -31,6 +31,28 @@ TEST_CASE("an FXSAVE image gives the x87 and SSE registers by gdb's names, most 
   CHECK(registers["xmm15"] == "0xfffefdfcfbfaf9f8f7f6f5f4f3f2f1f0");
 }
 
+TEST_CASE("an XSAVE image's AVX component gives the ymm registers; in its initial state they are the xmm registers") {
+  std::vector<uint8_t> fxsave(FxsaveArea::Size, 0);
+  fxsave[160 + 2 * 16] = 0x22; // xmm2's lowest byte
+  std::vector<uint8_t> xsave(832, 0);
+  xsave[576 + 2 * 16 + 15] = 0x99; // ymm2's highest byte
+  auto area = FxsaveArea::parse(fxsave);
+  REQUIRE(area);
+  REQUIRE(area->addXsave(xsave)); // XSTATE_BV without the AVX bit: the initial state
+  std::map<std::string, std::string> registers;
+  for (const auto &[name, value] : area->registers()) registers[name] = value;
+  CHECK(registers.size() == 4 + 8 + 16 + 16);
+  CHECK(registers["ymm2"] == "0x0000000000000000000000000000000000000000000000000000000000000022");
+  xsave[512] = 1 << 2; // XSTATE_BV: AVX in use
+  REQUIRE(area->addXsave(xsave));
+  for (const auto &[name, value] : area->registers()) registers[name] = value;
+  CHECK(registers["ymm2"] == "0x9900000000000000000000000000000000000000000000000000000000000022");
+
+  xsave[520 + 7] = 0x80; // XCOMP_BV bit 63: the compacted format, not what Linux gives
+  CHECK_FALSE(area->addXsave(xsave));
+  CHECK_FALSE(area->addXsave(std::span(xsave).first(831)));
+}
+
 TEST_CASE("an FXSAVE image cut short is not read") {
   std::vector<uint8_t> image(FxsaveArea::Size - 1, 0);
   CHECK_FALSE(FxsaveArea::parse(image));

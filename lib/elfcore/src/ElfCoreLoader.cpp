@@ -134,7 +134,10 @@ void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch, unsign
   bool wellFormed = forEachElfNote(noteBytes, [&](const ElfNote &note) {
     if (note.name == "LINUX" && note.type == NT_ARM_PAC_MASK && arch == Arch::Arm64)
       notes_.pointerAuthMask = parsePacInstructionMask(note.desc);
-    if (note.name != "CORE") return true; // other LINUX notes hold FP/XSAVE state
+    if (note.name == "LINUX" && note.type == NT_X86_XSTATE && arch == Arch::X86_64 && !notes_.threads.empty() &&
+        notes_.threads.back().fpState) // after the thread's NT_PRFPREG
+      notes_.threads.back().fpState->addXsave(note.desc);
+    if (note.name != "CORE") return true; // other LINUX notes hold other architectures' state
     switch (note.type) {
     case NT_PRSTATUS:
       if (auto status = parsePrStatus(note.desc, arch, wordSize)) notes_.threads.push_back(*status);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <span>
+#include <string_view>
 
 using llvm::ELF::Elf64_Ehdr;
 using llvm::ELF::Elf64_Phdr;
@@ -22,11 +23,13 @@ constexpr size_t PrPsInfoSize = 136, PsPid = 24, PsFname = 40, PsArgs = 56;
 
 class NoteWriter {
 public:
-  void add(uint32_t type, const std::vector<uint8_t> &desc) {
-    put32(5); // "CORE\0"
+  // name: "CORE", or "LINUX" (the kernel's name for notes of one architecture's state).
+  void add(uint32_t type, const std::vector<uint8_t> &desc, std::string_view name = "CORE") {
+    put32(uint32_t(name.size() + 1));
     put32(uint32_t(desc.size()));
     put32(type);
-    bytes_.insert(bytes_.end(), {'C', 'O', 'R', 'E', 0, 0, 0, 0});
+    bytes_.insert(bytes_.end(), name.begin(), name.end());
+    bytes_.resize((bytes_.size() + 1 + 3) / 4 * 4, 0); // its NUL, padded to 4
     bytes_.insert(bytes_.end(), desc.begin(), desc.end());
     bytes_.resize((bytes_.size() + 3) / 4 * 4, 0);
   }
@@ -74,7 +77,9 @@ std::vector<uint8_t> notes(const CoreContents &contents) {
       writer.add(elfcore::NT_AUXV, contents.auxv);
       writer.add(elfcore::NT_FILE, fileNote(contents.files));
     }
-    if (!thread.fpRegs.empty()) writer.add(elfcore::NT_PRFPREG, thread.fpRegs); // after its NT_PRSTATUS, as the kernel writes it
+    // After its NT_PRSTATUS, as the kernel writes them.
+    if (!thread.fpRegs.empty()) writer.add(elfcore::NT_PRFPREG, thread.fpRegs);
+    if (!thread.xstate.empty()) writer.add(elfcore::NT_X86_XSTATE, thread.xstate, "LINUX");
   }
   return writer.bytes();
 }

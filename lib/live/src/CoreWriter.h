@@ -24,6 +24,7 @@ struct CoreContents {
     uint32_t tid = 0;
     std::vector<uint8_t> userRegs; // x86-64's user_regs_struct, as PTRACE_GETREGSET gave it
     std::vector<uint8_t> fpRegs;   // its user_fpregs_struct (NT_PRFPREG), when read
+    std::vector<uint8_t> xstate;   // its XSAVE image (NT_X86_XSTATE), when read
   };
   std::vector<Thread> threads; // the main thread first: gdb's current thread
   std::vector<uint8_t> auxv;

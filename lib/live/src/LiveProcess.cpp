@@ -252,7 +252,7 @@ llvm::Error LiveProcess::saveCore(const std::string &path) const {
   contents.name = name_;
   contents.arguments = commandLine_;
   for (const live::StoppedThread &thread : stop_->threads())
-    contents.threads.push_back({uint32_t(thread.tid), thread.userRegs, thread.fpRegs});
+    contents.threads.push_back({uint32_t(thread.tid), thread.userRegs, thread.fpRegs, thread.xstate});
   contents.auxv = auxv_;
   contents.files = files_;
   contents.regions = regions_;

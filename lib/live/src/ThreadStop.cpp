@@ -129,6 +129,13 @@ bool ThreadStop::awaitStop(StoppedThread &thread) {
       ptrace(PTRACE_GETREGSET, thread.tid, reinterpret_cast<void *>(NT_PRFPREG), &io) == 0) {
     thread.fpRegs.assign(regs, regs + io.iov_len);
     thread.fpState = FxsaveArea::parse(thread.fpRegs);
+    std::vector<uint8_t> xstate(16 << 10); // 2.7 KiB with AVX-512; what the kernel's size may become
+    io = {xstate.data(), xstate.size()};
+    if (thread.fpState && ptrace(PTRACE_GETREGSET, thread.tid, reinterpret_cast<void *>(NT_X86_XSTATE), &io) == 0) {
+      xstate.resize(io.iov_len);
+      thread.fpState->addXsave(xstate);
+      thread.xstate = std::move(xstate);
+    }
   }
   return true;
 }

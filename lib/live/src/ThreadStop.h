@@ -33,6 +33,7 @@ struct StoppedThread {
   std::vector<uint8_t> userRegs; // as PTRACE_GETREGSET gave them, for a core file
   std::optional<FxsaveArea> fpState; // x86-64, when asked for: NT_PRFPREG
   std::vector<uint8_t> fpRegs;       // the same as PTRACE_GETREGSET gave it, for a core file
+  std::vector<uint8_t> xstate;       // NT_X86_XSTATE as PTRACE_GETREGSET gave it (its AVX part is in fpState)
 };
 
 class ThreadStop {

@@ -24,6 +24,7 @@ enum NoteType : uint32_t {
   NT_SIGINFO = 0x53494749,
   NT_FILE = 0x46494c45,
   NT_ARM_PAC_MASK = 0x406, // a "LINUX" note: struct user_pac_mask { data_mask, insn_mask }
+  NT_X86_XSTATE = 0x202,   // a "LINUX" note: the XSAVE image, standard format
 };
 
 // Auxiliary vector keys (<elf.h>; LLVM's ELF.h does not define them).
