@@ -137,17 +137,22 @@ void printRegisters(std::ostream &out, const RegisterFile &regs, int digits) {
 }
 
 // The control registers (fctrl, fstat, fop, mxcsr) on one line, then the
-// 80-bit st and 128-bit xmm registers two to a line.
+// 80-bit st and 128-bit xmm registers two to a line, the 256-bit ymm ones
+// one to a line.
 void printFpRegisters(std::ostream &out, const FxsaveArea &state) {
+  constexpr size_t ControlRegisters = 4, WidestPaired = 2 + 32; // xmm: 0x and 32 digits
+  size_t column = 0;
   auto registers = state.registers();
-  constexpr size_t ControlRegisters = 4;
   for (size_t i = 0; i < registers.size(); ++i) {
     const auto &[name, value] = registers[i];
-    bool lineStarts = i == 0 || i == ControlRegisters || (i > ControlRegisters && (i - ControlRegisters) % 2 == 0);
-    bool lineEnds = i + 1 == registers.size() || i + 1 == ControlRegisters || (i > ControlRegisters && (i - ControlRegisters) % 2 == 1);
-    char buffer[64];
+    size_t perLine = i < ControlRegisters ? ControlRegisters : value.size() <= WidestPaired ? 2 : 1;
+    char buffer[96];
     std::snprintf(buffer, sizeof buffer, "%7s=%s", name.c_str(), value.c_str());
-    out << (lineStarts ? "        " : "  ") << buffer << (lineEnds ? "\n" : "");
+    out << (column == 0 ? "        " : "  ") << buffer;
+    if (++column == perLine || i + 1 == ControlRegisters || i + 1 == registers.size()) {
+      out << "\n";
+      column = 0;
+    }
   }
 }
 
