@@ -14,6 +14,7 @@ st0-st7 raw ("info registers stN": "(raw 0x...)"). Skipped (77) without gdb.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -147,9 +148,12 @@ def main():
         core = os.path.join(unpacked, "cores", "threads-O2-nofp.core")
         text = subprocess.run([stackwalk, core, "--all-threads", "--registers"], capture_output=True, text=True).stdout
         threads = text.count("\nThread ")
-        for line in ("fctrl=0x037f", "mxcsr=0x00001f80", "st7=0x", "xmm15=0x"):
-            if text.count(line) != threads:
-                failures.append(f"threads-O2-nofp text: {line!r} {text.count(line)} times for {threads} threads")
+        # Whole values: each register's hex digits, at its width, as JSON gives them.
+        for pattern, count in ((r"fctrl=0x037f\b", 1), (r"mxcsr=0x00001f80\b", 1), (r"\bst\d=0x[0-9a-f]{20}\b", 8),
+                               (r"\bxmm\d+=0x[0-9a-f]{32}\b", 16), (r"^ +ymm\d+=0x[0-9a-f]{64}$", 16)):
+            found = len(re.findall(pattern, text, re.MULTILINE))
+            if found != count * threads:
+                failures.append(f"threads-O2-nofp text: {pattern!r} {found} times for {threads} threads")
         process = dumps.start_parked(os.path.join(unpacked, "bin", "threads-O2-nofp"))
         try:
             saved = os.path.join(tmp, "saved.core")
