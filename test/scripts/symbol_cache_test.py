@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""--symbol-cache's decompressed debug files change no output (issue 20).
+"""--symbol-cache changes no output (issue 20).
 
 Usage: symbol_cache_test.py STACKWALK UNPACKED_DUMPS_DIR
 
-Every golden file's command run with --symbol-cache: on an empty cache (each
-compressed debug file is decompressed into it), on the warm cache, and after
-every entry was damaged (one truncated, the others with a byte flipped: each
-must be made again, not read); each output equal to the golden file. Then
-six walks at once on an empty cache: the same output, one entry per debug
-file, no temporary file left.
+The cache keeps three kinds of entries for native walks: decompressed debug
+files (.inflated), each ELF image's symbol map (.symmap: the frames at every
+address, and where tail calls can be), and the tail-call frames found
+between two frames (.tailcalls). Every golden file's command run with
+--symbol-cache: on an empty cache (the entries are made), on the warm cache
+(read: a warm walk opens no DWARF), and after every entry was damaged (one
+of each kind truncated, the others with a byte flipped: each must be made
+again, not read); each output equal to the golden file. Then six walks at
+once on an empty cache: the same output, the entries one walk makes, no
+temporary file left.
 """
 import concurrent.futures
 import os
@@ -18,9 +22,12 @@ import dumps
 import golden_test
 
 
-def entries(cache):
-    root = os.path.join(cache, ".inflated")
-    return sorted(os.path.join(d, f) for d, _, files in os.walk(root) for f in files)
+KINDS = (".inflated", ".symmap", ".tailcalls")
+
+
+def entries(cache, kinds=KINDS):
+    return sorted(os.path.join(d, f) for kind in kinds
+                  for d, _, files in os.walk(os.path.join(cache, kind)) for f in files)
 
 
 def damage(path, truncate):
@@ -49,11 +56,16 @@ def main(stackwalk, unpacked, options):
         cache = os.path.join(work, "cache")
         walk_all(stackwalk, cases, cache, checks, "empty cache")
         made = entries(cache)
-        checks(len(made) >= 1, f"{len(made)} decompressed debug file(s) in the cache (libc's at least)")
+        for kind, least in ((".inflated", "libc's"), (".symmap", "libc's and the programs'"),
+                            (".tailcalls", "the test programs' calls into libc's pthread_join")):
+            count = len(entries(cache, [kind]))
+            checks(count >= 1, f"{count} {kind} entries in the cache ({least} at least)")
         sizes = {path: os.path.getsize(path) for path in made}
         walk_all(stackwalk, cases, cache, checks, "warm cache")
-        for index, path in enumerate(made):
-            damage(path, truncate=index == 0)
+        checks(entries(cache) == made, "the warm walks made no entry")
+        for kind in KINDS:
+            for index, path in enumerate(entries(cache, [kind])):
+                damage(path, truncate=index == 0)
         walk_all(stackwalk, cases, cache, checks, "damaged entries")
         checks({path: os.path.getsize(path) for path in entries(cache)} == sizes,
                      "each damaged entry was made again, whole")

@@ -4,6 +4,8 @@
 #include "stackwalk/core/DecompressedDebugCache.h"
 #include "stackwalk/core/PdbFrames.h"
 #include "stackwalk/core/RegularFile.h"
+#include "SymbolMapBoundaries.h"
+#include "SymbolMapCallSites.h"
 #include "stackwalk/core/DwarfUnitCheck.h"
 #include "stackwalk/core/Win64FunctionTable.h"
 
@@ -17,6 +19,7 @@
 #include "llvm/Object/COFF.h"
 #include "llvm/DebugInfo/Symbolize/SymbolizableObjectFile.h"
 #include "llvm/Demangle/Demangle.h"
+#include "llvm/Support/Path.h"
 
 using namespace llvm;
 
@@ -85,8 +88,9 @@ bool matchFunctionTable(const ModuleImage &image, symbolize::SymbolizableModule 
 
 } // namespace
 
-Symbolizer::Symbolizer(uint64_t maxDebugBytes, const DecompressedDebugCache *inflated, bool readsVariables)
-    : inflated_(inflated), readsVariables_(readsVariables), maxDebugBytes_(maxDebugBytes) {}
+Symbolizer::Symbolizer(uint64_t maxDebugBytes, const DecompressedDebugCache *inflated, bool readsVariables,
+                       const SymbolMapCache *maps)
+    : inflated_(inflated), readsVariables_(readsVariables), maps_(maps), maxDebugBytes_(maxDebugBytes) {}
 Symbolizer::~Symbolizer() = default;
 
 // Debug info for an image: its PDB when the resolver found one, else DWARF
@@ -256,10 +260,59 @@ const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint
   auto cached = cache_.find(key);
   if (cached != cache_.end()) return cached->second;
 
+  std::vector<SourceFrame> &frames = cache_[key];
+  if (withDebugInfo)
+    if (const SymbolMap *map = symbolMap(image))
+      if (auto mapped = map->framesAt(fileAddress)) return frames = std::move(*mapped);
+  return frames = framesAt(image, fileAddress, withDebugInfo);
+}
+
+const SymbolMap *Symbolizer::symbolMap(const ModuleImage &image) {
+  if (!maps_ || !image.isElf()) return nullptr;
+  auto [slot, fresh] = symbolMaps_.try_emplace(&image);
+  if (fresh) {
+    const ModuleImage *debug = image.debugImage();
+    bool readsDwarf = (debug ? *debug : image).debugInfoBytes() <= maxDebugBytes_;
+    std::string path = maps_->entryPath(image, readsDwarf);
+    if (!path.empty()) slot->second = maps_->open(path);
+    if (!path.empty() && !slot->second) slot->second = makeSymbolMap(image, path);
+  }
+  return slot->second ? &slot->second->map : nullptr;
+}
+
+// What framesAt says at every boundary (SymbolMapBoundaries.h): one query
+// per place the answer may change, through the same code as an uncached walk.
+std::optional<LoadedSymbolMap> Symbolizer::makeSymbolMap(const ModuleImage &image, const std::string &path) {
+  constexpr size_t MaxBoundaries = size_t(1) << 22; // 4M: twice a large browser's line rows
+  if (!moduleFor(image)) return std::nullopt;
+  auto dwarf = dwarfContexts_.find(&image);
+  bool hasDwarf = dwarf != dwarfContexts_.end();
+  auto boundaries = symbolMapBoundaries(image, hasDwarf ? dwarf->second.context : nullptr,
+                                        hasDwarf ? dwarf->second.units.get() : nullptr, MaxBoundaries);
+  if (!boundaries) return std::nullopt;
+  SymbolMapWriter writer;
+  for (uint64_t address : *boundaries) writer.add(address, framesAt(image, address, /*withDebugInfo=*/true));
+  if (hasDwarf) addCallSites(image, *dwarf->second.context, *dwarf->second.units, writer);
+  return maps_->store(path, writer.bytes());
+}
+
+std::string Symbolizer::symbolMapIdentity(const ModuleImage &image) {
+  // The entry's name, which hashes what the map was made from; not the
+  // cache's folder, which differs between caches holding the same map.
+  return symbolMap(image) ? sys::path::filename(symbolMaps_[&image]->path).str() : "";
+}
+
+bool Symbolizer::mayHaveTailCalls(const Module &caller, uint64_t returnAddress, const Module &callee) {
+  if (!caller.image || !callee.image || caller.debugInfoRefused || callee.debugInfoRefused) return true;
+  const SymbolMap *callerMap = symbolMap(*caller.image);
+  return !callerMap || callerMap->mayStartTailCalls(returnAddress - caller.loadBias(), symbolMap(*callee.image));
+}
+
+std::vector<SourceFrame> Symbolizer::framesAt(const ModuleImage &image, uint64_t fileAddress, bool withDebugInfo) {
   symbolize::SymbolizableModule *symbols = moduleFor(image, withDebugInfo);
   // The rest of the module keeps its DWARF; this address is named by the symbol table.
   if (symbols && !dwarfReadableAt(image, fileAddress)) symbols = moduleFor(image, /*withDebugInfo=*/false);
-  std::vector<SourceFrame> &frames = cache_[key];
+  std::vector<SourceFrame> frames;
   if (!symbols) return frames;
   // DWARF names first, as gdb shows them: with the symbol table on, LLVM
   // renames the physical frame after whichever ELF alias it finds (`__read`

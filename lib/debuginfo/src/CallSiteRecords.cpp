@@ -14,16 +14,11 @@ using namespace llvm;
 
 namespace stackwalk {
 
-bool isCallSite(const DWARFDie &die) {
-  return die.getTag() == dwarf::DW_TAG_call_site || die.getTag() == dwarf::DW_TAG_GNU_call_site;
-}
-
 // The call site whose return address is `returnPc` (a file address).
 DWARFDie findCallSite(const DWARFDie &function, uint64_t returnPc) {
   DWARFDie found;
   forEachCallSite(function, [&](const DWARFDie &site) {
-    auto at = site.find({dwarf::DW_AT_call_return_pc, dwarf::DW_AT_low_pc});
-    if (at && at->getAsAddress() == returnPc) found = site;
+    if (callSiteReturnPc(site) == returnPc) found = site;
     return found.isValid();
   });
   return found;
@@ -78,12 +73,6 @@ DWARFDie definitionOf(const DWARFDie &function, bool sameModule, const FrameScop
            found = found.getParent())
         if (found.getTag() == dwarf::DW_TAG_subprogram) return found;
   return {};
-}
-
-// The function a call site's record names as its callee.
-DWARFDie calledFunction(const DWARFDie &site) {
-  DWARFDie origin = site.getAttributeValueAsReferencedDie(dwarf::DW_AT_call_origin);
-  return origin ? origin : site.getAttributeValueAsReferencedDie(dwarf::DW_AT_abstract_origin);
 }
 
 bool isFunction(const DWARFDie &candidate, const FrameScope &callee, bool sameModule) {

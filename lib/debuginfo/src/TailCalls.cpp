@@ -1,5 +1,7 @@
 #include "stackwalk/debuginfo/TailCalls.h"
 
+#include "stackwalk/debuginfo/TailCallCache.h"
+
 #include "CallSiteRecords.h"
 #include "FrameScope.h"
 
@@ -43,7 +45,7 @@ private:
     for (const Link &link : chain)
       if (sameFunction(link.function, function)) return; // a cycle
     forEachCallSite(function, [&](const DWARFDie &site) {
-      if (!site.find({dwarf::DW_AT_call_tail_call, dwarf::DW_AT_GNU_tail_call})) return false;
+      if (!isTailCall(site)) return false;
       // A function this module declares (through its PLT) is the callee's module's.
       DWARFDie called = calledFunction(site);
       bool declared = called && called.find(dwarf::DW_AT_declaration);
@@ -110,11 +112,9 @@ std::optional<TailCallFrame> frameOf(const Link &link) {
   return frame;
 }
 
-} // namespace
-
-std::vector<TailCallFrame> tailCallsBetween(const Target &target, Symbolizer &symbolizer,
-                                            std::span<const Frame> frames, size_t index) {
-  if (index + 1 >= frames.size() || frames[index + 1].ipIsExact) return {};
+// The search tailCallsBetween describes, through both modules' DWARF.
+std::vector<TailCallFrame> searchTailCalls(const Target &target, Symbolizer &symbolizer, std::span<const Frame> frames,
+                                           size_t index) {
   std::optional<FrameScope> callee = makeFrameScope(symbolizer, target, frames, index);
   std::optional<FrameScope> caller = makeFrameScope(symbolizer, target, frames, index + 1);
   if (!callee || !caller) return {};
@@ -136,6 +136,23 @@ std::vector<TailCallFrame> tailCallsBetween(const Target &target, Symbolizer &sy
   for (auto link = shared.rbegin(); link != shared.rend(); ++link)
     if (auto frame = frameOf(*link)) out.push_back(std::move(*frame));
   return out;
+}
+
+} // namespace
+
+std::vector<TailCallFrame> tailCallsBetween(const Target &target, Symbolizer &symbolizer,
+                                            std::span<const Frame> frames, size_t index, const TailCallCache *cache) {
+  if (index + 1 >= frames.size() || frames[index + 1].ipIsExact) return {};
+  const Frame &calleeFrame = frames[index], &callerFrame = frames[index + 1];
+  if (calleeFrame.module && callerFrame.module &&
+      !symbolizer.mayHaveTailCalls(*callerFrame.module, callerFrame.ip, *calleeFrame.module))
+    return {};
+  std::string path = cache ? cache->entryPath(symbolizer, frames, index) : "";
+  if (!path.empty())
+    if (auto known = cache->read(path, frames, index)) return std::move(*known);
+  std::vector<TailCallFrame> found = searchTailCalls(target, symbolizer, frames, index);
+  if (!path.empty()) cache->store(path, found, frames, index);
+  return found;
 }
 
 } // namespace stackwalk

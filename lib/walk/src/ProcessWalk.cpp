@@ -198,7 +198,7 @@ ReportThread ProcessWalk::nameThread(UnwoundThread unwound, const WalkOptions &o
     if (options.arguments && !thread.frames.back().arguments)
       thread.frames.back().stackSlots = stackSlotsAbove(*target_, physical, i);
     if (i + 1 < physical.size())
-      appendTailCallEntries(thread.frames, tailCallsBetween(*target_, session_.symbolizer, physical, i), physical[i],
+      appendTailCallEntries(thread.frames, tailCallsBetween(*target_, session_.symbolizer, physical, i, session_.tailCalls.get()), physical[i],
                             physical[i + 1].sp, session_.symbolizer);
   }
   // The runtime's own walk (StackWalk.md) reports no native frames.

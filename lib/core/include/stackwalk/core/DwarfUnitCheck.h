@@ -35,6 +35,8 @@ public:
   // and likewise every unit its DIEs refer to (DW_FORM_ref_addr, ref_sig8).
   // True when no unit covers the address (LLVM then reads no unit).
   bool readableAt(uint64_t fileAddress);
+  // One unit: its DIEs, its line table and every unit they refer to.
+  bool unitClosureReadable(llvm::DWARFUnit &root);
 
   // The units LLVM may be sent to from a unit's DIEs.
   struct UnitReferences {
@@ -47,7 +49,6 @@ private:
     bool readable = false; // its DIEs and line table
     UnitReferences refs;
   };
-  bool unitClosureReadable(llvm::DWARFUnit &root);
   llvm::DWARFContext &context_;
   std::map<const llvm::DWARFUnit *, UnitScan> unitScans_;
   std::map<const llvm::DWARFUnit *, bool> closureVerdicts_; // the unit and all it refers to

@@ -7,6 +7,7 @@
 
 #include "stackwalk/core/Module.h"
 #include "stackwalk/core/SourceFrame.h"
+#include "stackwalk/core/SymbolMapCache.h"
 
 #include <cstdint>
 #include <map>
@@ -38,9 +39,11 @@ public:
   // a hostile file can claim any uncompressed size.
   // With `inflated`, DWARF compressed in a file is read from its decompressed
   // twin in that cache. Without `readsVariables` (no --args), a twin made in
-  // memory leaves the location lists out (DebugSectionTwin.h).
+  // memory leaves the location lists out (DebugSectionTwin.h). With `maps`,
+  // an ELF image's frames are looked up in its symbol map there, made the
+  // first time from what the image's frames are read from.
   explicit Symbolizer(uint64_t maxDebugBytes = uint64_t(2) << 30, const DecompressedDebugCache *inflated = nullptr,
-                      bool readsVariables = true);
+                      bool readsVariables = true, const SymbolMapCache *maps = nullptr);
   ~Symbolizer();
 
   // The frames at a runtime address of a module, innermost inlined call first
@@ -51,6 +54,13 @@ public:
   // null when it has none, when its debug info is refused, or when the unit at
   // this file address does not parse.
   llvm::DWARFContext *dwarf(const Module &module, uint64_t fileAddress);
+  // False when the modules' symbol maps show that no tail call lies between
+  // a frame of `callee` and its caller returning to `returnAddress` in
+  // `caller` (SymbolMap.h): the walk need not read their DWARF to know.
+  bool mayHaveTailCalls(const Module &caller, uint64_t returnAddress, const Module &callee);
+  // What the image's symbol map was made from, as its entry's name in the
+  // cache; empty when it has none.
+  std::string symbolMapIdentity(const ModuleImage &image);
   // Why the image's symbol tables name nothing, when they were refused
   // (malformed, or LLVM's symbolizer would not read them); else empty.
   std::string unusableSymbols(const ModuleImage &image) const;
@@ -58,6 +68,12 @@ public:
   uint64_t maxDebugBytes() const { return maxDebugBytes_; }
 
 private:
+  // What the image's symbol tables and debug info say at a file address.
+  std::vector<SourceFrame> framesAt(const ModuleImage &image, uint64_t fileAddress, bool withDebugInfo);
+  // The image's symbol map (SymbolMapCache.h), made now when the cache has
+  // none; null when there is no cache, or no map of this image can be made.
+  const SymbolMap *symbolMap(const ModuleImage &image);
+  std::optional<LoadedSymbolMap> makeSymbolMap(const ModuleImage &image, const std::string &path);
   const std::vector<SourceFrame> &fromSymbolFile(const Module &module, uint64_t address);
   // A module without an image, named by its PDB (Module::pdbPath).
   const std::vector<SourceFrame> &fromPdbAlone(const Module &module, uint64_t address);
@@ -72,6 +88,8 @@ private:
   const ModuleImage *decompressedTwin(const ModuleImage &file);
   const DecompressedDebugCache *inflated_;
   bool readsVariables_;
+  const SymbolMapCache *maps_;
+  std::map<const ModuleImage *, std::optional<LoadedSymbolMap>> symbolMaps_;
   std::map<const ModuleImage *, std::unique_ptr<ModuleImage>> twins_;
   // By image and whether its debug info is used (without: for code in units LLVM cannot parse).
   std::map<std::pair<const ModuleImage *, bool>, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;

@@ -33,8 +33,12 @@ struct TailCallFrame {
 // from the caller's module, or the callee's, into the callee's) is followed; the functions all chains share at the
 // caller's end and at the callee's are the frames (none, when no chain
 // reaches the callee or the call site names the callee itself). Nothing for
-// an interrupted caller, an indirect call, or code without DWARF.
+// an interrupted caller, an indirect call, or code without DWARF. Where the
+// modules' symbol maps show that there can be none, their DWARF is not read;
+// with a cache, frames found are kept there and read back (TailCallCache.h).
+class TailCallCache;
 std::vector<TailCallFrame> tailCallsBetween(const Target &target, Symbolizer &symbolizer,
-                                            std::span<const Frame> frames, size_t index);
+                                            std::span<const Frame> frames, size_t index,
+                                            const TailCallCache *cache = nullptr);
 
 } // namespace stackwalk

@@ -1,0 +1,103 @@
+// What the Symbolizer says at every file address of one image, as a compact
+// table kept by --symbol-cache (SymbolMapCache.h): a later walk looks frames
+// up in it instead of opening the image's symbol tables and DWARF.
+//
+// The Symbolizer's answer is constant between the addresses where something
+// it reads starts or ends (a symbol, a DIE's range, a line row, a section),
+// so the map is the sorted list of those addresses, each with the frames
+// found there; runs of equal answers are one range.
+//
+// It also keeps what a walk reads DWARF for between two frames, to find the
+// tail calls between them (lib/debuginfo's TailCalls.cpp), in enough detail
+// to say when there can be none: the calls whose record names a function
+// that makes tail calls, or a declaration (a function found by name in the
+// callee's module), and the names by which a function making tail calls is
+// found.
+//
+// The format (little-endian, no padding; made and read only here):
+//   header: magic "SWSYMAP1", then u32 counts of ranges, frame lists, frames,
+//           call sites, tail-calling names and string bytes;
+//   ranges: u64 start, u32 frame list (NoFrames: nothing known), sorted by start;
+//   frame lists: u32 first frame, u32 count;
+//   frames: u32 function offset and length, u32 file offset and length
+//           (into the strings), u32 line, u32 flags, u64 function start;
+//   call sites: u64 return address, u32 flags, u32 declared function's name
+//           offset and length, sorted by return address;
+//   tail-calling names: u32 offset and length, sorted by name;
+//   strings.
+// Every count and index is checked before it is used: a view of bytes that
+// do not hold a whole map is refused, and a lookup that would leave the
+// bytes answers nothing.
+#pragma once
+
+#include "stackwalk/core/SourceFrame.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stackwalk {
+
+class SymbolMap {
+public:
+  // A view of a map's bytes, which must outlive it.
+  static llvm::Expected<SymbolMap> view(llvm::StringRef bytes);
+
+  // The frames at a file address (empty: nothing known); nullopt when the
+  // map's bytes are damaged there.
+  std::optional<std::vector<SourceFrame>> framesAt(uint64_t fileAddress) const;
+  size_t rangeCount() const { return rangeCount_; }
+
+  // False when no tail call can lie between the call returning to
+  // `returnPc` (a file address) and the frame it led to, whose module's map
+  // is `callee` (null: unknown). True when the map's bytes are damaged.
+  bool mayStartTailCalls(uint64_t returnPc, const SymbolMap *callee) const;
+  // Whether a function making tail calls is found by this symbol name.
+  bool isTailCallingName(llvm::StringRef name) const;
+
+private:
+  SymbolMap() = default;
+  std::optional<SourceFrame> frame(uint32_t index) const;
+  std::optional<std::string> string(uint32_t offset, uint32_t length) const;
+
+  llvm::StringRef ranges_, lists_, frames_, callSites_, tailNames_, strings_;
+  uint32_t rangeCount_ = 0, listCount_ = 0, frameCount_ = 0, callSiteCount_ = 0, tailNameCount_ = 0;
+};
+
+// Makes a map: the frames at each boundary address, in increasing order.
+class SymbolMapWriter {
+public:
+  void add(uint64_t start, const std::vector<SourceFrame> &frames);
+  // A call whose record names a function that makes tail calls.
+  void addTailCallingSite(uint64_t returnPc);
+  // A call whose record names a declared function (found by name in the callee's module).
+  void addDeclaredCallSite(uint64_t returnPc, const std::string &name);
+  void addTailCallingName(const std::string &name);
+  std::string bytes();
+
+private:
+  uint32_t listIndex(const std::vector<SourceFrame> &frames);
+  uint32_t stringOffset(const std::string &text);
+
+  struct Range {
+    uint64_t start;
+    uint32_t list;
+  };
+  struct CallSite {
+    uint64_t returnPc;
+    uint32_t flags, nameOffset, nameLength;
+  };
+  std::vector<Range> ranges_;
+  std::vector<CallSite> callSites_;
+  std::vector<std::string> tailNames_;
+  std::vector<std::pair<uint32_t, uint32_t>> lists_;
+  std::string frames_, strings_;
+  std::map<std::string, uint32_t> listsByFrames_, stringOffsets_;
+};
+
+} // namespace stackwalk
