@@ -105,7 +105,7 @@ case "${1:-}" in
     sanitizer_build
     seeds="$BUILD-asan/seeds"
     rm -rf "$seeds" && fuzz/seeds.sh "$BUILD" "$seeds" >/dev/null
-    for target in elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind arm_ehabi libunwind_dynamic ecma_metadata runtime_structures symbol_file process_maps cabinet walk; do
+    for target in elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind arm_ehabi libunwind_dynamic ecma_metadata runtime_structures symbol_file symbol_map process_maps cabinet walk; do
       mkdir -p "$BUILD-asan/corpus/$target"
       echo "dev.sh: fuzz_$target for ${seconds}s"
       UBSAN_OPTIONS=halt_on_error=1 "$BUILD-asan/fuzz/fuzz_$target" "$BUILD-asan/corpus/$target" "$seeds/$target" -max_total_time="$seconds" \

@@ -3,11 +3,19 @@
 // symbols and call frame information; the same bytes as an image loaded in
 // memory (LoadedElf: dynamic section, hash tables, dynamic symbols), and the
 // file rebuilt from that loaded image (ModuleImage::fromLoadedElf), read as
-// the file is.
+// the file is; and, for the bytes as a file on disk, the symbol map
+// --symbol-cache makes of it (SymbolMap.h), which must say what the
+// Symbolizer says reading the file (the fuzzer stops when it does not).
 #include "stackwalk/core/DebugSectionTwin.h"
 #include "stackwalk/core/LoadedElf.h"
 #include "stackwalk/core/ModuleImage.h"
+#include "stackwalk/core/SymbolMapCache.h"
 #include "stackwalk/core/Symbolizer.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <cstdlib>
+#include <fstream>
 
 #include "../lib/unwinder/src/CfiSection.h"
 
@@ -48,6 +56,39 @@ static void readImage(std::unique_ptr<stackwalk::ModuleImage> image) {
   }
 }
 
+// The map of the bytes as a file, made in a cache of its own (a map is named
+// by build-id and size, which fuzzed files share), against the Symbolizer.
+static void compareSymbolMap(const uint8_t *data, size_t size) {
+  llvm::SmallString<128> dir;
+  if (llvm::sys::fs::createUniqueDirectory("fuzz-symbol-map", dir)) return;
+  std::string path = std::string(dir) + "/image";
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(data), std::streamsize(size));
+  auto image = stackwalk::ModuleImage::open(path);
+  if (image && (*image)->isElf()) {
+    stackwalk::Module module;
+    module.name = "fuzz";
+    module.base = (*image)->preferredBase();
+    module.size = 1 << 20;
+    module.image = std::shared_ptr<stackwalk::ModuleImage>(std::move(*image));
+    stackwalk::SymbolMapCache maps(std::string(dir) + "/cache");
+    stackwalk::Symbolizer fromFile, fromMap(uint64_t(2) << 30, nullptr, true, &maps);
+    auto key = [](const stackwalk::SourceFrame &f) {
+      return std::make_tuple(f.function, f.functionStart, f.file, f.line, f.inlined);
+    };
+    for (const stackwalk::LoadSegment &segment : module.image->segments())
+      for (uint64_t address : {segment.vaddr, segment.vaddr + segment.memSize / 2, segment.vaddr + segment.memSize - 1}) {
+        const auto &expected = fromFile.symbolize(module, address);
+        const auto &mapped = fromMap.symbolize(module, address);
+        if (!std::equal(expected.begin(), expected.end(), mapped.begin(), mapped.end(),
+                        [&](const auto &a, const auto &b) { return key(a) == key(b); }))
+          std::abort();
+      }
+  } else if (!image) {
+    llvm::consumeError(image.takeError());
+  }
+  llvm::sys::fs::remove_directories(dir);
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   stackwalk::BufferMemory memory;
   memory.add(LoadedAt, std::vector<uint8_t>(data, data + size));
@@ -65,5 +106,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   auto inflated = stackwalk::debugSectionTwin(**image, 64 << 20);
   if (!inflated) llvm::consumeError(inflated.takeError());
   readImage(std::move(*image));
+  compareSymbolMap(data, size);
   return 0;
 }

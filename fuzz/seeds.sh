@@ -6,7 +6,7 @@ build=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 corpus=$here/../../shared/corpus
-mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/frame_arguments "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/arm_ehabi "$out"/libunwind_dynamic "$out"/ecma_metadata "$out"/runtime_structures "$out"/symbol_file "$out"/process_maps "$out"/cabinet "$out"/walk
+mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/frame_arguments "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/arm_ehabi "$out"/libunwind_dynamic "$out"/ecma_metadata "$out"/runtime_structures "$out"/symbol_file "$out"/symbol_map "$out"/process_maps "$out"/cabinet "$out"/walk
 cp "$build"/dumps/cores/*.core "$out"/elfcore/
 cp "$build"/dumps/windows/dumps/*.dmp "$out"/minidump/
 if [ -d "$corpus" ]; then
@@ -24,6 +24,12 @@ hostile=$(mktemp -d)
 python3 "$here"/../test/hostile/make-hostile.py "$build"/dumps "$hostile" >/dev/null
 find "$hostile" -size -2M -type f -exec cp {} "$out"/walk/ \;
 rm -rf "$hostile"
+# The symbol maps --symbol-cache keeps for a walk's small images, without the cache entry's trailer.
+maps=$(mktemp -d)
+"$build"/stackwalk "$build"/dumps/cores/threads-O2-nofp.core --module-path "$build"/dumps/bin \
+  --sysroot "$build"/dumps/sysroot --symbol-cache "$maps" >/dev/null 2>&1 || true
+for map in $(find "$maps/.symmap" -type f -size -64k); do head -c -24 "$map" > "$out/symbol_map/$(basename "$map")"; done
+rm -rf "$maps"
 cp "$build"/dumps/bin/crash-segv "$build"/dumps/bin/stripped "$build"/dumps/windows/bin/threads-O2.exe "$out"/module_image/
 # A file with zlib-compressed DWARF, as debug packages have theirs.
 objcopy --compress-debug-sections=zlib "$build"/dumps/bin/args-O0 "$out"/module_image/args-O0.zdebug

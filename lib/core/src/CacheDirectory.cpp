@@ -44,7 +44,13 @@ std::string CacheDirectory::entryPath(ArrayRef<uint8_t> source) const {
 
 StringRef CacheDirectory::body(const MemoryBuffer &entry) { return entry.getBuffer().drop_back(TrailerSize); }
 
-std::unique_ptr<MemoryBuffer> CacheDirectory::read(const std::string &path) const {
+std::unique_ptr<MemoryBuffer> CacheDirectory::read(const std::string &path) const { return readChecked(path, true); }
+
+std::unique_ptr<MemoryBuffer> CacheDirectory::readUnhashed(const std::string &path) const {
+  return readChecked(path, false);
+}
+
+std::unique_ptr<MemoryBuffer> CacheDirectory::readChecked(const std::string &path, bool hashed) const {
   auto buffer = readRegularFile(path);
   if (!buffer) return nullptr;
   StringRef data = (*buffer)->getBuffer();
@@ -52,7 +58,7 @@ std::unique_ptr<MemoryBuffer> CacheDirectory::read(const std::string &path) cons
   StringRef contents = data.drop_back(TrailerSize), trailer = data.take_back(TrailerSize);
   if (std::memcmp(trailer.data(), magic_.data(), magic_.size()) != 0 ||
       support::endian::read64le(trailer.data() + 8) != contents.size() ||
-      support::endian::read64le(trailer.data() + 16) != xxh3_64bits(contents))
+      (hashed && support::endian::read64le(trailer.data() + 16) != xxh3_64bits(contents)))
     return nullptr;
   utimensat(AT_FDCWD, path.c_str(), nullptr, 0); // recently read: kept longest
   return std::move(*buffer);

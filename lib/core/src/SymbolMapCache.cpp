@@ -30,11 +30,11 @@ std::optional<LoadedSymbolMap> viewed(std::unique_ptr<MemoryBuffer> bytes, Strin
 } // namespace
 
 SymbolMapCache::SymbolMapCache(std::string dir, uint64_t maxBytes)
-    : entries_(std::move(dir), ".symmap", ".map", {'S', 'W', 'S', 'Y', 'M', 'M', '0', '1'}, maxBytes) {}
+    : entries_(std::move(dir), ".symmap", ".map", {'S', 'W', 'S', 'Y', 'M', 'M', '0', '2'}, maxBytes) {}
 
 std::string SymbolMapCache::entryPath(const ModuleImage &image, bool readsDwarf) const {
   if (image.inMemory()) return "";
-  std::string identity = "stackwalk symbol map 1;image:";
+  std::string identity = "stackwalk symbol map 2;image:";
   appendIdentity(identity, image);
   if (const ModuleImage *debug = image.debugImage()) {
     if (debug->inMemory()) return "";
@@ -46,7 +46,8 @@ std::string SymbolMapCache::entryPath(const ModuleImage &image, bool readsDwarf)
 }
 
 std::optional<LoadedSymbolMap> SymbolMapCache::open(const std::string &path) const {
-  std::unique_ptr<MemoryBuffer> entry = entries_.read(path);
+  // The map checks each 4 KiB it reads (SymbolMap.h).
+  std::unique_ptr<MemoryBuffer> entry = entries_.readUnhashed(path);
   if (!entry) return std::nullopt;
   StringRef body = CacheDirectory::body(*entry);
   return viewed(std::move(entry), body, path);

@@ -262,9 +262,19 @@ const std::vector<SourceFrame> &Symbolizer::symbolize(const Module &module, uint
 
   std::vector<SourceFrame> &frames = cache_[key];
   if (withDebugInfo)
-    if (const SymbolMap *map = symbolMap(image))
-      if (auto mapped = map->framesAt(fileAddress)) return frames = std::move(*mapped);
+    if (auto mapped = fromSymbolMap(image, fileAddress)) return frames = std::move(*mapped);
   return frames = framesAt(image, fileAddress, withDebugInfo);
+}
+
+// A map found damaged where a lookup read it is made again, once.
+std::optional<std::vector<SourceFrame>> Symbolizer::fromSymbolMap(const ModuleImage &image, uint64_t fileAddress) {
+  const SymbolMap *map = symbolMap(image);
+  if (!map) return std::nullopt;
+  if (auto frames = map->framesAt(fileAddress)) return frames;
+  auto &slot = symbolMaps_[&image];
+  if (!remadeSymbolMaps_.insert(&image).second) return std::nullopt;
+  slot = makeSymbolMap(image, slot->path);
+  return slot ? slot->map.framesAt(fileAddress) : std::nullopt;
 }
 
 const SymbolMap *Symbolizer::symbolMap(const ModuleImage &image) {
@@ -297,9 +307,11 @@ std::optional<LoadedSymbolMap> Symbolizer::makeSymbolMap(const ModuleImage &imag
 }
 
 std::string Symbolizer::symbolMapIdentity(const ModuleImage &image) {
-  // The entry's name, which hashes what the map was made from; not the
-  // cache's folder, which differs between caches holding the same map.
-  return symbolMap(image) ? sys::path::filename(symbolMaps_[&image]->path).str() : "";
+  // The entry's name (xx/yyyy.map), which hashes what the map was made from;
+  // not the cache's folder, which differs between caches holding the same map.
+  if (!symbolMap(image)) return "";
+  StringRef path = symbolMaps_[&image]->path;
+  return (sys::path::filename(sys::path::parent_path(path)) + "/" + sys::path::filename(path)).str();
 }
 
 bool Symbolizer::mayHaveTailCalls(const Module &caller, uint64_t returnAddress, const Module &callee) {

@@ -32,6 +32,10 @@ public:
   // The entry's file, trailer included, when its trailer checks; marks it
   // recently read. Null when there is none or it does not check.
   std::unique_ptr<llvm::MemoryBuffer> read(const std::string &path) const;
+  // The same, checking the trailer's magic and length but not its checksum,
+  // which reads every page: for entries whose reader checks what it reads
+  // (symbol maps check each 4 KiB they read).
+  std::unique_ptr<llvm::MemoryBuffer> readUnhashed(const std::string &path) const;
   // An entry's contents without its trailer.
   static llvm::StringRef body(const llvm::MemoryBuffer &entry);
   // Writes an entry (then removes the least recently read past the limit);
@@ -39,6 +43,7 @@ public:
   bool store(const std::string &path, llvm::ArrayRef<uint8_t> body) const;
 
 private:
+  std::unique_ptr<llvm::MemoryBuffer> readChecked(const std::string &path, bool hashed) const;
   void evictBeyondLimit() const;
 
   std::string root_, partial_, extension_;

@@ -15,19 +15,24 @@
 // found.
 //
 // The format (little-endian, no padding; made and read only here):
-//   header: magic "SWSYMAP1", then u32 counts of ranges, frame lists, frames,
-//           call sites, tail-calling names and string bytes;
+//   header: magic "SWSYMAP2", u32 counts of ranges, frame lists, frames,
+//           functions, files, call sites, tail-calling names and string
+//           bytes; u32 count of chunk checksums, u64 xxh3 of those checksums;
+//   chunk checksums: u64 xxh3 of each 4 KiB of the tables after them;
 //   ranges: u64 start, u32 frame list (NoFrames: nothing known), sorted by start;
 //   frame lists: u32 first frame, u32 count;
-//   frames: u32 function offset and length, u32 file offset and length
-//           (into the strings), u32 line, u32 flags, u64 function start;
+//   frames: u32 function, u32 file (bit 31: an inlined call), u32 line (0: none);
+//   functions: u32 name offset and length (into the strings), u32 flags, u64 start;
+//   files: u32 offset and length;
 //   call sites: u64 return address, u32 flags, u32 declared function's name
 //           offset and length, sorted by return address;
 //   tail-calling names: u32 offset and length, sorted by name;
 //   strings.
+// A lookup reads a few pages of a map of megabytes: each 4 KiB it reads is
+// checked against its checksum the first time, not the whole map on open.
 // Every count and index is checked before it is used: a view of bytes that
-// do not hold a whole map is refused, and a lookup that would leave the
-// bytes answers nothing.
+// do not hold a whole map is refused, and a lookup that would read outside
+// them, or a chunk that does not check, answers "damaged".
 #pragma once
 
 #include "stackwalk/core/SourceFrame.h"
@@ -37,6 +42,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,7 +57,7 @@ public:
   // The frames at a file address (empty: nothing known); nullopt when the
   // map's bytes are damaged there.
   std::optional<std::vector<SourceFrame>> framesAt(uint64_t fileAddress) const;
-  size_t rangeCount() const { return rangeCount_; }
+  size_t rangeCount() const { return counts_[Ranges]; }
 
   // False when no tail call can lie between the call returning to
   // `returnPc` (a file address) and the frame it led to, whose module's map
@@ -61,12 +67,20 @@ public:
   bool isTailCallingName(llvm::StringRef name) const;
 
 private:
+  enum Table { Ranges, Lists, Frames, Functions, Files, CallSites, TailNames, Strings, TableCount };
   SymbolMap() = default;
+  // `size` bytes at `offset` into a table, its chunks checked; nullopt when
+  // they lie outside it or a chunk does not check.
+  std::optional<llvm::StringRef> read(Table table, uint64_t offset, uint64_t size) const;
+  std::optional<uint32_t> read32(Table table, uint64_t offset) const;
+  std::optional<uint64_t> read64(Table table, uint64_t offset) const;
   std::optional<SourceFrame> frame(uint32_t index) const;
   std::optional<std::string> string(uint32_t offset, uint32_t length) const;
 
-  llvm::StringRef ranges_, lists_, frames_, callSites_, tailNames_, strings_;
-  uint32_t rangeCount_ = 0, listCount_ = 0, frameCount_ = 0, callSiteCount_ = 0, tailNameCount_ = 0;
+  llvm::StringRef tables_, checksums_;
+  uint64_t tableStart_[TableCount + 1] = {};
+  uint32_t counts_[TableCount] = {};
+  std::shared_ptr<std::vector<uint8_t>> chunkChecked_; // per chunk: 0 not yet, 1 checks, 2 does not
 };
 
 // Makes a map: the frames at each boundary address, in increasing order.
@@ -82,6 +96,8 @@ public:
 
 private:
   uint32_t listIndex(const std::vector<SourceFrame> &frames);
+  uint32_t functionIndex(const SourceFrame &frame);
+  uint32_t fileIndex(const std::string &file);
   uint32_t stringOffset(const std::string &text);
 
   struct Range {
@@ -93,11 +109,11 @@ private:
     uint32_t flags, nameOffset, nameLength;
   };
   std::vector<Range> ranges_;
+  std::vector<std::pair<uint32_t, uint32_t>> lists_;
   std::vector<CallSite> callSites_;
   std::vector<std::string> tailNames_;
-  std::vector<std::pair<uint32_t, uint32_t>> lists_;
-  std::string frames_, strings_;
-  std::map<std::string, uint32_t> listsByFrames_, stringOffsets_;
+  std::string frames_, functions_, files_, strings_;
+  std::map<std::string, uint32_t> listsByFrames_, stringOffsets_, functionIndexes_, fileIndexes_;
 };
 
 } // namespace stackwalk

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -58,8 +59,8 @@ public:
   // a frame of `callee` and its caller returning to `returnAddress` in
   // `caller` (SymbolMap.h): the walk need not read their DWARF to know.
   bool mayHaveTailCalls(const Module &caller, uint64_t returnAddress, const Module &callee);
-  // What the image's symbol map was made from, as its entry's name in the
-  // cache; empty when it has none.
+  // What the image's symbol map was made from, as its entry's path in the
+  // cache's folder of maps (xx/yyyy.map); empty when it has none.
   std::string symbolMapIdentity(const ModuleImage &image);
   // Why the image's symbol tables name nothing, when they were refused
   // (malformed, or LLVM's symbolizer would not read them); else empty.
@@ -74,6 +75,8 @@ private:
   // none; null when there is no cache, or no map of this image can be made.
   const SymbolMap *symbolMap(const ModuleImage &image);
   std::optional<LoadedSymbolMap> makeSymbolMap(const ModuleImage &image, const std::string &path);
+  // The frames the image's map has at a file address; nullopt without one.
+  std::optional<std::vector<SourceFrame>> fromSymbolMap(const ModuleImage &image, uint64_t fileAddress);
   const std::vector<SourceFrame> &fromSymbolFile(const Module &module, uint64_t address);
   // A module without an image, named by its PDB (Module::pdbPath).
   const std::vector<SourceFrame> &fromPdbAlone(const Module &module, uint64_t address);
@@ -90,6 +93,7 @@ private:
   bool readsVariables_;
   const SymbolMapCache *maps_;
   std::map<const ModuleImage *, std::optional<LoadedSymbolMap>> symbolMaps_;
+  std::set<const ModuleImage *> remadeSymbolMaps_; // found damaged and made again
   std::map<const ModuleImage *, std::unique_ptr<ModuleImage>> twins_;
   // By image and whether its debug info is used (without: for code in units LLVM cannot parse).
   std::map<std::pair<const ModuleImage *, bool>, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
