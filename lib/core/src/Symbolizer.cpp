@@ -314,8 +314,24 @@ std::string Symbolizer::symbolMapIdentity(const ModuleImage &image) {
   return (sys::path::filename(sys::path::parent_path(path)) + "/" + sys::path::filename(path)).str();
 }
 
+namespace {
+
+// Whether the DWARF the Symbolizer reads for a module has any unit: the
+// image's separate debug file's, else its own (.zdebug_info: LLVM inflates
+// the older compressed form too).
+bool hasDwarfUnits(const Module &module) {
+  if (!module.image || module.debugInfoRefused) return false;
+  const ModuleImage &source = module.image->debugImage() ? *module.image->debugImage() : *module.image;
+  for (StringRef name : {".debug_info", ".zdebug_info"})
+    if (auto section = source.section(name); section && !section->data.empty()) return true;
+  return false;
+}
+
+} // namespace
+
 bool Symbolizer::mayHaveTailCalls(const Module &caller, uint64_t returnAddress, const Module &callee) {
-  if (!caller.image || !callee.image || caller.debugInfoRefused || callee.debugInfoRefused) return true;
+  // The search reads both frames' DWARF functions (TailCalls.cpp): none, no tail calls.
+  if (!hasDwarfUnits(caller) || !hasDwarfUnits(callee)) return false;
   const SymbolMap *callerMap = symbolMap(*caller.image);
   return !callerMap || callerMap->mayStartTailCalls(returnAddress - caller.loadBias(), symbolMap(*callee.image));
 }

@@ -144,7 +144,8 @@ std::vector<TailCallFrame> tailCallsBetween(const Target &target, Symbolizer &sy
                                             std::span<const Frame> frames, size_t index, const TailCallCache *cache) {
   if (index + 1 >= frames.size() || frames[index + 1].ipIsExact) return {};
   const Frame &calleeFrame = frames[index], &callerFrame = frames[index + 1];
-  if (calleeFrame.module && callerFrame.module &&
+  // Code outside modules (JIT code) has no DWARF frame scope: no search.
+  if (!calleeFrame.module || !callerFrame.module ||
       !symbolizer.mayHaveTailCalls(*callerFrame.module, callerFrame.ip, *calleeFrame.module))
     return {};
   std::string path = cache ? cache->entryPath(symbolizer, frames, index) : "";
