@@ -310,8 +310,8 @@ namespace {
 // typed arrays: LLVM's generic SymbolRef looks each symbol's section and
 // string table up again, which made indexing libc's 10,000 symbols a tenth
 // of a small walk. The address is st_value, as LLVM gives it for linked
-// files of these machines.
-bool indexElf64Symbols(const ELF64LEObjectFile &elf, DenseMap<StringRef, uint64_t> &index) {
+// files of these machines. False when the tables cannot be read so.
+template <typename Visit> bool forEachElf64SymbolTable(const ELF64LEObjectFile &elf, Visit visit) {
   const ELFFile<ELF64LE> &file = elf.getELFFile();
   auto sections = file.sections();
   if (!sections) {
@@ -328,16 +328,41 @@ bool indexElf64Symbols(const ELF64LEObjectFile &elf, DenseMap<StringRef, uint64_
         if (!strings) consumeError(strings.takeError());
         continue;
       }
-      for (const ELF64LE::Sym &symbol : *symbols) {
-        auto symbolName = symbol.getName(*strings);
-        if (!symbolName) {
-          consumeError(symbolName.takeError());
-          continue;
-        }
-        if (!symbolName->empty()) index.try_emplace(*symbolName, symbol.st_value);
-      }
+      if (visit(*symbols, *strings)) return true;
     }
   return true;
+}
+
+bool indexElf64Symbols(const ELF64LEObjectFile &elf, DenseMap<StringRef, uint64_t> &index) {
+  return forEachElf64SymbolTable(elf, [&](ArrayRef<ELF64LE::Sym> symbols, StringRef strings) {
+    for (const ELF64LE::Sym &symbol : symbols) {
+      auto symbolName = symbol.getName(strings);
+      if (!symbolName) {
+        consumeError(symbolName.takeError());
+        continue;
+      }
+      if (!symbolName->empty()) index.try_emplace(*symbolName, symbol.st_value);
+    }
+    return false;
+  });
+}
+
+// The symbol the index would give for `name` (the first in .symtab, then
+// .dynsym), found by comparing each name in place: no strlen, no hashing,
+// no table of every name for the few a walk asks a module for.
+bool scanElf64Symbols(const ELF64LEObjectFile &elf, StringRef name, std::optional<uint64_t> &found) {
+  if (name.empty()) return false; // the index leaves nameless symbols out: let it answer
+  return forEachElf64SymbolTable(elf, [&](ArrayRef<ELF64LE::Sym> symbols, StringRef strings) {
+    for (const ELF64LE::Sym &symbol : symbols) {
+      uint64_t at = symbol.st_name;
+      if (at < strings.size() && strings.size() - at > name.size() && strings[at + name.size()] == '\0' &&
+          std::memcmp(strings.data() + at, name.data(), name.size()) == 0) {
+        found = symbol.st_value;
+        return true;
+      }
+    }
+    return false;
+  });
 }
 
 void indexSymbols(const ObjectFile &object, DenseMap<StringRef, uint64_t> &index) {
@@ -363,6 +388,16 @@ void indexSymbols(const ObjectFile &object, DenseMap<StringRef, uint64_t> &index
 
 std::optional<uint64_t> ModuleImage::symbolAddress(StringRef name) const {
   if (!symbolTablesUsable_) return std::nullopt;
+  // A walk asks most modules for two or three names (JIT and libunwind
+  // registries): scanned for; past that, an index of every name is cheaper.
+  constexpr unsigned ScannedLookups = 4;
+  const auto *elf64 = dyn_cast<ELF64LEObjectFile>(object_.get());
+  if (!symbolIndex_ && elf64 && elf64->getELFFile().getHeader().e_type != ELF::ET_REL &&
+      scannedLookups_ < ScannedLookups) {
+    ++scannedLookups_;
+    std::optional<uint64_t> found;
+    if (scanElf64Symbols(*elf64, name, found)) return found;
+  }
   if (!symbolIndex_) {
     symbolIndex_ = std::make_unique<DenseMap<StringRef, uint64_t>>();
     indexSymbols(*object_, *symbolIndex_);
@@ -433,13 +468,19 @@ bool ModuleImage::readAtFileOffset(uint64_t offset, std::span<uint8_t> out) cons
 }
 
 std::optional<ModuleImage::Section> ModuleImage::section(StringRef name) const {
-  for (const SectionRef &section : object_->sections()) {
-    Expected<StringRef> sectionName = section.getName();
-    if (!sectionName) {
-      consumeError(sectionName.takeError());
-      continue;
+  // Named once, on the first lookup: a walk asks each image for a few
+  // sections many times (a signal trampoline's check at every frame).
+  if (!sectionsByName_) {
+    sectionsByName_ = std::make_unique<StringMap<SectionRef>>();
+    for (const SectionRef &section : object_->sections()) {
+      Expected<StringRef> sectionName = section.getName();
+      if (sectionName) sectionsByName_->try_emplace(*sectionName, section); // the first of a name, as before
+      else consumeError(sectionName.takeError());
     }
-    if (*sectionName != name) continue;
+  }
+  auto found = sectionsByName_->find(name);
+  if (found != sectionsByName_->end()) {
+    const SectionRef &section = found->second;
     if (section.isBSS()) return std::nullopt;
     Expected<StringRef> contents = section.getContents();
     if (!contents) {

@@ -6,6 +6,7 @@
 #include "llvm/Support/Endian.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 using namespace llvm;
@@ -709,10 +710,26 @@ Expected<EcmaMetadata> EcmaMetadata::fromPeImage(const MemorySource &memory, uin
     return fail("the CLI header at RVA 0x" + Twine::utohexstr(*comRva) + " is outside the image");
   constexpr uint32_t MaxMetadataBytes = 256u << 20;
   auto metadata = toOffset(*metadataRva, *metadataSize);
-  std::vector<uint8_t> bytes(*metadataSize <= MaxMetadataBytes ? *metadataSize : 0);
-  if (!metadata || bytes.empty() || !memory.read(base + *metadata, bytes))
+  auto unreadable = [&] {
     return fail("the metadata at RVA 0x" + Twine::utohexstr(*metadataRva) + " (" + Twine(*metadataSize) +
                 " bytes) is outside the image or not readable");
+  };
+  if (!metadata || *metadataSize == 0 || *metadataSize > MaxMetadataBytes) return unreadable();
+  // The root's signature first: the wrong one of the two readings (mapped,
+  // flat) is then refused without copying megabytes.
+  if (auto root = memory.readValue<uint32_t>(base + *metadata); root && *root != 0x424a5342u)
+    return fail("no metadata root (\"BSJB\" signature)");
+  // Appended a piece at a time: a vector sized first would be zero-filled,
+  // a pass over every byte (a fifth of a warm .NET walk) before the copy.
+  std::vector<uint8_t> bytes;
+  bytes.reserve(*metadataSize);
+  std::array<uint8_t, 65536> piece;
+  for (uint64_t done = 0; done < *metadataSize;) {
+    size_t size = size_t(std::min<uint64_t>(piece.size(), *metadataSize - done));
+    if (!memory.read(base + *metadata + done, std::span(piece.data(), size))) return unreadable();
+    bytes.insert(bytes.end(), piece.begin(), piece.begin() + size);
+    done += size;
+  }
   return parse(std::move(bytes));
 }
 

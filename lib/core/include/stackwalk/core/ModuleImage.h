@@ -8,6 +8,7 @@
 #include "stackwalk/core/Memory.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -157,6 +158,8 @@ private:
   // lookup: a dump may give thousands of modules one file, and each module
   // asks for the same few names.
   mutable std::unique_ptr<llvm::DenseMap<llvm::StringRef, uint64_t>> symbolIndex_;
+  mutable unsigned scannedLookups_ = 0; // names looked up without the index
+  mutable std::unique_ptr<llvm::StringMap<llvm::object::SectionRef>> sectionsByName_;
   uint64_t preferredBase_ = 0;
   std::vector<LoadSegment> segments_;
   std::unique_ptr<ModuleImage> debug_;
