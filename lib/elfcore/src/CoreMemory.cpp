@@ -31,4 +31,14 @@ bool CoreMemory::read(uint64_t address, std::span<uint8_t> out) const {
   return true;
 }
 
+std::optional<std::span<const uint8_t>> CoreMemory::bytesInPlace(uint64_t address, uint64_t size) const {
+  auto it = std::upper_bound(segments_.begin(), segments_.end(), address,
+                             [](uint64_t a, const CoreSegment &s) { return a < s.vaddr; });
+  if (it == segments_.begin()) return std::nullopt;
+  --it;
+  uint64_t delta = address - it->vaddr;
+  if (delta >= it->fileSize || size > it->fileSize - delta) return std::nullopt;
+  return std::span(reinterpret_cast<const uint8_t *>(file_->getBufferStart()) + it->fileOffset + delta, size);
+}
+
 } // namespace stackwalk::elfcore

@@ -22,6 +22,8 @@ public:
   // Only bytes the core holds. The part of a segment past p_filesz was not
   // dumped (typically a file-backed mapping): the module file may supply it.
   bool read(uint64_t address, std::span<uint8_t> out) const override;
+  // Within one segment's dumped bytes.
+  std::optional<std::span<const uint8_t>> bytesInPlace(uint64_t address, uint64_t size) const override;
 
 private:
   std::shared_ptr<llvm::MemoryBuffer> file_;

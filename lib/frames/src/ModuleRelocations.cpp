@@ -83,9 +83,11 @@ ModuleRelocations::ModuleRelocations(const Module &module) : module_(module) {
     }
   }
   // Kept in file order among equals: the last relocation of an address is
-  // what the loader leaves there.
-  std::stable_sort(elfValues_.begin(), elfValues_.end(),
-                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  // what the loader leaves there. Linkers write them sorted (libcoreclr's
+  // 19,000): then checking is all the sorting needed.
+  auto byAddress = [](const auto &a, const auto &b) { return a.first < b.first; };
+  if (!std::is_sorted(elfValues_.begin(), elfValues_.end(), byAddress))
+    std::stable_sort(elfValues_.begin(), elfValues_.end(), byAddress);
 }
 
 std::optional<uint64_t> ModuleRelocations::pointerAt(uint64_t address, unsigned pointerSize) const {

@@ -19,6 +19,14 @@ public:
   // trustworthy. Never guesses: bytes the source does not hold are a failure.
   virtual bool read(uint64_t address, std::span<uint8_t> out) const = 0;
 
+  // The bytes read() would give for [address, address + size), in place,
+  // valid as long as the source: for a caller about to copy megabytes. Only
+  // sources holding them contiguously in memory (a mapped core) answer.
+  virtual std::optional<std::span<const uint8_t>> bytesInPlace(uint64_t address, uint64_t size) const {
+    (void)address, (void)size;
+    return std::nullopt;
+  }
+
   template <typename T> std::optional<T> readValue(uint64_t address) const {
     T value;
     if (!read(address, {reinterpret_cast<uint8_t *>(&value), sizeof(T)}))

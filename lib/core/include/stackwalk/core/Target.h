@@ -91,6 +91,10 @@ public:
 
   // Dump memory first; pages the dump left out are read from the module files.
   bool read(uint64_t address, std::span<uint8_t> out) const override;
+  // The dump's own bytes (read() prefers them to a module file's).
+  std::optional<std::span<const uint8_t>> bytesInPlace(uint64_t address, uint64_t size) const override {
+    return dump_->bytesInPlace(address, size);
+  }
   bool readFromDump(uint64_t address, std::span<uint8_t> out) const {
     return dump_->read(address, out);
   }

@@ -52,6 +52,12 @@ public:
   // The metadata root ("BSJB") and everything after it, e.g. the bytes at the
   // CLI header's MetaData RVA.
   static llvm::Expected<EcmaMetadata> parse(std::vector<uint8_t> bytes);
+  // The same for bytes that outlive the metadata (a mapped dump's), read in place.
+  static llvm::Expected<EcmaMetadata> parseInPlace(std::span<const uint8_t> bytes);
+  EcmaMetadata(EcmaMetadata &&) = default;
+  EcmaMetadata &operator=(EcmaMetadata &&) = default;
+  EcmaMetadata(const EcmaMetadata &) = delete; // bytes_ may view owned_
+  EcmaMetadata &operator=(const EcmaMetadata &) = delete;
   // Finds the metadata in a PE image through the COM descriptor (data
   // directory 14). A file is laid out by its section table; a mapped image
   // (the loader placed sections at their RVAs) is read at RVA = offset.
@@ -147,7 +153,8 @@ private:
   std::optional<uint32_t> methodListRow(uint32_t methodRow) const;
   std::optional<std::string> attributeTypeName(uint32_t attributeRow) const;
 
-  std::vector<uint8_t> bytes_;
+  std::vector<uint8_t> owned_;   // the bytes when they were copied
+  std::span<const uint8_t> bytes_; // owned_, or bytes in place
   std::string version_;
   Heap strings_, blobs_;
   bool largeStrings_ = false, largeBlobs_ = false, largeGuids_ = false;
