@@ -9,6 +9,7 @@ unpacked test dumps: dumps.json, bin/, sysroot/). Measures, side by side:
   batch       stackwalk P1 .. Pn --json -a --sysroot S --module-path B          (default --jobs)
   batch -j1   the same with --jobs 1
   separate    stackwalk P --json -a --sysroot S --module-path B, once per path, one after another
+  separate, warm cache    the same with --symbol-cache DIR (filled by the warm-up pass)
   eu-stack    eu-stack -i -s --core P -e EXE, once per path (EXE: the dump's executable in B)
 
 Every run is measured as in measure.py (run_once: posix_spawn + wait4, the child's own
@@ -65,10 +66,16 @@ def main():
     def sw_one(p):
         return [sw, p] + common
 
+    cache = os.path.join(args.out, "symbol-cache")
+
+    def sw_cached(p):
+        return sw_one(p) + ["--symbol-cache", cache]
+
     def eu_one(p):
         return ["eu-stack", "-i", "-s", "--core", p, "-e", exe_of[dump_name(p)]]
 
-    sep_dirs = {"sw": os.path.join(args.out, "sep-sw"), "eu": os.path.join(args.out, "sep-eu")}
+    sep_dirs = {"sw": os.path.join(args.out, "sep-sw"), "swc": os.path.join(args.out, "sep-sw-cache"),
+                "eu": os.path.join(args.out, "sep-eu")}
     for d in sep_dirs.values():
         os.makedirs(d, exist_ok=True)
     batch_out = {"batch": os.path.join(args.out, "out-batch.ndjson"),
@@ -92,12 +99,14 @@ def main():
     firsts = list({dump_name(p): p for p in reversed(paths)}.values())
     for p in firsts:
         run_once(sw_one(p), os.devnull, os.devnull)
+        run_once(sw_cached(p), os.devnull, os.devnull)  # fills the symbol cache
         run_once(eu_one(p), os.devnull, os.devnull)
 
     kinds = [
         ("batch", f"stackwalk batch (--jobs default = {os.cpu_count()})", lambda: batch("batch", [])),
         ("batch1", "stackwalk batch --jobs 1", lambda: batch("batch1", ["--jobs", "1"])),
         ("sw", f"stackwalk x {n} separate", lambda: separate("sw", sw_one)),
+        ("swc", f"stackwalk x {n} separate, warm cache", lambda: separate("swc", sw_cached)),
         ("eu", f"eu-stack -i -s x {n} separate", lambda: separate("eu", eu_one)),
     ]
     samples = {k: [] for k, *_ in kinds}
@@ -129,14 +138,16 @@ def main():
     print(f"(separate runs: wall = sum of the {n} runs' spawn-to-reaped times, peak RSS = the largest; "
           f"with the driver's own time between runs: stackwalk {rows['sw']['driver']:.2f} s, "
           f"eu-stack {rows['eu']['driver']:.2f} s)")
-    b, b1, s, e = (rows[k] for k in ("batch", "batch1", "sw", "eu"))
+    b, b1, s, sc, e = (rows[k] for k in ("batch", "batch1", "sw", "swc", "eu"))
     print()
     for label, x, y in ((f"batch (default jobs) / {n} separate stackwalk runs", b, s),
                         (f"batch --jobs 1 / {n} separate stackwalk runs", b1, s),
                         ("batch (default jobs) / batch --jobs 1", b, b1),
                         (f"batch (default jobs) / {n} eu-stack runs", b, e),
                         (f"batch --jobs 1 / {n} eu-stack runs", b1, e),
-                        (f"{n} separate stackwalk runs / {n} eu-stack runs", s, e)):
+                        (f"{n} separate stackwalk runs / {n} eu-stack runs", s, e),
+                        (f"{n} separate runs, warm cache / without", sc, s),
+                        (f"{n} separate runs, warm cache / {n} eu-stack runs", sc, e)):
         print(f"{label:<50}: time {fmt_ratio(x['s'], y['s'])} (speed-up {y['s'] / x['s']:.2f}x), "
               f"peak RSS {fmt_ratio(x['mib'], y['mib'])}")
 
@@ -153,6 +164,16 @@ def main():
             failed.append(f"separate run {i} ({paths[i]}): no JSON: {err}")
     if set(s["codes"]) != {0}:
         failed.append(f"separate stackwalk runs exited with {s['codes']}")
+    cached_differ = []
+    for i in range(n):
+        with open(os.path.join(sep_dirs["swc"], f"{i:04d}.txt")) as f, \
+                open(os.path.join(sep_dirs["sw"], f"{i:04d}.txt")) as g:
+            if f.read() != g.read():
+                cached_differ.append(i)
+    print(f"check: separate runs with a warm --symbol-cache: {n - len(cached_differ)}/{n} outputs equal "
+          f"to the runs without: {'OK' if not cached_differ else 'FAILED'}")
+    if cached_differ or set(sc["codes"]) != {0}:
+        failed.append(f"separate runs with the cache: exit {sc['codes']}, outputs differ at {cached_differ[:5]}")
     for key in ("batch", "batch1"):
         label = rows[key]["label"]
         if set(rows[key]["codes"]) != {0}:

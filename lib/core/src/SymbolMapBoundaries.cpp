@@ -1,4 +1,4 @@
-#include "SymbolMapBoundaries.h"
+#include "SymbolMapSources.h"
 
 #include "stackwalk/core/DwarfUnitCheck.h"
 #include "stackwalk/core/ModuleImage.h"

@@ -1,4 +1,4 @@
-#include "SymbolMapCallSites.h"
+#include "SymbolMapSources.h"
 
 #include "stackwalk/core/DwarfCallSites.h"
 #include "stackwalk/core/DwarfUnitCheck.h"

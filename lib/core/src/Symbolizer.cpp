@@ -4,8 +4,7 @@
 #include "stackwalk/core/DecompressedDebugCache.h"
 #include "stackwalk/core/PdbFrames.h"
 #include "stackwalk/core/RegularFile.h"
-#include "SymbolMapBoundaries.h"
-#include "SymbolMapCallSites.h"
+#include "SymbolMapSources.h"
 #include "stackwalk/core/DwarfUnitCheck.h"
 #include "stackwalk/core/Win64FunctionTable.h"
 
@@ -290,7 +289,7 @@ const SymbolMap *Symbolizer::symbolMap(const ModuleImage &image) {
   return slot->second ? &slot->second->map : nullptr;
 }
 
-// What framesAt says at every boundary (SymbolMapBoundaries.h): one query
+// What framesAt says at every boundary (SymbolMapSources.h): one query
 // per place the answer may change, through the same code as an uncached walk.
 std::optional<LoadedSymbolMap> Symbolizer::makeSymbolMap(const ModuleImage &image, const std::string &path) {
   constexpr size_t MaxBoundaries = size_t(1) << 22; // 4M: twice a large browser's line rows
