@@ -24,7 +24,7 @@ constexpr uint64_t EntrySize[Tables] = {12, 8, FrameSize, FunctionSize, FileSize
 constexpr uint32_t NoFrames = UINT32_MAX;
 constexpr uint32_t InlinedCall = 1u << 31;   // in a frame's file field
 constexpr uint32_t HasFunctionStart = 1;     // a function's flags
-constexpr uint32_t TailCalling = 1, Declared = 2; // a call site's
+constexpr uint32_t TailCalling = 1, Declared = 2, AnyCallSite = 4; // a call site's (AnyCallSite: at address 0)
 
 void put32(std::string &out, uint32_t value) {
   char bytes[4];
@@ -141,6 +141,10 @@ std::optional<std::string> SymbolMap::string(uint32_t offset, uint32_t length) c
 
 bool SymbolMap::mayStartTailCalls(uint64_t returnPc, const SymbolMap *callee) const {
   uint64_t size = EntrySize[CallSites];
+  if (counts_[CallSites]) {
+    std::optional<uint32_t> firstFlags = read32(CallSites, 8);
+    if (!firstFlags || *firstFlags & AnyCallSite) return true;
+  }
   uint32_t low = 0, high = counts_[CallSites];
   while (low < high) {
     uint32_t middle = low + (high - low) / 2;
@@ -189,6 +193,8 @@ void SymbolMapWriter::addDeclaredCallSite(uint64_t returnPc, const std::string &
   callSites_.push_back({returnPc, Declared, stringOffset(name), uint32_t(name.size())});
 }
 
+void SymbolMapWriter::addUnknownCallSites() { callSites_.push_back({0, AnyCallSite, 0, 0}); }
+
 void SymbolMapWriter::addTailCallingName(const std::string &name) { tailNames_.push_back(name); }
 
 uint32_t SymbolMapWriter::listIndex(const std::vector<SourceFrame> &frames) {
@@ -233,8 +239,10 @@ uint32_t SymbolMapWriter::stringOffset(const std::string &text) {
 }
 
 std::string SymbolMapWriter::bytes() {
-  std::sort(callSites_.begin(), callSites_.end(),
-            [](const CallSite &a, const CallSite &b) { return a.returnPc < b.returnPc; });
+  // By address; AnyCallSite, the largest flag, first among those at 0.
+  std::sort(callSites_.begin(), callSites_.end(), [](const CallSite &a, const CallSite &b) {
+    return a.returnPc < b.returnPc || (a.returnPc == b.returnPc && a.flags > b.flags);
+  });
   std::sort(tailNames_.begin(), tailNames_.end());
   tailNames_.erase(std::unique(tailNames_.begin(), tailNames_.end()), tailNames_.end());
   std::string names;

@@ -17,12 +17,18 @@ using namespace llvm;
 namespace stackwalk {
 namespace {
 
+// DIEs visited in all, at most: nested functions are visited once for each
+// function around them, which a hostile file can make quadratic.
+constexpr size_t MaxVisits = size_t(1) << 24;
+
 class CallSiteScan {
 public:
   explicit CallSiteScan(SymbolMapWriter &out) : out_(out) {}
+  // Whether the scan stopped short: then the map cannot rule any call site out.
+  bool overBudget() const { return visits_ > MaxVisits; }
 
   void unit(DWARFUnit &unit) {
-    for (unsigned i = 0, count = unit.getNumDIEs(); i < count; ++i) {
+    for (unsigned i = 0, count = unit.getNumDIEs(); i < count && !overBudget(); ++i) {
       DWARFDie die = unit.getDIEAtIndex(i);
       if (isCallSite(die)) site(die);
       else if (die.getTag() == dwarf::DW_TAG_subprogram && makesTailCalls(die)) addSubtreeRanges(die);
@@ -64,14 +70,19 @@ private:
   // As ChainSearch in TailCalls.cpp starts: a tail call's record among the function's call sites.
   bool makesTailCalls(const DWARFDie &function) {
     auto [known, fresh] = makesTailCalls_.try_emplace(function.getOffset());
-    if (fresh) forEachCallSite(function, [&](const DWARFDie &site) { return known->second = isTailCall(site); });
+    if (fresh)
+      forEachCallSite(function, [&](const DWARFDie &site) {
+        ++visits_;
+        return known->second = isTailCall(site);
+      });
+    visits_ += fresh; // forEachCallSite visits at least the function's DIE
     return known->second;
   }
 
   // The function's code, and every DIE's inside it: where a symbol leads to it.
   void addSubtreeRanges(const DWARFDie &function) {
     std::vector<DWARFDie> pending{function};
-    for (size_t visited = 0; !pending.empty() && visited < MaxDiesVisited; ++visited) {
+    for (size_t visited = 0; !pending.empty() && visited < MaxDiesVisited && !overBudget(); ++visited, ++visits_) {
       DWARFDie die = pending.back();
       pending.pop_back();
       if (auto ranges = die.getAddressRanges()) {
@@ -99,6 +110,7 @@ private:
   }
 
   SymbolMapWriter &out_;
+  size_t visits_ = 0;
   std::unordered_map<uint64_t, bool> makesTailCalls_; // by DIE offset
   std::vector<std::pair<uint64_t, uint64_t>> tailCallingCode_;
 };
@@ -108,7 +120,8 @@ private:
 void addCallSites(const ModuleImage &image, DWARFContext &dwarf, DwarfUnitCheck &units, SymbolMapWriter &out) {
   CallSiteScan scan(out);
   for (const std::unique_ptr<DWARFUnit> &unit : dwarf.normal_units())
-    if (units.unitClosureReadable(*unit)) scan.unit(*unit);
+    if (units.unitClosureReadable(*unit) && !scan.overBudget()) scan.unit(*unit);
+  if (scan.overBudget()) return out.addUnknownCallSites();
   scan.addTailCallingNames(image);
   if (const ModuleImage *debug = image.debugImage()) scan.addTailCallingNames(*debug);
 }

@@ -20,6 +20,8 @@
 #include "llvm/Demangle/Demangle.h"
 #include "llvm/Support/Path.h"
 
+#include <chrono>
+
 using namespace llvm;
 
 namespace stackwalk {
@@ -292,7 +294,11 @@ const SymbolMap *Symbolizer::symbolMap(const ModuleImage &image) {
 // What framesAt says at every boundary (SymbolMapSources.h): one query
 // per place the answer may change, through the same code as an uncached walk.
 std::optional<LoadedSymbolMap> Symbolizer::makeSymbolMap(const ModuleImage &image, const std::string &path) {
-  constexpr size_t MaxBoundaries = size_t(1) << 22; // 4M: twice a large browser's line rows
+  constexpr size_t MaxBoundaries = size_t(1) << 22; // 4M: twenty times libc's 184,000 line rows
+  // A hostile file can make each query slow (inlined calls thousands deep):
+  // past this the walk goes on without a map, reading the files.
+  constexpr auto MaxMakingTime = std::chrono::seconds(20);
+  auto deadline = std::chrono::steady_clock::now() + MaxMakingTime;
   if (!moduleFor(image)) return std::nullopt;
   auto dwarf = dwarfContexts_.find(&image);
   bool hasDwarf = dwarf != dwarfContexts_.end();
@@ -300,7 +306,10 @@ std::optional<LoadedSymbolMap> Symbolizer::makeSymbolMap(const ModuleImage &imag
                                         hasDwarf ? dwarf->second.units.get() : nullptr, MaxBoundaries);
   if (!boundaries) return std::nullopt;
   SymbolMapWriter writer;
-  for (uint64_t address : *boundaries) writer.add(address, framesAt(image, address, /*withDebugInfo=*/true));
+  for (size_t i = 0; i < boundaries->size(); ++i) {
+    if (i % 4096 == 0 && std::chrono::steady_clock::now() > deadline) return std::nullopt;
+    writer.add((*boundaries)[i], framesAt(image, (*boundaries)[i], /*withDebugInfo=*/true));
+  }
   if (hasDwarf) addCallSites(image, *dwarf->second.context, *dwarf->second.units, writer);
   return maps_->store(path, writer.bytes());
 }

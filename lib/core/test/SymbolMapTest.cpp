@@ -99,6 +99,18 @@ TEST_CASE("a symbol map read back answers as written") {
   CHECK_FALSE(map->mayStartTailCalls(0x1025, calleeMap.operator->()));
 }
 
+TEST_CASE("a map whose call sites could not all be read rules no tail call out") {
+  SymbolMapWriter writer;
+  writer.add(0x1000, {frame("main", 0x1000, "main.c", 40, false)});
+  writer.addTailCallingSite(0);
+  writer.addUnknownCallSites();
+  std::string bytes = writer.bytes();
+  auto map = SymbolMap::view(bytes);
+  REQUIRE(bool(map));
+  for (uint64_t pc : {uint64_t(0), uint64_t(0x1005), UINT64_MAX}) CHECK(map->mayStartTailCalls(pc, map.operator->()));
+  CHECK(map->framesAt(0x1000)->size() == 1);
+}
+
 TEST_CASE("bytes that do not hold a whole map are refused; damaged tables answer nothing") {
   std::string bytes = writtenMap();
   for (size_t size : {size_t(0), size_t(8), size_t(31), bytes.size() - 1}) {

@@ -92,6 +92,8 @@ public:
   // A call whose record names a declared function (found by name in the callee's module).
   void addDeclaredCallSite(uint64_t returnPc, const std::string &name);
   void addTailCallingName(const std::string &name);
+  // The call sites could not all be read: a tail call may start at any.
+  void addUnknownCallSites();
   std::string bytes();
 
 private:
