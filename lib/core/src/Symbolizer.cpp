@@ -294,7 +294,7 @@ const SymbolMap *Symbolizer::symbolMap(const ModuleImage &image) {
 // What framesAt says at every boundary (SymbolMapSources.h): one query
 // per place the answer may change, through the same code as an uncached walk.
 std::optional<LoadedSymbolMap> Symbolizer::makeSymbolMap(const ModuleImage &image, const std::string &path) {
-  constexpr size_t MaxBoundaries = size_t(1) << 22; // 4M: twenty times libc's 184,000 line rows
+  constexpr size_t MaxBoundaries = size_t(1) << 22; // 4M: 22 times libc's 184,499 line-row addresses
   // A hostile file can make each query slow (inlined calls thousands deep):
   // past this the walk goes on without a map, reading the files.
   constexpr auto MaxMakingTime = std::chrono::seconds(20);
