@@ -163,15 +163,18 @@ TEST_CASE("a map whose indexes lead outside its tables answers nothing there") {
   constexpr size_t Tables = 52 + 8;
   // The first range with frames (the second) sent to a list past the lists;
   // then the first list sent to frames past the frames.
+  // (A map views its bytes: they are kept in named strings for as long as it is used.)
   std::string badList = bytes;
   badList[Tables + 12 + 8] = '\x7f';
-  auto map = SymbolMap::view(resealed(badList));
+  badList = resealed(badList);
+  auto map = SymbolMap::view(badList);
   REQUIRE(bool(map));
   CHECK_FALSE(map->framesAt(0x1000).has_value());
   CHECK(map->framesAt(0x1010).has_value());
   std::string badFrame = bytes;
   badFrame[Tables + 5 * 12] = '\x7f';
-  map = SymbolMap::view(resealed(badFrame));
+  badFrame = resealed(badFrame);
+  map = SymbolMap::view(badFrame);
   REQUIRE(bool(map));
   CHECK_FALSE(map->framesAt(0x1000).has_value());
 }
