@@ -28,6 +28,11 @@ namespace stackwalk {
 
 namespace {
 
+// Where the Symbolizer reads an image's DWARF: its separate debug file, else itself.
+const ModuleImage &dwarfSourceOf(const ModuleImage &image) {
+  return image.debugImage() ? *image.debugImage() : image;
+}
+
 std::unique_ptr<DIContext> emptyDwarfContext() {
   return DWARFContext::create(StringMap<std::unique_ptr<MemoryBuffer>>(), 8, /*isLittleEndian=*/true);
 }
@@ -109,8 +114,7 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
       return std::make_unique<pdb::PDBContext>(*coff, std::move(session));
     }
   }
-  const ModuleImage *debug = image.debugImage();
-  const ModuleImage &dwarfSource = debug ? *debug : image;
+  const ModuleImage &dwarfSource = dwarfSourceOf(image);
   // Too much to decompress: an empty DWARF context, so the symbol table still names frames.
   if (dwarfSource.debugInfoBytes() > maxDebugBytes_) return emptyDwarfContext();
   // LLVM's complaints about malformed DWARF would go to stderr unstructured, one
@@ -282,8 +286,7 @@ const SymbolMap *Symbolizer::symbolMap(const ModuleImage &image) {
   if (!maps_ || !image.isElf()) return nullptr;
   auto [slot, fresh] = symbolMaps_.try_emplace(&image);
   if (fresh) {
-    const ModuleImage *debug = image.debugImage();
-    bool readsDwarf = (debug ? *debug : image).debugInfoBytes() <= maxDebugBytes_;
+    bool readsDwarf = dwarfSourceOf(image).debugInfoBytes() <= maxDebugBytes_;
     std::string path = maps_->entryPath(image, readsDwarf);
     if (!path.empty()) slot->second = maps_->open(path);
     if (!path.empty() && !slot->second) slot->second = makeSymbolMap(image, path);
@@ -329,7 +332,7 @@ namespace {
 // the older compressed form too).
 bool hasDwarfUnits(const Module &module) {
   if (!module.image || module.debugInfoRefused) return false;
-  const ModuleImage &source = module.image->debugImage() ? *module.image->debugImage() : *module.image;
+  const ModuleImage &source = dwarfSourceOf(*module.image);
   for (StringRef name : {".debug_info", ".zdebug_info"})
     if (auto section = source.section(name); section && !section->data.empty()) return true;
   return false;
