@@ -10,8 +10,8 @@ entry point (-e) and finds the libraries through the link map; the libraries'
 CFI is in their debug files' compressed .debug_frame. Frames are compared with
 eu-stack and gdb-multiarch, as cross_arch.py says. eu-stack stops at glibc's
 signal restorer: sigcontext's thread in a handler is compared up to it, and past
-it with the program's own record. A stripped program keeps only its .ARM.exidx:
-its frames must be those of its twin with DWARF. Where both tools stop at an
+it with the program's own record. A stripped program keeps only its .ARM.exidx
+(built twice: Thumb-2 and ARM code): its frames must be those of its twin with DWARF. Where both tools stop at an
 EXIDX_CANTUNWIND entry (cxx-throw), stackwalk's frames must begin with theirs.
 
 Skipped (77) without the cross compilers, qemu-arm, eu-stack, gdb-multiarch or the armhf libc.
@@ -40,6 +40,10 @@ ARM = cross_arch.Platform(name="arm", triplet="arm-linux-gnueabihf", libc="/lib/
 PROGRAMS = [p for p in cross_arch.PROGRAMS if p[0] != "stripped"] + [
     ("stripped-twin", "stripped.c", "-O2 -fomit-frame-pointer -funwind-tables -g", "park"),
     ("stripped", "stripped.c", "-O2 -fomit-frame-pointer -funwind-tables", "park"),
+    # The same as ARM code: its .ARM.exidx entries unwind A32 prologues (r11 and lr
+    # pushed with other registers, no Thumb bit on the return addresses).
+    ("stripped-arm-twin", "stripped.c", "-O2 -fomit-frame-pointer -funwind-tables -g -marm", "park"),
+    ("stripped-arm", "stripped.c", "-O2 -fomit-frame-pointer -funwind-tables -marm", "park"),
     # ARM (A32) code, not Debian's default Thumb-2: r11 as the frame pointer, 4-byte BL.
     ("threads-O0-fp-arm", "threads.c", "-O0 -g -marm -fno-omit-frame-pointer", "park"),
     ("threads-O2-arm", "threads.c", "-O2 -g -marm", "park"),
@@ -54,17 +58,18 @@ def offsets(report):
 
 
 def stripped_twin(name, report, reports, eu_stack):
-    """The stripped program: its twin's frames, found by .ARM.exidx (None for the others)."""
-    if name != "stripped":
+    """A stripped program: its twin's frames, found by .ARM.exidx (None for the others)."""
+    if not cross_arch.is_stripped(name):
         return None
-    twin = [[frame.replace("stripped-twin+", "stripped+") for frame in thread] for thread in offsets(reports["stripped-twin"])]
+    twin_name = f"{name}-twin"
+    twin = [[frame.replace(f"{twin_name}+", f"{name}+") for frame in thread] for thread in offsets(reports[twin_name])]
     ours = offsets(report)
     by_exidx = [f for t in report["threads"] for f in cross_arch.physical(t)
-                if f["module"] == "stripped" and f["trust"] == "unwind_info"]
-    failures = [] if ours == twin else [f"stripped: {ours} vs its twin's {twin}"]
+                if f["module"] == name and f["trust"] == "unwind_info"]
+    failures = [] if ours == twin else [f"{name}: {ours} vs its twin's {twin}"]
     if not by_exidx:
-        failures.append("stripped: no frame of the program was found by its .ARM.exidx")
-    print(f"{'ok  ' if not failures else 'FAIL'} stripped: its twin's frames, {len(by_exidx)} found by .ARM.exidx")
+        failures.append(f"{name}: no frame of the program was found by its .ARM.exidx")
+    print(f"{'ok  ' if not failures else 'FAIL'} {name}: its twin's frames, {len(by_exidx)} found by .ARM.exidx")
     return failures
 
 

@@ -87,12 +87,18 @@ NATIVE = Platform(name="x86_64", triplet="x86_64-linux-gnu", libc="/lib/x86_64-l
                   runner=[])
 
 
+def is_stripped(name):
+    """Programs named stripped or stripped-VARIANT are stripped of every symbol table and
+    section that strip removes; a STRIPPED-twin is the same code left whole, to compare with."""
+    return name.split("-")[0] == "stripped" and not name.endswith("-twin")
+
+
 def build(platform, name, source, flags, tmp):
     exe = os.path.join(tmp, name)
     compiler = f"{platform.triplet}-g++" if source.endswith(".cpp") else f"{platform.triplet}-gcc"
     subprocess.run([compiler, *flags.split(), "-pthread", "-I", PROGRAMS_DIR,
                     os.path.join(PROGRAMS_DIR, source), "-o", exe], check=True)
-    if name == "stripped":
+    if is_stripped(name):
         subprocess.run([f"{platform.triplet}-strip", "--strip-all", exe], check=True)
     return exe
 
