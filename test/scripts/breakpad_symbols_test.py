@@ -66,14 +66,15 @@ def build_id_hex(path):
     return ident.hex() if ident else None
 
 
-def make_symbols(dump_syms, module_file, unpacked, store, made):
-    """The module file's .sym in the store, with its separate debug file's DWARF."""
+def make_symbols(dump_syms, module_file, debug_root, store, made):
+    """The module file's .sym in the store, with its separate debug file's DWARF
+    (found under debug_root's .build-id/, as in /usr/lib/debug)."""
     if module_file in made:
         return
     made.add(module_file)
     ident = build_id_hex(module_file)
     # Debian's debug links name the file under .build-id/xx/, where dump_syms looks for it.
-    debug_dir = os.path.join(unpacked, "sysroot", "usr", "lib", "debug", ".build-id", ident[:2]) if ident else ""
+    debug_dir = os.path.join(debug_root, ".build-id", ident[:2]) if ident else ""
     # Other debug files lie beside their programs (bin/NAME.debug). dump_syms
     # fails when given directories without the file a debug link names: then
     # the file alone (its symbol table and .eh_frame).
@@ -145,7 +146,8 @@ def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp, walked
     roots = [os.path.join(unpacked, "sysroot"), os.path.join(unpacked, "bin")]
     core_to_minidump.write(os.path.join(unpacked, dump["core"]), minidump, roots)
     for _, _, path, _ in core_to_minidump.modules(core, roots):
-        make_symbols(tools[0], core_to_minidump.local_file(roots, path), unpacked, store, made)
+        make_symbols(tools[0], core_to_minidump.local_file(roots, path),
+                     os.path.join(unpacked, "sysroot", "usr", "lib", "debug"), store, made)
     result = subprocess.run([stackwalk, minidump, "-a", "--json", "--symbols-path", store, "--no-host-files"],
                             capture_output=True, text=True, timeout=120, cwd=tmp)
     if result.returncode != 0:

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Writes a Linux x86-64 ELF core as a Breakpad-style minidump: what Breakpad's
+"""Writes a Linux x86-64 or arm64 ELF core as a Breakpad-style minidump: what Breakpad's
 minidump_stackwalk reads (issue 21's oracle), with no help from stackwalk.
 
-Usage: core_to_minidump.py CORE OUT.dmp ROOT...
+Usage: core_to_minidump.py CORE OUT.dmp ROOT... [--executable FILE]
 
 Threads and their registers come from NT_PRSTATUS, the crash from the
 thread with a pending signal, modules from NT_FILE (each file's base is its
 mapping at file offset 0; its build-id, read from the first ROOT that holds
-the recorded path or its file name, becomes its CodeView record), and each thread's stack
+the recorded path or its file name, becomes its CodeView record) or, in a core
+without that note (qemu-user's), from the dynamic linker's list of loaded
+objects in the core's memory (the executable, given, placed by AT_ENTRY), and each thread's stack
 from the core's memory: from 128 bytes below the stack pointer (the red
 zone) to the end of its segment, at most 256 KiB. No code bytes: the oracle
 walks by its .sym files' CFI, like a pipeline without binaries.
@@ -16,8 +18,10 @@ import os
 import struct
 import sys
 
-PT_LOAD, PT_NOTE = 1, 4
-NT_PRSTATUS, NT_PRFPREG, NT_FILE, NT_GNU_BUILD_ID = 1, 2, 0x46494C45, 3
+PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
+NT_PRSTATUS, NT_PRFPREG, NT_AUXV, NT_FILE, NT_GNU_BUILD_ID = 1, 2, 6, 0x46494C45, 3
+EM_X86_64, EM_AARCH64 = 62, 183
+AT_ENTRY, DT_DEBUG = 9, 21
 # user_regs_struct order in NT_PRSTATUS, and each register's offset in CONTEXT_AMD64.
 USER_REGS = ["r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi", "rdi",
              "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"]
@@ -27,7 +31,18 @@ CONTEXT_OFFSETS = {"rax": 120, "rcx": 128, "rdx": 136, "rbx": 144, "rsp": 152, "
 CONTEXT_SIZE = 1232
 CONTEXT_AMD64_FULL = 0x0010000B  # CONTEXT_AMD64 | CONTROL | INTEGER | FLOATING_POINT
 FLT_SAVE = 0x100  # XMM_SAVE_AREA32: the FXSAVE layout, as NT_PRFPREG holds it
+# arm64: user_pt_regs in NT_PRSTATUS, and CONTEXT_ARM64 (Breakpad's MDRawContextARM64
+# since 2019): flags, cpsr, x0-x28, fp, lr, sp, pc, then the FP/SIMD and debug registers.
+ARM64_REGS = [f"x{i}" for i in range(31)] + ["sp", "pc", "pstate"]
+ARM64_CONTEXT_SIZE = 0x390
+CONTEXT_ARM64_CONTROL_INTEGER = 0x00400003
+# System info: the processor architecture (MD_CPU_ARCHITECTURE_*) and the context writer of each machine.
+PROCESSOR = {EM_X86_64: 9, EM_AARCH64: 12}
 MAX_STACK = 256 * 1024
+
+
+def elf_machine(data):
+    return struct.unpack_from("<H", data, 18)[0]
 
 
 def elf_segments(data):
@@ -62,9 +77,13 @@ class Core:
     def __init__(self, path):
         with open(path, "rb") as f:
             self.data = f.read()
+        self.machine = elf_machine(self.data)
+        if self.machine not in PROCESSOR:
+            raise SystemExit(f"{path}: an ELF core of machine {self.machine}, not x86-64 or arm64")
         self.loads = []
         self.threads = []  # (tid, signal, registers, x87/SSE state: NT_PRFPREG's 512 bytes or b"")
         self.files = []  # (start, end, file offset in pages, path)
+        self.auxv = {}
         for kind, offset, vaddr, filesz, memsz in elf_segments(self.data):
             if kind == PT_LOAD:
                 self.loads.append((vaddr, vaddr + filesz, offset))
@@ -73,12 +92,17 @@ class Core:
                     if note == NT_PRSTATUS:
                         signal, = struct.unpack_from("<h", desc, 12)
                         tid, = struct.unpack_from("<i", desc, 32)
-                        values = struct.unpack_from("<27Q", desc, 112)
-                        self.threads.append((tid, signal, dict(zip(USER_REGS, values)), b""))
-                    elif note == NT_PRFPREG and self.threads and len(desc) >= 512:  # the thread's before it
+                        names = USER_REGS if self.machine == EM_X86_64 else ARM64_REGS
+                        values = struct.unpack_from(f"<{len(names)}Q", desc, 112)
+                        self.threads.append((tid, signal, dict(zip(names, values)), b""))
+                    elif note == NT_PRFPREG and self.machine == EM_X86_64 and self.threads and len(desc) >= 512:
+                        # the FXSAVE image of the thread whose NT_PRSTATUS came before it
                         self.threads[-1] = self.threads[-1][:3] + (desc[:512],)
                     elif note == NT_FILE:
                         self.files = self.file_mappings(desc)
+                    elif note == NT_AUXV:
+                        pairs = struct.unpack_from(f"<{len(desc) // 8}Q", desc)
+                        self.auxv = dict(zip(pairs[::2], pairs[1::2]))
 
     @staticmethod
     def file_mappings(desc):
@@ -86,6 +110,25 @@ class Core:
         ranges = [struct.unpack_from("<QQQ", desc, 16 + 24 * i) for i in range(count)]
         names = desc[16 + 24 * count:].split(b"\0")
         return [(s, e, o, n.decode()) for (s, e, o), n in zip(ranges, names)]
+
+    def read(self, address, size):
+        for start, end, offset in self.loads:
+            if start <= address and address + size <= end:
+                return self.data[offset + address - start: offset + address - start + size]
+        raise ValueError(f"{address:#x}: not in the core's memory")
+
+    def word(self, address):
+        return struct.unpack("<Q", self.read(address, 8))[0]
+
+    def string(self, address):
+        text = b""
+        while b"\0" not in text:
+            text += self.read(address + len(text), 1)
+        return text[:-1].decode()
+
+    @staticmethod
+    def sp(registers):
+        return registers["rsp"] if "rsp" in registers else registers["sp"]
 
     def stack(self, sp):
         """The stack memory from the red zone below sp to its segment's end."""
@@ -105,8 +148,56 @@ def local_file(roots, recorded):
     return None
 
 
-def modules(core, roots):
+def load_extent(path):
+    """(lowest vaddr, highest end) of an ELF file's PT_LOAD segments."""
+    with open(path, "rb") as f:
+        segments = [(vaddr, vaddr + memsz) for kind, _, vaddr, _, memsz in elf_segments(f.read()) if kind == PT_LOAD]
+    return min(low for low, _ in segments), max(high for _, high in segments)
+
+
+def linked_modules(core, executable):
+    """(base, size, path, build-id) of the executable and each object in the dynamic
+    linker's list (r_debug.r_map, found by the executable's DT_DEBUG), for cores without
+    NT_FILE. The executable is placed by AT_ENTRY; each library at its l_addr."""
+    with open(executable, "rb") as f:
+        data = f.read()
+    bias = core.auxv[AT_ENTRY] - struct.unpack_from("<Q", data, 24)[0]
+    dynamic = next(vaddr for kind, _, vaddr, _, _ in elf_segments(data) if kind == PT_DYNAMIC) + bias
+    r_debug = None
+    while r_debug is None:
+        tag, value = core.word(dynamic), core.word(dynamic + 8)
+        if tag == 0:
+            raise SystemExit(f"{executable}: no DT_DEBUG in its dynamic section")
+        r_debug = value if tag == DT_DEBUG else None
+        dynamic += 16
+    def name_at(address):
+        """A C string in the core, or in the executable's read-only segments, which
+        qemu leaves out (the dynamic linker's name points at .interp)."""
+        try:
+            return core.string(address)
+        except ValueError:
+            for kind, offset, vaddr, filesz, _ in elf_segments(data):
+                if kind == PT_LOAD and vaddr <= address - bias < vaddr + filesz:
+                    at = offset + address - bias - vaddr
+                    return data[at:data.index(b"\0", at)].decode()
+            raise
+
+    out, link = [], core.word(r_debug + 8)
+    while link:
+        l_addr, l_name, _, l_next = (core.word(link + 8 * i) for i in range(4))
+        path = name_at(l_name) or executable
+        if os.path.isfile(path):
+            low, high = load_extent(path)
+            base = (bias if path == executable else l_addr) + low
+            out.append((base, high - low, path, build_id(path)))
+        link = l_next
+    return sorted(out)
+
+
+def modules(core, roots, executable=None):
     """(base, size, recorded path, build-id) of each ELF file the core maps."""
+    if not core.files and executable:
+        return linked_modules(core, executable)
     extents = {}
     for start, end, page, path in core.files:
         low, high, first = extents.get(path, (start, end, None))
@@ -149,6 +240,13 @@ def codeview(path, ident):
     return b"RSDS" + guid + struct.pack("<I", 0) + os.path.basename(path).encode() + b"\0"
 
 
+def arm64_context(registers):
+    out = bytearray(ARM64_CONTEXT_SIZE)
+    struct.pack_into("<II", out, 0, CONTEXT_ARM64_CONTROL_INTEGER, registers["pstate"] & 0xFFFFFFFF)
+    struct.pack_into("<33Q", out, 8, *(registers[name] for name in ARM64_REGS[:33]))
+    return bytes(out)
+
+
 def context(registers, fp_state):
     out = bytearray(CONTEXT_SIZE)
     out[FLT_SAVE:FLT_SAVE + len(fp_state)] = fp_state
@@ -160,36 +258,38 @@ def context(registers, fp_state):
     return bytes(out)
 
 
-def write(core_path, out_path, roots):
+def write(core_path, out_path, roots, executable=None):
     core = Core(core_path)
     w = Writer()
     streams = []
-    # System info: AMD64, Linux (Breakpad's platform id 0x8201), an empty CSD version.
+    # System info: the processor, Linux (Breakpad's platform id 0x8201), an empty CSD version.
     csd = w.string("")
-    streams.append((7, w.put(struct.pack("<HHHBBIIIIIHH24s", 9, 6, 0, 1, 0, 0, 0, 0, 0x8201, csd, 0, 0, b""))))
+    streams.append((7, w.put(struct.pack("<HHHBBIIIIIHH24s", PROCESSOR[core.machine], 6, 0, 1, 0, 0, 0, 0, 0x8201,
+                                         csd, 0, 0, b""))))
     memory, threads, crash = [], [], None
     for tid, signal, registers, fp_state in core.threads:
-        ctx = w.put(context(registers, fp_state))
-        stack = core.stack(registers["rsp"])
+        raw = context(registers, fp_state) if core.machine == EM_X86_64 else arm64_context(registers)
+        ctx = w.put(raw)
+        stack = core.stack(Core.sp(registers))
         start, data = stack if stack else (0, b"")
         rva = w.put(data) if data else 0
         memory.append(struct.pack("<QII", start, len(data), rva))
-        threads.append(struct.pack("<IIIIQQIIII", tid, 0, 0, 0, 0, start, len(data), rva, CONTEXT_SIZE, ctx))
+        threads.append(struct.pack("<IIIIQQIIII", tid, 0, 0, 0, 0, start, len(data), rva, len(raw), ctx))
         if signal and crash is None:
-            crash = (tid, signal, ctx)
+            crash = (tid, signal, ctx, len(raw))
     streams.append((3, w.put(struct.pack("<I", len(threads)) + b"".join(threads))))
     streams.append((5, w.put(struct.pack("<I", len(memory)) + b"".join(memory))))
     entries = []
-    for base, size, path, ident in modules(core, roots):
+    for base, size, path, ident in modules(core, roots, executable):
         name = w.string(path)
         record = codeview(path, ident)
         cv = w.put(record, 4) if record else 0
         entries.append(struct.pack("<QIIII52sII8sQQ", base, size, 0, 0, name, b"", len(record), cv, b"", 0, 0))
     streams.append((4, w.put(struct.pack("<I", len(entries)) + b"".join(entries), 4)))
     if crash:
-        tid, signal, ctx = crash
+        tid, signal, ctx, ctx_size = crash
         record = struct.pack("<IIQQII15Q", signal, 0, 0, 0, 0, 0, *([0] * 15))
-        streams.append((6, w.put(struct.pack("<II", tid, 0) + record + struct.pack("<II", CONTEXT_SIZE, ctx))))
+        streams.append((6, w.put(struct.pack("<II", tid, 0) + record + struct.pack("<II", ctx_size, ctx))))
     directory = w.put(b"".join(struct.pack("<III", kind, sizes(w, at, kind), at) for kind, at in streams), 4)
     struct.pack_into("<IIIIIIQ", w.blob, 0, 0x504D444D, 0xA793, len(streams), directory, 0, 0, 0)
     with open(out_path, "wb") as f:
@@ -206,6 +306,12 @@ def sizes(w, at, kind):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 4:
+    args = sys.argv[1:]
+    executable = None
+    if "--executable" in args:
+        at = args.index("--executable")
+        executable = args[at + 1]
+        del args[at:at + 2]
+    if len(args) < 3:
         sys.exit(__doc__)
-    write(sys.argv[1], sys.argv[2], sys.argv[3:])
+    write(args[0], args[1], args[2:], executable)
