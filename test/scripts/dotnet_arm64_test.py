@@ -29,6 +29,7 @@ import os
 import resource
 import shutil
 import signal
+import struct
 import subprocess
 
 import tempfile
@@ -113,6 +114,43 @@ def capture(app, mode, work):
 UNHANDLED = {"crash": "System.InvalidOperationException", "nullref": "System.NullReferenceException"}
 
 
+CONTEXT_ARM64_SIZE, CONTEXT_ARM64_CONTROL = 0x390, 0x400001
+
+
+def check_raw_contexts(label, mode, document):
+    """--raw-context on arm64: every context is a CONTEXT_ARM64. One that claims the
+    control group holds the frame's pc and sp, or, for a runtime Frame, those of a
+    frame the walk reaches below it (the context it carries: for nullref's
+    FaultingExceptionFrame, the fault in BalanceOf)."""
+    contexts, wrong, carried = 0, [], {}
+    for thread in document["threads"]:
+        frames = thread["frames"]
+        for index, frame in enumerate(frames):
+            raw = bytes.fromhex(frame.get("raw_context") or "")
+            if not raw:
+                continue
+            contexts += 1
+            if len(raw) != CONTEXT_ARM64_SIZE:
+                wrong.append(f"{len(raw)} bytes")
+                continue
+            flags, sp, pc = struct.unpack_from("<I", raw)[0], *struct.unpack_from("<QQ", raw, 0x100)
+            if flags & CONTEXT_ARM64_CONTROL != CONTEXT_ARM64_CONTROL:
+                continue
+            at = [(int(f["ip"], 16), int(f["sp"], 16)) for f in frames[index + 1:]] if frame["kind"] == "runtime" \
+                else [(int(frame["ip"], 16), int(frame["sp"], 16))]
+            if (pc, sp) not in at:
+                wrong.append(f"{frame['kind']} {frame['function'] or frame['frame_name']}: pc {pc:#x} sp {sp:#x}")
+            if frame["kind"] == "runtime":
+                carried[frame["frame_name"]] = next(f["method"] for f in frames[index + 1:]
+                                                    if (int(f["ip"], 16), int(f["sp"], 16)) == (pc, sp))
+    fault = carried.get("FaultingExceptionFrame") or ""
+    check(contexts > 0 and not wrong and (mode != "nullref" or "NullRefScenario.BalanceOf" in fault),
+          f"{label}: {contexts} raw contexts, each its frame's pc and sp"
+          + (f"; the FaultingExceptionFrame's is BalanceOf's fault" if mode == "nullref" else "")
+          + (f" ({wrong[:5]}, the FaultingExceptionFrame's: {fault})" if wrong or mode == "nullref" and not fault
+             else ""))
+
+
 def check_core(stackwalk, app, mode, core, record, work):
     label = f"arm64 {mode}"
     args = [core, "-e", os.path.join(app, "StackwalkDotnet")]
@@ -149,6 +187,7 @@ def check_core(stackwalk, app, mode, core, record, work):
         check([t["tid"] for t in crashed] == thrower and (thrown or {}).get("type") == UNHANDLED[mode],
               f"{label}: the crashing thread is the one that threw ({thrower}), with its unhandled {UNHANDLED[mode]} "
               f"(got {[t['tid'] for t in crashed]}, {thrown})")
+    check_raw_contexts(label, mode, dotnet_checks.walk(stackwalk, args, work, "--raw-context"))
     frames = sum(len(t["frames"]) for t in mixed["threads"])
     print(f"     {label}: {len(mixed['threads'])} threads, {frames} frames")
 
