@@ -1,6 +1,7 @@
 #include "stackwalk/core/Target.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace stackwalk {
 
@@ -50,11 +51,28 @@ bool Target::readWhole(uint64_t address, std::span<uint8_t> out) const {
   return module->image->readAtFileAddress(address - module->loadBias(), out);
 }
 
+namespace {
+constexpr unsigned LargestAddressBits = 48, SmallestAddressBits = 39;
+} // namespace
+
 uint64_t Target::codeAddress(uint64_t returnAddress) const {
   if (arch_ == Arch::Arm) return returnAddress & ~uint64_t(1); // the Thumb bit
   if (arch_ != Arch::Arm64) return returnAddress;
-  constexpr uint64_t UserAddressBits = (uint64_t(1) << 48) - 1;
+  constexpr uint64_t UserAddressBits = (uint64_t(1) << LargestAddressBits) - 1;
   return pointerAuthMask ? returnAddress & ~*pointerAuthMask : returnAddress & UserAddressBits;
+}
+
+void Target::inferPointerAuthMask() {
+  if (arch_ != Arch::Arm64 || pointerAuthMask) return;
+  uint64_t highest = 0;
+  for (const MemoryRegion &region : regions) highest = std::max(highest, region.end - 1);
+  for (const Module &module : modules)
+    if (module.size) highest = std::max(highest, module.base + module.size - 1);
+  for (const ThreadInfo &thread : threads)
+    for (std::optional<uint64_t> value : {thread.context.sp(), thread.context.pc()})
+      if (value) highest = std::max(highest, *value);
+  unsigned bits = std::clamp(unsigned(std::bit_width(highest)), SmallestAddressBits, LargestAddressBits);
+  pointerAuthMask = ~((uint64_t(1) << bits) - 1);
 }
 
 bool Target::isExecutable(uint64_t address) const {

@@ -118,8 +118,38 @@ TEST_CASE("arm64 return addresses lose their pointer-authentication bits") {
     CHECK(frames[1].ip == 0x1200);
     CHECK(frames[2].ip == 0x1300);
   }
+  SECTION("by the highest address the dump knows, when it records no mask") {
+    // A macOS signature begins at bit 47 and an Android one at bit 39, inside the 48 bits kept above.
+    cfi.callers[0x1100] = {0x0028800000001200, 0x8200};
+    cfi.callers[0x1200] = {0x00000f8000001300, 0x8300};
+    f.target.inferPointerAuthMask();
+    CHECK(f.target.pointerAuthMask == ~((uint64_t(1) << 39) - 1)); // a small dump: the smallest address size
+    auto frames = f.walk({&cfi});
+    REQUIRE(frames.size() == 3);
+    CHECK(frames[1].ip == 0x1200);
+    CHECK(frames[2].ip == 0x1300);
+  }
+  SECTION("the inferred mask keeps every address the dump knows") {
+    f.target.regions.push_back({0x7ff000000000, 0x7ff000001000, true, true, false}); // a 47-bit stack
+    f.target.inferPointerAuthMask();
+    CHECK(f.target.pointerAuthMask == ~((uint64_t(1) << 47) - 1));
+    f.target.pointerAuthMask.reset();
+    f.target.regions.push_back({0xfffffffff000, 0x1000000000000, true, true, false}); // the top of 48 bits
+    f.target.modules.push_back({});
+    f.target.modules.back().base = 0xffff00000000000;                                 // above it: not believed
+    f.target.modules.back().size = 0x1000;
+    f.target.inferPointerAuthMask();
+    CHECK(f.target.pointerAuthMask == ~((uint64_t(1) << 48) - 1));
+  }
+  SECTION("a recorded mask is kept") {
+    f.target.pointerAuthMask = 0x00ffff0000000000;
+    f.target.inferPointerAuthMask();
+    CHECK(f.target.pointerAuthMask == 0x00ffff0000000000);
+  }
   SECTION("not on x86-64") {
     Fixture x86;
+    x86.target.inferPointerAuthMask();
+    CHECK(!x86.target.pointerAuthMask);
     auto frames = x86.walk({&cfi});
     CHECK(frames.size() == 1);
     CHECK(x86.walker->stopReason() == StopReason::IpNotExecutable);

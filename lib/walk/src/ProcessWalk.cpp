@@ -113,6 +113,7 @@ ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, c
   ModuleResolver resolver(std::move(search), &session.images);
   elfcore::placeModulesByEntryPoint(*target_, resolver);
   resolver.resolve(*target_);
+  target_->inferPointerAuthMask();
   report_.dumpPath = std::move(dumpPath);
   report_.target = target_.get();
   report_.warnings = target_->warnings;

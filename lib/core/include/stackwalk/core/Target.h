@@ -101,8 +101,15 @@ public:
 
   // arm64 pointer authentication: the bits of a code pointer that hold its
   // signature (NT_ARM_PAC_MASK's insn_mask). Unset, a return address keeps
-  // the low 48 bits, Linux's and macOS's user address space.
+  // the low 48 bits, Linux's largest common user address space.
   std::optional<uint64_t> pointerAuthMask;
+  // On arm64, where the dump records no mask (minidumps, qemu's cores): the
+  // bits above the highest address it knows of (a mapping, a module, a
+  // thread's sp or pc), as 39 to 48 bits. A signature begins at the process's
+  // address size, which is at least that (39 bits on Android, 47 on macOS,
+  // 48 on Linux): a fixed 48 left macOS's bit 47 and Android's bits 39-47 of
+  // the signature in the address.
+  void inferPointerAuthMask();
   // A return address as the code sees it: without a pointer-authentication
   // signature on arm64; unchanged elsewhere.
   uint64_t codeAddress(uint64_t returnAddress) const;
