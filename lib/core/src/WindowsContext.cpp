@@ -58,15 +58,29 @@ ContextLayout arm64Layout() {
   return layout;
 }
 
+// CONTEXT_ARM (Windows on 32-bit ARM, Thumb-2 code): r0-r12 are the integer
+// group, sp, lr, pc and cpsr the control group; the VFP and debug registers
+// follow them.
+ContextLayout armLayout() {
+  ContextLayout layout{0x1a0, 0x0, 0x200000, {}};
+  for (unsigned i = 0; i <= 12; ++i) layout.slots.push_back({i, 0x4 + 4 * i, 4, Integer});
+  layout.slots.push_back({13, 0x38, 4, Control});
+  layout.slots.push_back({14, 0x3c, 4, Control});
+  layout.slots.push_back({15, 0x40, 4, Control});
+  layout.slots.push_back({ArmCpsr, 0x44, 4, Control});
+  return layout;
+}
+
 const ContextLayout *layoutFor(Arch arch) {
   static const ContextLayout X86_64{0x4d0, 0x30, 0x100000, {std::begin(X86_64Slots), std::end(X86_64Slots)}};
   static const ContextLayout X86{0x2cc, 0x0, 0x10000, {std::begin(X86Slots), std::end(X86Slots)}};
   static const ContextLayout Arm64 = arm64Layout();
+  static const ContextLayout Arm = armLayout();
   switch (arch) {
   case Arch::X86_64: return &X86_64;
   case Arch::X86: return &X86;
   case Arch::Arm64: return &Arm64;
-  case Arch::Arm: // Windows on 32-bit ARM (CONTEXT_ARM) is not read
+  case Arch::Arm: return &Arm;
   case Arch::Unknown: break;
   }
   return nullptr;

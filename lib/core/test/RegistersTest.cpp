@@ -158,3 +158,27 @@ TEST_CASE("an arm64 CONTEXT places pc, sp, fp and lr") {
   CHECK(load64(bytes, 0xf0) == 0x30);
   CHECK(load64(bytes, 0xf8) == 0x40);
 }
+
+TEST_CASE("an ARM CONTEXT (Windows on ARM) holds r0-r12, sp, lr, pc and cpsr at Windows' offsets") {
+  std::vector<uint8_t> bytes(0x1a0, 0);
+  auto put32 = [&](size_t offset, uint32_t value) { std::memcpy(&bytes[offset], &value, 4); };
+  put32(0, 0x200003); // CONTEXT_ARM | CONTROL | INTEGER
+  for (unsigned i = 0; i <= 12; ++i) put32(4 + 4 * i, 0x1000 + i);
+  put32(0x38, 0x7f00);     // Sp
+  put32(0x3c, 0x401235);   // Lr, with the Thumb bit
+  put32(0x40, 0x401000);   // Pc
+  put32(0x44, 0x60000030); // Cpsr: Thumb
+  auto regs = fromWindowsContext(Arch::Arm, bytes);
+  REQUIRE(bool(regs));
+  CHECK(regs->get(11) == 0x100b);
+  CHECK(regs->sp() == 0x7f00);
+  CHECK(regs->get(14) == 0x401235);
+  CHECK(regs->pc() == 0x401000);
+  CHECK(regs->get(ArmCpsr) == 0x60000030);
+  CHECK(toWindowsContext(*regs) == bytes);
+  put32(0, 0x200001); // CONTROL only: r0-r12 unknown
+  auto control = fromWindowsContext(Arch::Arm, bytes);
+  REQUIRE(bool(control));
+  CHECK_FALSE(control->isKnown(11));
+  CHECK(control->pc() == 0x401000);
+}

@@ -48,8 +48,16 @@ llvm::Expected<RegisterFile> fromBreakpadArmContext(std::span<const uint8_t> byt
   return regs;
 }
 
+bool isWindowsArmContext(std::span<const uint8_t> bytes) {
+  constexpr uint32_t WindowsArmFlag = 0x200000, BreakpadArmFlag = 0x40000000;
+  if (bytes.size() < 4) return false;
+  uint32_t flags;
+  std::memcpy(&flags, bytes.data(), 4);
+  return (flags & WindowsArmFlag) && !(flags & BreakpadArmFlag);
+}
+
 llvm::Expected<RegisterFile> readThreadContext(Arch arch, std::span<const uint8_t> bytes) {
-  if (arch == Arch::Arm) return fromBreakpadArmContext(bytes);
+  if (arch == Arch::Arm) return isWindowsArmContext(bytes) ? fromWindowsContext(arch, bytes) : fromBreakpadArmContext(bytes);
   if (arch == Arch::Arm64 && isBreakpadArm64OldContext(bytes)) return fromBreakpadArm64OldContext(bytes);
   return fromWindowsContext(arch, bytes);
 }

@@ -2,7 +2,8 @@
 // CONTEXT: its old arm64 layout (MDRawContextARM64_Old: ContextFlags with bit
 // 31 set, 796 bytes), which Breakpad's Linux and Android writers used before
 // they adopted Windows' CONTEXT_ARM64, and which microdumps still carry; and
-// its 32-bit ARM layout (MDRawContextARM), which Windows' CONTEXT_ARM is not.
+// its 32-bit ARM layout (MDRawContextARM), which Windows' CONTEXT_ARM is not
+// (both are read, told apart by their ContextFlags).
 #pragma once
 
 #include "stackwalk/core/Registers.h"
@@ -22,6 +23,10 @@ llvm::Expected<RegisterFile> fromBreakpadArm64OldContext(std::span<const uint8_t
 
 // Breakpad's ARM context: context_flags, r0-r15, cpsr (then the VFP state).
 llvm::Expected<RegisterFile> fromBreakpadArmContext(std::span<const uint8_t> bytes);
+
+// Whether a 32-bit ARM context is Windows' CONTEXT_ARM (ContextFlags with
+// 0x00200000) rather than Breakpad's (0x40000000, or 0x40 in its old writers).
+bool isWindowsArmContext(std::span<const uint8_t> bytes);
 
 // Any context a minidump or microdump holds for `arch`: Breakpad's ARM or old
 // arm64 layout, else Windows' CONTEXT.

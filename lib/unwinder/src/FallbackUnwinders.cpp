@@ -11,9 +11,11 @@ namespace stackwalk {
 
 namespace {
 
-// The register a frame record's address is in: r7 in Thumb code on ARM.
-unsigned framePointerRegister(const RegisterFile &regs) {
-  return regs.arch() == Arch::Arm ? armFramePointerRegister(regs) : regs.fpRegister();
+// The register a frame record's address is in: on ARM, r7 in Thumb code,
+// but r11 on Windows, whose code is all Thumb-2 and keeps r11 (its ABI).
+unsigned framePointerRegister(const RegisterFile &regs, OS os) {
+  if (regs.arch() != Arch::Arm) return regs.fpRegister();
+  return os == OS::Windows ? 11 : armFramePointerRegister(regs);
 }
 
 // A stack's words, read a page at a time: a scan may try 512 words, and one read per page
@@ -125,7 +127,7 @@ std::optional<UnwindResult> linkRegisterCaller(const Frame &frame, const Target 
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;
   result.caller = RegisterFile(frame.regs.arch());
-  unsigned fpRegister = framePointerRegister(frame.regs);
+  unsigned fpRegister = framePointerRegister(frame.regs, target.os());
   if (auto fp = frame.regs.get(fpRegister)) result.caller.set(fpRegister, *fp);
   result.caller.setSp(frame.sp);
   result.caller.setPc(returnAddress);
@@ -134,7 +136,7 @@ std::optional<UnwindResult> linkRegisterCaller(const Frame &frame, const Target 
 
 UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &target) {
   if (auto leaf = linkRegisterCaller(frame, target)) return *leaf;
-  unsigned fpRegister = framePointerRegister(frame.regs);
+  unsigned fpRegister = framePointerRegister(frame.regs, target.os());
   std::optional<uint64_t> fp = frame.regs.get(fpRegister);
   unsigned size = pointerSize(target.arch());
   if (!fp) return UnwindResult::noInfo("the frame pointer is unknown");

@@ -385,7 +385,7 @@ TEST_CASE("frame pointer on 32-bit x86: 4-byte records at [ebp]", "[fallback][fp
   CHECK(unwinder.unwind(fx.frame(CodeStart, Stack + 0x10, Stack + 0x52), fx.target()).status == Status::NoInfo);
 }
 
-TEST_CASE("frame pointer on ARM: r7 in Thumb code, r11 in ARM code, 4-byte records", "[fallback][fp]") {
+TEST_CASE("frame pointer on ARM: r7 in Thumb code, r11 in ARM code and on Windows, 4-byte records", "[fallback][fp]") {
   // A Thumb frame record (clang and GCC: push {r7, lr}; mov r7, sp) at 0x40:
   // the saved r7, then lr with the Thumb bit; an ARM one (push {r11, lr};
   // mov r11, sp) at 0x60. Each unwinds by its own register only.
@@ -415,6 +415,22 @@ TEST_CASE("frame pointer on ARM: r7 in Thumb code, r11 in ARM code, 4-byte recor
   CHECK(arm.caller.sp() == Stack + 0x68);
   CHECK(arm.caller.get(R11) == Stack + 0xa0);
   CHECK(known(arm.caller) == std::vector<unsigned>{R11, Sp, Pc});
+  SECTION("Windows on ARM: Thumb-2 code keeps its records at r11") {
+    Fixture windows(Arch::Arm, OS::Windows);
+    windows.word(0x40, Stack + 0x80);
+    windows.word(0x44, AfterCallRax | 1);
+    windows.word(0x60, Stack + 0xa0);
+    windows.word(0x64, AfterCallRel32 | 1);
+    Frame f = windows.frame(CodeStart, Stack + 0x10, std::nullopt, FrameTrust::Cfi);
+    f.regs.set(ArmCpsr, ArmThumbBit);
+    f.regs.set(R7, Stack + 0x40);
+    f.regs.set(R11, Stack + 0x60);
+    UnwindResult result = unwinder.unwind(f, windows.target());
+    REQUIRE(result.status == Status::Caller);
+    CHECK(result.caller.pc() == (AfterCallRel32 | 1));
+    CHECK(result.caller.sp() == Stack + 0x68);
+    CHECK(known(result.caller) == std::vector<unsigned>{R11, Sp, Pc});
+  }
 }
 
 // ---------------------------------------------------------------------------
