@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a Linux x86-64 or arm64 ELF core as a Breakpad-style minidump: what Breakpad's
+"""Writes a Linux x86-64, arm64 or i386 ELF core as a Breakpad-style minidump: what Breakpad's
 minidump_stackwalk reads (issue 21's oracle), with no help from stackwalk.
 
 Usage: core_to_minidump.py CORE OUT.dmp ROOT... [--executable FILE]
@@ -20,7 +20,7 @@ import sys
 
 PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
 NT_PRSTATUS, NT_PRFPREG, NT_AUXV, NT_FILE, NT_GNU_BUILD_ID = 1, 2, 6, 0x46494C45, 3
-EM_X86_64, EM_AARCH64 = 62, 183
+EM_386, EM_X86_64, EM_AARCH64 = 3, 62, 183
 AT_ENTRY, DT_DEBUG = 9, 21
 # user_regs_struct order in NT_PRSTATUS, and each register's offset in CONTEXT_AMD64.
 USER_REGS = ["r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi", "rdi",
@@ -35,9 +35,12 @@ FLT_SAVE = 0x100  # XMM_SAVE_AREA32: the FXSAVE layout, as NT_PRFPREG holds it
 # since 2019): flags, cpsr, x0-x28, fp, lr, sp, pc, then the FP/SIMD and debug registers.
 ARM64_REGS = [f"x{i}" for i in range(31)] + ["sp", "pc", "pstate"]
 ARM64_CONTEXT_SIZE = 0x390
+# i386: user_regs_struct in NT_PRSTATUS (its pr_reg at 72 in the 32-bit elf_prstatus).
+I386_REGS = ["ebx", "ecx", "edx", "esi", "edi", "ebp", "eax", "ds", "es", "fs", "gs", "orig_eax", "eip", "cs",
+             "eflags", "esp", "ss"]
 CONTEXT_ARM64_CONTROL_INTEGER = 0x00400003
 # System info: the processor architecture (MD_CPU_ARCHITECTURE_*) and the context writer of each machine.
-PROCESSOR = {EM_X86_64: 9, EM_AARCH64: 12}
+PROCESSOR = {EM_386: 0, EM_X86_64: 9, EM_AARCH64: 12}
 MAX_STACK = 256 * 1024
 
 
@@ -45,12 +48,23 @@ def elf_machine(data):
     return struct.unpack_from("<H", data, 18)[0]
 
 
+def elf_is_64(data):
+    return data[4] == 2  # EI_CLASS: ELFCLASS64
+
+
 def elf_segments(data):
-    phoff, = struct.unpack_from("<Q", data, 32)
-    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    """(type, file offset, vaddr, file size, memory size) of each program header, either class."""
+    if elf_is_64(data):
+        phoff, = struct.unpack_from("<Q", data, 32)
+        phentsize, phnum = struct.unpack_from("<HH", data, 54)
+        layout, fields = "<IIQQQQQQ", (0, 2, 3, 5, 6)
+    else:
+        phoff, = struct.unpack_from("<I", data, 28)
+        phentsize, phnum = struct.unpack_from("<HH", data, 42)
+        layout, fields = "<IIIIIIII", (0, 1, 2, 4, 5)
     for i in range(phnum):
-        kind, _, offset, vaddr, _, filesz, memsz, _ = struct.unpack_from("<IIQQQQQQ", data, phoff + i * phentsize)
-        yield kind, offset, vaddr, filesz, memsz
+        header = struct.unpack_from(layout, data, phoff + i * phentsize)
+        yield tuple(header[f] for f in fields)
 
 
 def notes(blob):
@@ -79,7 +93,8 @@ class Core:
             self.data = f.read()
         self.machine = elf_machine(self.data)
         if self.machine not in PROCESSOR:
-            raise SystemExit(f"{path}: an ELF core of machine {self.machine}, not x86-64 or arm64")
+            raise SystemExit(f"{path}: an ELF core of machine {self.machine}, not x86-64, arm64 or i386")
+        self.word_size = 8 if elf_is_64(self.data) else 4
         self.loads = []
         self.threads = []  # (tid, signal, registers, x87/SSE state: NT_PRFPREG's 512 bytes or b"")
         self.files = []  # (start, end, file offset in pages, path)
@@ -91,24 +106,29 @@ class Core:
                 for note, desc in notes(self.data[offset:offset + filesz]):
                     if note == NT_PRSTATUS:
                         signal, = struct.unpack_from("<h", desc, 12)
-                        tid, = struct.unpack_from("<i", desc, 32)
-                        names = USER_REGS if self.machine == EM_X86_64 else ARM64_REGS
-                        values = struct.unpack_from(f"<{len(names)}Q", desc, 112)
+                        if self.machine == EM_386:
+                            tid, names, at, word = struct.unpack_from("<i", desc, 24)[0], I386_REGS, 72, "I"
+                        else:
+                            tid, at, word = struct.unpack_from("<i", desc, 32)[0], 112, "Q"
+                            names = USER_REGS if self.machine == EM_X86_64 else ARM64_REGS
+                        values = struct.unpack_from(f"<{len(names)}{word}", desc, at)
                         self.threads.append((tid, signal, dict(zip(names, values)), b""))
                     elif note == NT_PRFPREG and self.machine == EM_X86_64 and self.threads and len(desc) >= 512:
                         # the FXSAVE image of the thread whose NT_PRSTATUS came before it
                         self.threads[-1] = self.threads[-1][:3] + (desc[:512],)
                     elif note == NT_FILE:
-                        self.files = self.file_mappings(desc)
+                        self.files = self.file_mappings(desc, self.word_size)
                     elif note == NT_AUXV:
-                        pairs = struct.unpack_from(f"<{len(desc) // 8}Q", desc)
+                        word = "Q" if self.word_size == 8 else "I"
+                        pairs = struct.unpack_from(f"<{len(desc) // self.word_size}{word}", desc)
                         self.auxv = dict(zip(pairs[::2], pairs[1::2]))
 
     @staticmethod
-    def file_mappings(desc):
-        count, _ = struct.unpack_from("<QQ", desc, 0)
-        ranges = [struct.unpack_from("<QQQ", desc, 16 + 24 * i) for i in range(count)]
-        names = desc[16 + 24 * count:].split(b"\0")
+    def file_mappings(desc, size):
+        word = "Q" if size == 8 else "I"
+        count, _ = struct.unpack_from(f"<{word}{word}", desc, 0)
+        ranges = [struct.unpack_from(f"<{word * 3}", desc, size * (2 + 3 * i)) for i in range(count)]
+        names = desc[size * (2 + 3 * count):].split(b"\0")
         return [(s, e, o, n.decode()) for (s, e, o), n in zip(ranges, names)]
 
     def read(self, address, size):
@@ -128,7 +148,7 @@ class Core:
 
     @staticmethod
     def sp(registers):
-        return registers["rsp"] if "rsp" in registers else registers["sp"]
+        return registers.get("rsp", registers.get("esp", registers.get("sp")))
 
     def stack(self, sp):
         """The stack memory from the red zone below sp to its segment's end."""
@@ -247,6 +267,21 @@ def arm64_context(registers):
     return bytes(out)
 
 
+# CONTEXT_i386's offsets (Windows' x86 CONTEXT, 0x2cc bytes) of the registers NT_PRSTATUS holds.
+X86_CONTEXT_OFFSETS = {"gs": 0x8C, "fs": 0x90, "es": 0x94, "ds": 0x98, "edi": 0x9C, "esi": 0xA0, "ebx": 0xA4,
+                       "edx": 0xA8, "ecx": 0xAC, "eax": 0xB0, "ebp": 0xB4, "eip": 0xB8, "cs": 0xBC, "eflags": 0xC0,
+                       "esp": 0xC4, "ss": 0xC8}
+CONTEXT_I386_CONTROL_INTEGER_SEGMENTS = 0x10007
+
+
+def x86_context(registers):
+    out = bytearray(0x2CC)
+    struct.pack_into("<I", out, 0, CONTEXT_I386_CONTROL_INTEGER_SEGMENTS)
+    for name, offset in X86_CONTEXT_OFFSETS.items():
+        struct.pack_into("<I", out, offset, registers[name] & 0xFFFFFFFF)
+    return bytes(out)
+
+
 def context(registers, fp_state):
     out = bytearray(CONTEXT_SIZE)
     out[FLT_SAVE:FLT_SAVE + len(fp_state)] = fp_state
@@ -268,7 +303,8 @@ def write(core_path, out_path, roots, executable=None):
                                          csd, 0, 0, b""))))
     memory, threads, crash = [], [], None
     for tid, signal, registers, fp_state in core.threads:
-        raw = context(registers, fp_state) if core.machine == EM_X86_64 else arm64_context(registers)
+        raw = {EM_X86_64: lambda: context(registers, fp_state), EM_AARCH64: lambda: arm64_context(registers),
+               EM_386: lambda: x86_context(registers)}[core.machine]()
         ctx = w.put(raw)
         stack = core.stack(Core.sp(registers))
         start, data = stack if stack else (0, b"")

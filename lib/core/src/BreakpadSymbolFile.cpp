@@ -89,7 +89,7 @@ std::string demangled(StringRef name) { return llvm::demangle(name.str()); }
 // the fields after "STACK WIN ", all hexadecimal but the last.
 constexpr size_t StackWinFields = 11;
 
-std::optional<BreakpadSymbolFile::WindowsFrameInfo> parseStackWin(StringRef afterKeyword) {
+std::optional<WindowsFrameInfo> parseStackWin(StringRef afterKeyword) {
   auto f = fieldsOf(afterKeyword, StackWinFields);
   if (f.size() != StackWinFields) return std::nullopt;
   uint64_t numbers[StackWinFields - 1];
@@ -98,11 +98,11 @@ std::optional<BreakpadSymbolFile::WindowsFrameInfo> parseStackWin(StringRef afte
     if (!number || (i != 1 && i != 2 && *number > UINT32_MAX)) return std::nullopt;
     numbers[i] = *number;
   }
-  if (numbers[0] != BreakpadSymbolFile::WindowsFrameInfo::Fpo &&
-      numbers[0] != BreakpadSymbolFile::WindowsFrameInfo::FrameData)
+  if (numbers[0] != WindowsFrameInfo::Fpo &&
+      numbers[0] != WindowsFrameInfo::FrameData)
     return std::nullopt;
-  BreakpadSymbolFile::WindowsFrameInfo info;
-  info.type = BreakpadSymbolFile::WindowsFrameInfo::Type(numbers[0]);
+  WindowsFrameInfo info;
+  info.type = WindowsFrameInfo::Type(numbers[0]);
   info.start = numbers[1];
   info.size = numbers[2];
   info.prologSize = uint32_t(numbers[3]);
@@ -324,25 +324,11 @@ std::optional<uint32_t> BreakpadSymbolFile::parameterSize(uint64_t offset) const
   return uint32_t(*size);
 }
 
-// How far back from the last record that starts at or below an offset to
-// look for one that covers it: a function's frame data records overlap by
-// a few (one per push of its prolog); a bound keeps a hostile file cheap.
-constexpr size_t OverlappingStackWinRecords = 16;
-
-const BreakpadSymbolFile::Range *BreakpadSymbolFile::stackWinAt(const std::vector<Range> &ranges,
-                                                               uint64_t offset) const {
-  auto after = std::upper_bound(ranges.begin(), ranges.end(), offset,
-                                [](uint64_t a, const Range &r) { return a < r.start; });
-  for (size_t looked = 0; after != ranges.begin() && looked < OverlappingStackWinRecords; ++looked) {
-    --after;
-    if (offset - after->start < after->size) return &*after;
-  }
-  return nullptr;
-}
-
-std::optional<BreakpadSymbolFile::WindowsFrameInfo> BreakpadSymbolFile::windowsFrameInfo(uint64_t offset) const {
-  const Range *record = stackWinAt(frameData_, offset);
-  if (!record) record = stackWinAt(fpo_, offset);
+std::optional<WindowsFrameInfo> BreakpadSymbolFile::windowsFrameInfo(uint64_t offset) const {
+  auto start = [](const Range &r) { return r.start; };
+  auto size = [](const Range &r) { return r.size; };
+  const Range *record = lastRecordCovering(frameData_, offset, start, size);
+  if (!record) record = lastRecordCovering(fpo_, offset, start, size);
   if (!record) return std::nullopt;
   auto text = recordAt(record->line, "STACK WIN ");
   auto info = text ? parseStackWin(*text) : std::nullopt;

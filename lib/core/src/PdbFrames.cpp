@@ -1,6 +1,9 @@
 #include "stackwalk/core/PdbFrames.h"
 
+#include "stackwalk/core/X86NameDecoration.h"
+
 #include "llvm/DebugInfo/PDB/IPDBEnumChildren.h"
+#include "llvm/DebugInfo/PDB/PDBSymbolExe.h"
 #include "llvm/DebugInfo/PDB/IPDBLineNumber.h"
 #include "llvm/DebugInfo/PDB/IPDBSession.h"
 #include "llvm/DebugInfo/PDB/IPDBSourceFile.h"
@@ -37,7 +40,8 @@ std::vector<SourceFrame> pdbFramesAt(IPDBSession &session, uint32_t rva) {
   } else if (auto publicSymbol = session.findSymbolByRVA(rva, PDB_SymType::PublicSymbol)) {
     auto *named = dyn_cast<PDBSymbolPublicSymbol>(publicSymbol.get());
     if (!named) return {};
-    physical.function = demangle(named->getName());
+    bool x86 = session.getGlobalScope()->getMachineType() == PDB_Machine::x86;
+    physical.function = x86 ? undecoratedX86Name(demangle(named->getName())) : demangle(named->getName());
     physical.functionStart = named->getRelativeVirtualAddress();
   } else {
     return {};

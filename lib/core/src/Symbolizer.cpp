@@ -7,6 +7,7 @@
 #include "SymbolMapSources.h"
 #include "stackwalk/core/DwarfUnitCheck.h"
 #include "stackwalk/core/Win64FunctionTable.h"
+#include "stackwalk/core/X86NameDecoration.h"
 
 #include "llvm/DebugInfo/DWARF/DWARFCompileUnit.h"
 #include "llvm/DebugInfo/DWARF/DWARFContext.h"
@@ -365,6 +366,7 @@ std::vector<SourceFrame> Symbolizer::framesAt(const ModuleImage &image, uint64_t
     if (!fromSymbols) fromSymbols = symbols->symbolizeCode(where, spec, /*UseSymbolTable=*/true);
     return *fromSymbols;
   };
+  bool decoratesCNames = image.object().isCOFF() && image.object().getArch() == Triple::x86;
   uint32_t count = info.getNumberOfFrames();
   for (uint32_t i = 0; i < count; ++i) {
     DILineInfo line = info.getFrame(i);
@@ -378,7 +380,8 @@ std::vector<SourceFrame> Symbolizer::framesAt(const ModuleImage &image, uint64_t
     if (physical && named && !line.StartAddress) line.StartAddress = symbolTableEntry().StartAddress;
     if (physical && named && !line.StartAddress) line.StartAddress = pdbFunctionStart(image, fileAddress);
     SourceFrame frame;
-    if (line.FunctionName != DILineInfo::BadString) frame.function = demangle(line.FunctionName);
+    if (line.FunctionName != DILineInfo::BadString)
+      frame.function = decoratesCNames ? undecoratedX86Name(demangle(line.FunctionName)) : demangle(line.FunctionName);
     if (line.FileName != DILineInfo::BadString) frame.file = line.FileName;
     if (line.Line) frame.line = line.Line;
     frame.inlined = !physical;

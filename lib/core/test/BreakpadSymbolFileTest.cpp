@@ -173,7 +173,7 @@ TEST_CASE("STACK WIN: a record's sizes and program, FrameData before FPO, the la
                     "STACK WIN 1 3000 20 0 0 0 0 0 0 0 0\n"
                     "STACK WIN 4 4000 zz 0 0 0 0 0 0 0 0\n"
                     "STACK WIN 4 5000 10 0 0 0 0 0 0 1\n");
-  using Info = BreakpadSymbolFile::WindowsFrameInfo;
+  using Info = WindowsFrameInfo;
   auto first = file->windowsFrameInfo(0x1000);
   REQUIRE(first);
   CHECK(first->type == Info::FrameData);

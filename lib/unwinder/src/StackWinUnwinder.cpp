@@ -1,5 +1,6 @@
 #include "stackwalk/unwinder/StackWinUnwinder.h"
 
+#include "CallInstruction.h"
 #include "PostfixExpression.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
 
@@ -8,7 +9,7 @@
 namespace stackwalk {
 namespace {
 
-using FrameInfo = BreakpadSymbolFile::WindowsFrameInfo;
+using FrameInfo = WindowsFrameInfo;
 
 constexpr unsigned Word = 4;
 // Breakpad's bounds: three words above the computed return-address slot for
@@ -28,13 +29,15 @@ struct Found {
 };
 
 // The first slot from `start` up to `words` words above it that holds a
-// plausible return address.
-std::optional<Found> scanForReturnAddress(const Target &target, uint64_t start, unsigned words) {
+// return address, as `isReturnAddress` judges one.
+template <class IsReturnAddress>
+std::optional<Found> scanForReturnAddress(const Target &target, uint64_t start, unsigned words,
+                                          IsReturnAddress isReturnAddress) {
   for (unsigned i = 0; i <= words; ++i) {
     uint64_t slot = start + uint64_t(i) * Word;
     std::optional<uint64_t> value = target.readPointer(slot, Word);
     if (!value) break;
-    if (StackScanUnwinder::isPlausibleReturnAddress(target, *value)) return Found{slot, *value};
+    if (isReturnAddress(*value)) return Found{slot, *value};
   }
   return std::nullopt;
 }
@@ -59,13 +62,16 @@ PostfixVariables programInputs(const Frame &frame, const FrameInfo &info, uint64
 // locals and the saved registers. A context frame stopped in an FPO function
 // right after a system call returned may still hold its own address there
 // (Breakpad's case): the slot after it is the one.
-uint64_t returnAddressSlot(const Frame &frame, const FrameInfo &info, const Target &target) {
+template <class IsReturnAddress>
+uint64_t returnAddressSlot(const Frame &frame, const FrameInfo &info, const Target &target,
+                           IsReturnAddress isReturnAddress) {
   uint64_t computed = frame.sp + frame.calleeArgumentBytes + info.localSize + info.savedRegisterSize;
-  std::optional<Found> found = scanForReturnAddress(target, computed, AlignmentWords);
+  std::optional<Found> found = scanForReturnAddress(target, computed, AlignmentWords, isReturnAddress);
   if (!found) return computed;
   if (frame.trust == FrameTrust::Context && info.type == FrameInfo::Fpo && found->slot == computed &&
       found->returnAddress == frame.ip)
-    if (std::optional<Found> next = scanForReturnAddress(target, computed + Word, AlignmentWords)) return next->slot;
+    if (std::optional<Found> next = scanForReturnAddress(target, computed + Word, AlignmentWords, isReturnAddress))
+      return next->slot;
   return found->slot;
 }
 
@@ -117,14 +123,53 @@ std::optional<uint64_t> searchSavedEbp(const Frame &frame, const FrameInfo &info
 
 } // namespace
 
+// The frame data of the PDB the module resolver matched to the module (by
+// its GUID and age), read once; null when it has none or it does not read.
+const PdbFrameData *StackWinUnwinder::pdbFrameData(const Module &module) {
+  const std::string &pdb = module.image ? module.image->pdbPath() : module.pdbPath;
+  if (pdb.empty()) return nullptr;
+  auto [entry, fresh] = pdbs_.try_emplace(pdb);
+  if (fresh) {
+    auto table = PdbFrameData::open(pdb);
+    if (table)
+      entry->second = std::move(*table);
+    else
+      llvm::consumeError(table.takeError()); // its names come from elsewhere, and say whether it reads
+  }
+  return entry->second.get();
+}
+
+// A symbol file was made from the PDB and stands in for it.
+std::optional<FrameInfo> StackWinUnwinder::frameInfo(const Module &module, uint64_t offset) {
+  if (module.symbolFile) return module.symbolFile->windowsFrameInfo(offset);
+  const PdbFrameData *table = pdbFrameData(module);
+  return table ? table->at(offset) : std::nullopt;
+}
+
+// A return address as the scan takes one; and where the module's code is not
+// at hand to show the call, one inside a function its PDB's frame data
+// describes, as the scan takes one inside a symbol file's function
+// (Breakpad's rule with symbols).
+bool StackWinUnwinder::isReturnAddress(const Target &target, uint64_t value) {
+  if (StackScanUnwinder::isPlausibleReturnAddress(target, value)) return true;
+  const Module *module = target.moduleAt(value);
+  if (!module || module->symbolFile || value <= module->base || callBefore(target, value) != CallBefore::Unknown)
+    return false;
+  const PdbFrameData *table = pdbFrameData(*module);
+  return table && table->at(value - 1 - module->base);
+}
+
 UnwindResult StackWinUnwinder::unwind(const Frame &frame, const Target &target) {
   if (target.arch() != Arch::X86) return UnwindResult::noInfo(""); // STACK WIN records describe 32-bit x86 code only
   const Module *module = frame.module;
-  if (!module || !module->symbolFile) return UnwindResult::noInfo(""); // not its kind of frame
-  std::optional<FrameInfo> info = module->symbolFile->windowsFrameInfo(frame.lookupAddress() - module->base);
-  if (!info) return UnwindResult::noInfo("the symbol file has no STACK WIN record for the address");
+  if (!module || (!module->symbolFile && module->debugInfoPath().empty())) return UnwindResult::noInfo(""); // not its kind of frame
+  std::optional<FrameInfo> info = frameInfo(*module, frame.lookupAddress() - module->base);
+  if (!info)
+    return UnwindResult::noInfo(module->symbolFile ? "the symbol file has no STACK WIN record for the address"
+                                                   : "the PDB has no frame data for the address");
 
-  uint64_t raSearchStart = returnAddressSlot(frame, *info, target);
+  auto isReturnAddress = [&](uint64_t value) { return this->isReturnAddress(target, value); };
+  uint64_t raSearchStart = returnAddressSlot(frame, *info, target, isReturnAddress);
   std::optional<PostfixVariables> caller = evaluateRecord(frame, *info, target, raSearchStart);
   std::optional<uint64_t> eip = caller ? valueOf(*caller, "$eip") : std::nullopt;
   std::optional<uint64_t> esp = caller ? valueOf(*caller, "$esp") : std::nullopt;
@@ -142,7 +187,7 @@ UnwindResult StackWinUnwinder::unwind(const Frame &frame, const Target &target) 
   if ((*eip != 0 || ebp.value_or(0) != 0) && !target.moduleAt(*eip)) {
     uint64_t from = raSearchStart + Word;
     unsigned words = frame.trust == FrameTrust::Context ? ContextSearchWords : SearchWords;
-    if (std::optional<Found> found = scanForReturnAddress(target, from, words)) {
+    if (std::optional<Found> found = scanForReturnAddress(target, from, words, isReturnAddress)) {
       eip = found->returnAddress;
       esp = found->slot + Word;
       scanOffset = found->slot - from;

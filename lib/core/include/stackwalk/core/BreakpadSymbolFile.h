@@ -10,6 +10,7 @@
 #pragma once
 
 #include "stackwalk/core/SourceFrame.h"
+#include "stackwalk/core/WindowsFrameInfo.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
@@ -37,21 +38,6 @@ public:
   struct CfiRule {
     std::string reg, expression;
   };
-  // A STACK WIN record: a 32-bit x86 function's frame as its PDB describes
-  // it (FPO_DATA for type 0, FrameData for type 4): the sizes of its
-  // parameters, saved registers and locals, and either a program that
-  // recovers the caller's registers ("$T0 $ebp = $eip $T0 4 + ^ = ...") or
-  // whether it uses ebp for its own purposes.
-  struct WindowsFrameInfo {
-    enum Type : uint32_t { Fpo = 0, FrameData = 4 };
-    Type type = Fpo;
-    uint64_t start = 0, size = 0;
-    uint32_t prologSize = 0, epilogSize = 0, parameterSize = 0, savedRegisterSize = 0, localSize = 0,
-             maxStackSize = 0;
-    bool allocatesBasePointer = false;
-    std::string program; // empty when the record has none
-  };
-
   static llvm::Expected<std::unique_ptr<BreakpadSymbolFile>> open(const std::string &path);
   static llvm::Expected<std::unique_ptr<BreakpadSymbolFile>> parse(std::unique_ptr<llvm::MemoryBuffer> text,
                                                                    std::string path);
@@ -109,7 +95,6 @@ private:
   const std::pair<uint64_t, size_t> *publicSymbolAt(uint64_t offset) const;
   // A PUBLIC record's address, parameter size and name; empty when it is not one.
   llvm::SmallVector<llvm::StringRef, 8> publicFields(const std::pair<uint64_t, size_t> *symbol) const;
-  const Range *stackWinAt(const std::vector<Range> &ranges, uint64_t offset) const;
   std::vector<SourceFrame> functionFrames(const Range &function, uint64_t offset) const;
 
   std::unique_ptr<llvm::MemoryBuffer> text_;

@@ -1,0 +1,56 @@
+#include "stackwalk/core/PdbFrameData.h"
+
+#include <catch2/catch.hpp>
+
+using namespace stackwalk;
+
+// data/fpo.pdb: test/dumps/fpo/fpo.c built by clang-19 for i686-w64-windows-gnu
+// (-O2 -fomit-frame-pointer -gcodeview -g) and linked by ld.lld-19 with --pdb
+// (windows_fpo_test.py's build). llvm-pdbutil dump --fpo lists its ten
+// FrameData records: one per function start, and one after each push of a prolog.
+namespace {
+std::unique_ptr<PdbFrameData> fpoPdb() {
+  auto table = PdbFrameData::open(STACKWALK_CORE_TEST_DATA "/fpo.pdb");
+  REQUIRE(bool(table));
+  return std::move(*table);
+}
+} // namespace
+
+TEST_CASE("a PDB's FrameData records, as llvm-pdbutil lists them") {
+  auto table = fpoPdb();
+  CHECK(table->size() == 10);
+  auto level2 = table->at(0x1070); // past level2's prolog: the record after its last push
+  REQUIRE(level2);
+  CHECK(level2->type == WindowsFrameInfo::FrameData);
+  CHECK(level2->start == 0x1065);
+  CHECK(level2->size == 63);
+  CHECK(level2->localSize == 8);
+  CHECK(level2->savedRegisterSize == 8);
+  CHECK(level2->parameterSize == 8);
+  CHECK(level2->prologSize == 0);
+  CHECK(level2->program == "$T0 .raSearch = $eip $T0 ^ = $esp $T0 4 + = $edi $T0 4 - ^ = $esi $T0 8 - ^ = ");
+}
+
+TEST_CASE("within a prolog: the record that starts last") {
+  auto table = fpoPdb();
+  auto afterFirstPush = table->at(0x1061);
+  REQUIRE(afterFirstPush);
+  CHECK(afterFirstPush->start == 0x1061);
+  CHECK(afterFirstPush->savedRegisterSize == 4);
+  auto atEntry = table->at(0x1060);
+  REQUIRE(atEntry);
+  CHECK(atEntry->start == 0x1060);
+  CHECK(atEntry->savedRegisterSize == 0);
+}
+
+TEST_CASE("addresses no record covers") {
+  auto table = fpoPdb();
+  CHECK_FALSE(table->at(0x1004)); // between after_call (4 bytes) and level3
+  CHECK_FALSE(table->at(0x10e5)); // just past fpo_top
+  CHECK_FALSE(table->at(0));
+}
+
+TEST_CASE("a file that is no PDB is an error") {
+  CHECK_FALSE(bool(PdbFrameData::open(STACKWALK_CORE_TEST_DATA "/exports.dll")));
+  CHECK_FALSE(bool(PdbFrameData::open(STACKWALK_CORE_TEST_DATA "/no-such.pdb")));
+}
