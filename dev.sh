@@ -105,7 +105,10 @@ case "${1:-}" in
     sanitizer_build
     seeds="$BUILD-asan/seeds"
     rm -rf "$seeds" && fuzz/seeds.sh "$BUILD" "$seeds" >/dev/null
-    for target in elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind arm_ehabi libunwind_dynamic ecma_metadata runtime_structures symbol_file symbol_map process_maps cabinet walk; do
+    # Targets whose parser is LLVM's and has findings not yet guarded against
+    # (fuzz/README.md): run, their findings printed, but they do not fail the run.
+    open_llvm_findings="pdb"
+    for target in elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind arm_ehabi libunwind_dynamic ecma_metadata runtime_structures symbol_file symbol_map process_maps cabinet pdb walk; do
       mkdir -p "$BUILD-asan/corpus/$target"
       echo "dev.sh: fuzz_$target for ${seconds}s"
       UBSAN_OPTIONS=halt_on_error=1 "$BUILD-asan/fuzz/fuzz_$target" "$BUILD-asan/corpus/$target" "$seeds/$target" -max_total_time="$seconds" \
@@ -114,7 +117,10 @@ case "${1:-}" in
       for artifact in "$BUILD-asan/$target"-crash-* "$BUILD-asan/$target"-leak-* "$BUILD-asan/$target"-timeout-* "$BUILD-asan/$target"-oom-*; do
         if [ -e "$artifact" ]; then found="$found $artifact"; fi
       done
-      if [ -n "$found" ]; then echo "dev.sh: fuzz_$target found a failure:$found"; exit 1; fi
+      case " $open_llvm_findings " in
+        *" $target "*) if [ -n "$found" ]; then echo "dev.sh: fuzz_$target (open LLVM findings) found:$found"; fi ;;
+        *) if [ -n "$found" ]; then echo "dev.sh: fuzz_$target found a failure:$found"; exit 1; fi ;;
+      esac
     done
     ;;
   *)

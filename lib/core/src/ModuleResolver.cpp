@@ -1,6 +1,7 @@
 #include "stackwalk/core/ModuleResolver.h"
 #include "stackwalk/core/DynamicSectionIdentity.h"
 #include "stackwalk/core/LoadedElf.h"
+#include "stackwalk/core/PdbSession.h"
 #include "stackwalk/core/RegularFile.h"
 
 #include "llvm/ADT/StringExtras.h"

@@ -1,5 +1,6 @@
 #include "stackwalk/core/PdbFrameData.h"
 
+#include "stackwalk/core/PdbSession.h"
 #include "stackwalk/core/RegularFile.h"
 
 #include "llvm/DebugInfo/CodeView/CodeView.h"
@@ -54,8 +55,14 @@ void sortByStart(std::vector<WindowsFrameInfo> &records) {
 } // namespace
 
 llvm::Expected<std::unique_ptr<PdbFrameData>> PdbFrameData::open(const std::string &path) {
+  auto bytes = readRegularFile(path);
+  if (!bytes) return llvm::errorCodeToError(bytes.getError());
+  return read(std::move(*bytes));
+}
+
+llvm::Expected<std::unique_ptr<PdbFrameData>> PdbFrameData::read(std::unique_ptr<llvm::MemoryBuffer> bytes) {
   std::unique_ptr<llvm::pdb::IPDBSession> session;
-  if (llvm::Error error = openPdbSession(path, session)) return error;
+  if (llvm::Error error = openPdbSession(std::move(bytes), session)) return error;
   llvm::pdb::PDBFile &file = static_cast<llvm::pdb::NativeSession &>(*session).getPDBFile();
   auto dbi = file.getPDBDbiStream();
   if (!dbi) return dbi.takeError();

@@ -1,8 +1,6 @@
 #include "stackwalk/core/RegularFile.h"
 
 #include "llvm/ADT/SmallString.h"
-#include "llvm/DebugInfo/PDB/IPDBSession.h"
-#include "llvm/DebugInfo/PDB/Native/NativeSession.h"
 #include "llvm/Support/Path.h"
 
 #include <cerrno>
@@ -28,12 +26,6 @@ llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> readRegularFile(const std::st
   auto buffer = llvm::MemoryBuffer::getOpenFile(fd, path, uint64_t(status.st_size), /*RequiresNullTerminator=*/false);
   close(fd); // a mapping outlives its descriptor
   return buffer;
-}
-
-llvm::Error openPdbSession(const std::string &path, std::unique_ptr<llvm::pdb::IPDBSession> &session) {
-  auto bytes = readRegularFile(path);
-  if (!bytes) return llvm::errorCodeToError(bytes.getError());
-  return llvm::pdb::NativeSession::createFromPdb(std::move(*bytes), session);
 }
 
 std::string normalizedRecordedPath(const std::string &path) {

@@ -3,6 +3,7 @@
 #include "stackwalk/core/DebugSectionTwin.h"
 #include "stackwalk/core/DecompressedDebugCache.h"
 #include "stackwalk/core/PdbFrames.h"
+#include "stackwalk/core/PdbSession.h"
 #include "stackwalk/core/RegularFile.h"
 #include "SymbolMapSources.h"
 #include "stackwalk/core/DwarfUnitCheck.h"

@@ -1,4 +1,7 @@
 #include "stackwalk/core/PdbFrameData.h"
+#include "stackwalk/core/PdbSession.h"
+
+#include "llvm/DebugInfo/PDB/IPDBSession.h"
 
 #include <catch2/catch.hpp>
 
@@ -53,4 +56,18 @@ TEST_CASE("addresses no record covers") {
 TEST_CASE("a file that is no PDB is an error") {
   CHECK_FALSE(bool(PdbFrameData::open(STACKWALK_CORE_TEST_DATA "/exports.dll")));
   CHECK_FALSE(bool(PdbFrameData::open(STACKWALK_CORE_TEST_DATA "/no-such.pdb")));
+}
+
+TEST_CASE("a PDB whose section contributions name sections it has no header for is refused (fuzz/findings/llvm19-pdb-section-contribution-beyond-headers)") {
+  // LLVM 19's NativeSession would read the header past the last one on the
+  // first RVA lookup (with none at all, through a null pointer).
+  std::unique_ptr<llvm::pdb::IPDBSession> session;
+  llvm::Error error = openPdbSession(STACKWALK_FINDINGS_DIR "/llvm19-pdb-section-contribution-beyond-headers", session);
+  CHECK(bool(error));
+  llvm::consumeError(std::move(error));
+  CHECK_FALSE(session);
+  CHECK_FALSE(bool(PdbFrameData::open(STACKWALK_FINDINGS_DIR "/llvm19-pdb-section-contribution-beyond-headers")));
+  llvm::Error good = openPdbSession(STACKWALK_CORE_TEST_DATA "/fpo.pdb", session);
+  CHECK_FALSE(bool(good));
+  CHECK(session);
 }

@@ -9,6 +9,7 @@
 #include "stackwalk/core/WindowsFrameInfo.h"
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
 #include <optional>
@@ -22,6 +23,7 @@ public:
   // An error when the file is no PDB or its DBI stream cannot be read; a PDB
   // without frame data (a 64-bit one) gives an empty table.
   static llvm::Expected<std::unique_ptr<PdbFrameData>> open(const std::string &path);
+  static llvm::Expected<std::unique_ptr<PdbFrameData>> read(std::unique_ptr<llvm::MemoryBuffer> bytes);
 
   // The record for an RVA: FrameData before FPO, and of overlapping records
   // the one that starts last (lastRecordCovering), as for STACK WIN records.

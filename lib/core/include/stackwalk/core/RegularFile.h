@@ -11,10 +11,6 @@
 #include <memory>
 #include <string>
 
-namespace llvm::pdb {
-class IPDBSession;
-}
-
 namespace stackwalk {
 
 // Whether `path` is a regular file with content (symbolic links followed).
@@ -23,9 +19,6 @@ bool isRegularFile(const std::string &path);
 // The file's bytes (mapped when large), opened without blocking and checked
 // with fstat after opening, so what was checked is what is read.
 llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> readRegularFile(const std::string &path);
-
-// A PDB reader session on a regular file read as above.
-llvm::Error openPdbSession(const std::string &path, std::unique_ptr<llvm::pdb::IPDBSession> &session);
 
 // A path a dump recorded, as a lookup key: one leading slash, no "." or "..",
 // no repeated separators ("/../../etc/x" is "/etc/x", "////proc" is "/proc"),
