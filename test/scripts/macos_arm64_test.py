@@ -23,6 +23,7 @@ import sys
 import tempfile
 
 import breakpad_symbols_test
+import synthetic_minidump
 import windows_arm64_test
 
 STACK = 0x16FDFF000
@@ -51,29 +52,14 @@ def stack(sp):
 
 
 def minidump():
-    w = windows_arm64_test.Writer()
     sp = STACK
     context = bytearray(0x390)
     struct.pack_into("<I", context, 0, 0x400003)  # CONTEXT_ARM64 | CONTROL | INTEGER
     struct.pack_into("<QQQQ", context, 0xF0, sp, signed(RETURN_INTO_B, 0x11), sp, PC_IN_L)  # fp, lr, sp, pc
-    ctx = w.put(bytes(context))
-    stack_bytes = stack(sp)
-    stack_rva = w.put(stack_bytes)
-    threads = w.put(struct.pack("<I", 1) + struct.pack("<IIIIQQIIII", 0x103, 0, 0, 0, 0, sp, len(stack_bytes),
-                                                       stack_rva, len(context), ctx))
-    records = b""
-    for path, base, size in (APP, KERNEL, PTHREAD):
-        name = w.put(struct.pack("<I", 2 * len(path)) + path.encode("utf-16-le"))
-        records += struct.pack("<QIIII", base, size, 0, 0, name) + bytes(52) + bytes(16) + bytes(16)
-    modules = w.put(struct.pack("<I", 3) + records)
-    memory = w.put(struct.pack("<I", 1) + struct.pack("<QII", sp, len(stack_bytes), stack_rva))
-    csd = w.put(struct.pack("<I", 0))
     # MD_CPU_ARCHITECTURE_ARM64, MD_OS_MAC_OS_X (0x8101), macOS 14.5.
-    system = w.put(struct.pack("<HHHBBIIIIIHH", 12, 0, 0, 8, 0, 14, 5, 23, 0x8101, csd, 0, 0) + bytes(24))
-    streams = [(3, threads, 4 + 48), (4, modules, 4 + 3 * 108), (5, memory, 4 + 16), (7, system, 56)]
-    directory = w.put(b"".join(struct.pack("<III", kind, size, rva) for kind, rva, size in streams))
-    struct.pack_into("<IIIIIIQ", w.data, 0, 0x504D444D, 0xA793, len(streams), directory, 0, 0x66000000, 0)
-    return bytes(w.data)
+    system = synthetic_minidump.system_info(12, 0x8101, (14, 5, 23), cpus=8)
+    modules = [(path, base, size, 0) for path, base, size in (APP, KERNEL, PTHREAD)]
+    return synthetic_minidump.one_thread(0x103, context, sp, stack(sp), modules, system, timestamp=0x66000000)
 
 
 # (module, offset) of each frame laid out.

@@ -25,6 +25,7 @@ import sys
 import tempfile
 
 import breakpad_symbols_test
+import synthetic_minidump
 
 BASE = 0x140000000
 IMAGE_SIZE = 0x3000
@@ -88,45 +89,17 @@ def stack(sp):
     return struct.pack("<64Q", *words)
 
 
-class Writer:
-    def __init__(self):
-        self.data = bytearray(32)
-
-    def put(self, blob):
-        while len(self.data) % 8:
-            self.data.append(0)
-        rva = len(self.data)
-        self.data += blob
-        return rva
-
-
 def minidump(with_image):
-    w = Writer()
     sp = STACK
     context = bytearray(0x390)
     struct.pack_into("<I", context, 0, 0x400003)  # CONTEXT_ARM64 | CONTROL | INTEGER
     struct.pack_into("<Q", context, 8 + 19 * 8, 0x1313)  # x19, x20 in the body of B
     struct.pack_into("<Q", context, 8 + 20 * 8, 0x1414)
     struct.pack_into("<QQQQ", context, 0xF0, sp, RETURN_INTO_B, sp, PC_IN_L)  # fp (B's record), lr, sp, pc
-    ctx = w.put(bytes(context))
-    stack_bytes = stack(sp)
-    stack_rva = w.put(stack_bytes)
-    threads = w.put(struct.pack("<I", 1) + struct.pack("<IIIIQQIIII", 0x1234, 0, 0, 0, 0, sp, len(stack_bytes),
-                                                       stack_rva, len(context), ctx))
-    name = w.put(struct.pack("<I", 14) + "app.exe".encode("utf-16-le"))
-    module = struct.pack("<QIIII", BASE, IMAGE_SIZE, 0, 0x5f000000, name) + bytes(52) + bytes(16) + bytes(16)
-    modules = w.put(struct.pack("<I", 1) + module)
-    ranges = [(sp, len(stack_bytes), stack_rva)]
-    if with_image:
-        img = image()
-        ranges.append((BASE, len(img), w.put(img)))
-    memory = w.put(struct.pack("<I", len(ranges)) + b"".join(struct.pack("<QII", s, n, r) for s, n, r in ranges))
-    csd = w.put(struct.pack("<I", 0))
-    system = w.put(struct.pack("<HHHBBIIIIIHH", 12, 8, 0, 1, 1, 10, 0, 22621, 2, csd, 0, 0) + bytes(24))
-    streams = [(3, threads, 4 + 48), (4, modules, 4 + 108), (5, memory, 4 + 16 * len(ranges)), (7, system, 56)]
-    directory = w.put(b"".join(struct.pack("<III", kind, size, rva) for kind, rva, size in streams))
-    struct.pack_into("<IIIIIIQ", w.data, 0, 0x504D444D, 0xA793, len(streams), directory, 0, 0x5f000000, 0)
-    return bytes(w.data)
+    # PROCESSOR_ARCHITECTURE_ARM64, Windows 10.0.22621 (VER_PLATFORM_WIN32_NT).
+    system = synthetic_minidump.system_info(12, 2, (10, 0, 22621), cpus=8)
+    return synthetic_minidump.one_thread(0x1234, context, sp, stack(sp), [("app.exe", BASE, IMAGE_SIZE, 0x5F000000)],
+                                         system, [(BASE, image())] if with_image else [], timestamp=0x5F000000)
 
 
 EXPECTED = [PC_IN_L - BASE, RETURN_INTO_B - BASE, RETURN_INTO_C - BASE, RETURN_INTO_MAIN - BASE]

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-import windows_arm64_test
+import synthetic_minidump
 
 STACK = 0x0012F000
 APP = ("app.exe", 0x00400000, 0x10000)
@@ -54,27 +54,11 @@ def stack(sp):
 
 
 def minidump():
-    w = windows_arm64_test.Writer()
-    sp = STACK
-    raw = context(sp)
-    ctx = w.put(raw)
-    stack_bytes = stack(sp)
-    stack_rva = w.put(stack_bytes)
-    threads = w.put(struct.pack("<I", 1) + struct.pack("<IIIIQQIIII", 0x2A4, 0, 0, 0, 0, sp, len(stack_bytes),
-                                                       stack_rva, len(raw), ctx))
-    records = b""
-    for name, base, size in (APP, NTDLL):
-        name_rva = w.put(struct.pack("<I", 2 * len(name)) + name.encode("utf-16-le"))
-        records += struct.pack("<QIIII", base, size, 0, 0x5F000000, name_rva) + bytes(52) + bytes(16) + bytes(16)
-    modules = w.put(struct.pack("<I", 2) + records)
-    memory = w.put(struct.pack("<I", 1) + struct.pack("<QII", sp, len(stack_bytes), stack_rva))
-    csd = w.put(struct.pack("<I", 0))
+    raw = context(STACK)
     # PROCESSOR_ARCHITECTURE_ARM (5), Windows 10.0.15063 (VER_PLATFORM_WIN32_NT).
-    system = w.put(struct.pack("<HHHBBIIIIIHH", 5, 0, 0, 2, 1, 10, 0, 15063, 2, csd, 0, 0) + bytes(24))
-    streams = [(3, threads, 4 + 48), (4, modules, 4 + 2 * 108), (5, memory, 4 + 16), (7, system, 56)]
-    directory = w.put(b"".join(struct.pack("<III", kind, size, rva) for kind, rva, size in streams))
-    struct.pack_into("<IIIIIIQ", w.data, 0, 0x504D444D, 0xA793, len(streams), directory, 0, 0x5F000000, 0)
-    return bytes(w.data), raw
+    system = synthetic_minidump.system_info(5, 2, (10, 0, 15063), cpus=2)
+    modules = [(name, base, size, 0x5F000000) for name, base, size in (APP, NTDLL)]
+    return synthetic_minidump.one_thread(0x2A4, raw, STACK, stack(STACK), modules, system, timestamp=0x5F000000), raw
 
 
 EXPECTED = [("ntdll.dll", PC_IN_L - NTDLL[1]), ("app.exe", RETURN_INTO_B - APP[1]),

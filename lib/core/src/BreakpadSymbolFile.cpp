@@ -325,10 +325,8 @@ std::optional<uint32_t> BreakpadSymbolFile::parameterSize(uint64_t offset) const
 }
 
 std::optional<WindowsFrameInfo> BreakpadSymbolFile::windowsFrameInfo(uint64_t offset) const {
-  auto start = [](const Range &r) { return r.start; };
-  auto size = [](const Range &r) { return r.size; };
-  const Range *record = lastRecordCovering(frameData_, offset, start, size);
-  if (!record) record = lastRecordCovering(fpo_, offset, start, size);
+  const Range *record = frameDataOrFpoCovering(frameData_, fpo_, offset, [](const Range &r) { return r.start; },
+                                             [](const Range &r) { return r.size; });
   if (!record) return std::nullopt;
   auto text = recordAt(record->line, "STACK WIN ");
   auto info = text ? parseStackWin(*text) : std::nullopt;

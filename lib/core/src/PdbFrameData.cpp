@@ -88,10 +88,8 @@ llvm::Expected<std::unique_ptr<PdbFrameData>> PdbFrameData::read(std::unique_ptr
 }
 
 std::optional<WindowsFrameInfo> PdbFrameData::at(uint64_t rva) const {
-  auto start = [](const WindowsFrameInfo &r) { return r.start; };
-  auto size = [](const WindowsFrameInfo &r) { return r.size; };
-  const WindowsFrameInfo *record = lastRecordCovering(frameData_, rva, start, size);
-  if (!record) record = lastRecordCovering(fpo_, rva, start, size);
+  const WindowsFrameInfo *record = frameDataOrFpoCovering(frameData_, fpo_, rva, [](const WindowsFrameInfo &r) { return r.start; },
+                                             [](const WindowsFrameInfo &r) { return r.size; });
   if (!record) return std::nullopt;
   return *record;
 }

@@ -42,4 +42,13 @@ const Record *lastRecordCovering(const std::vector<Record> &sorted, uint64_t off
   return nullptr;
 }
 
+// The record for an offset of a function that has both kinds: FrameData
+// (type 4) before FPO (type 0), as Breakpad and the PDB's readers prefer them.
+template <class Record, class Start, class Size>
+const Record *frameDataOrFpoCovering(const std::vector<Record> &frameData, const std::vector<Record> &fpo,
+                                     uint64_t offset, Start start, Size size) {
+  if (const Record *record = lastRecordCovering(frameData, offset, start, size)) return record;
+  return lastRecordCovering(fpo, offset, start, size);
+}
+
 } // namespace stackwalk
