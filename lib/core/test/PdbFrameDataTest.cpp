@@ -1,7 +1,17 @@
 #include "stackwalk/core/PdbFrameData.h"
 #include "stackwalk/core/PdbSession.h"
 
+#include "llvm/DebugInfo/MSF/MSFBuilder.h"
 #include "llvm/DebugInfo/PDB/IPDBSession.h"
+#include "llvm/DebugInfo/PDB/Native/DbiStreamBuilder.h"
+#include "llvm/DebugInfo/PDB/Native/InfoStreamBuilder.h"
+#include "llvm/DebugInfo/PDB/Native/PDBFileBuilder.h"
+#include "llvm/DebugInfo/PDB/Native/TpiStreamBuilder.h"
+#include "llvm/Object/COFF.h"
+#include "llvm/Support/Allocator.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <cstring>
 
 #include <catch2/catch.hpp>
 
@@ -70,4 +80,55 @@ TEST_CASE("a PDB whose section contributions name sections it has no header for 
   llvm::Error good = openPdbSession(STACKWALK_CORE_TEST_DATA "/fpo.pdb", session);
   CHECK_FALSE(bool(good));
   CHECK(session);
+}
+
+TEST_CASE("a PDB's old FPO stream: FPO_DATA's attribute bits as winnt.h lays them out") {
+  // No compiler here writes FPO_DATA (MSVC's old stream), so LLVM's PDB writer
+  // makes a PDB with one record: a 0x40-byte function at RVA 0x1200 with an
+  // 18-byte prolog, 2 saved registers, 3 dwords of locals, 2 of parameters,
+  // and ebp in use (cbProlog bits 0-7, cbRegs 8-10, fUseBP 12).
+  llvm::BumpPtrAllocator allocator;
+  llvm::pdb::PDBFileBuilder builder(allocator);
+  REQUIRE_FALSE(bool(builder.initialize(4096)));
+  for (uint32_t stream = 0; stream < llvm::pdb::kSpecialStreamCount; ++stream)
+    REQUIRE(bool(builder.getMsfBuilder().addStream(0)));
+  builder.getInfoBuilder().setVersion(llvm::pdb::PdbRaw_ImplVer::PdbImplVC70);
+  builder.getDbiBuilder().setVersionHeader(llvm::pdb::PdbRaw_DbiVer::PdbDbiV70);
+  builder.getTpiBuilder().setVersionHeader(llvm::pdb::PdbRaw_TpiVer::PdbTpiV80);
+  builder.getIpiBuilder().setVersionHeader(llvm::pdb::PdbRaw_TpiVer::PdbTpiV80);
+  llvm::object::coff_section text{};
+  std::memcpy(text.Name, ".text", 5);
+  text.VirtualAddress = 0x1000;
+  text.VirtualSize = 0x1000;
+  REQUIRE_FALSE(bool(builder.getDbiBuilder().addDbgStream(
+      llvm::pdb::DbgHeaderType::SectionHdr,
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(&text), sizeof text))));
+  llvm::object::FpoData fpo{};
+  fpo.Offset = 0x1200;
+  fpo.Size = 0x40;
+  fpo.NumLocals = 3;
+  fpo.NumParams = 2;
+  fpo.Attributes = 18 | (2 << 8) | (1 << 12);
+  builder.getDbiBuilder().addOldFpoData(fpo);
+  llvm::SmallString<128> path;
+  REQUIRE_FALSE(llvm::sys::fs::createTemporaryFile("stackwalk-fpo", "pdb", path));
+  llvm::codeview::GUID guid{};
+  llvm::Error written = builder.commit(path, &guid);
+  REQUIRE_FALSE(bool(written));
+  auto table = PdbFrameData::open(std::string(path));
+  llvm::sys::fs::remove(path);
+  REQUIRE(bool(table));
+  CHECK((*table)->size() == 1);
+  auto info = (*table)->at(0x1230);
+  REQUIRE(info);
+  CHECK(info->type == WindowsFrameInfo::Fpo);
+  CHECK(info->start == 0x1200);
+  CHECK(info->size == 0x40);
+  CHECK(info->prologSize == 18);
+  CHECK(info->savedRegisterSize == 8);
+  CHECK(info->localSize == 12);
+  CHECK(info->parameterSize == 8);
+  CHECK(info->allocatesBasePointer);
+  CHECK(info->program.empty());
+  CHECK_FALSE((*table)->at(0x1240));
 }
