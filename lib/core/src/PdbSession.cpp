@@ -3,6 +3,7 @@
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/core/RegularFile.h"
 
+#include "llvm/DebugInfo/MSF/MappedBlockStream.h"
 #include "llvm/DebugInfo/PDB/IPDBSession.h"
 #include "llvm/DebugInfo/PDB/Native/DbiStream.h"
 #include "llvm/DebugInfo/PDB/Native/ISectionContribVisitor.h"
@@ -10,6 +11,10 @@
 #include "llvm/DebugInfo/PDB/Native/PDBFile.h"
 #include "llvm/DebugInfo/PDB/Native/RawTypes.h"
 #include "llvm/Object/COFF.h"
+#include "llvm/Support/BinaryStreamReader.h"
+
+#include <cstring>
+#include <vector>
 
 namespace stackwalk {
 namespace {
@@ -27,6 +32,49 @@ public:
 private:
   uint32_t sections_;
 };
+
+// The info stream's named-stream map (a string buffer, then a hash table
+// whose present buckets hold offsets into it), checked as LLVM 19 will read
+// it: HashTable::load writes each present bucket without checking it against
+// the table's capacity, and NamedStreamMap reads each name with strlen from
+// its offset (fuzz/findings/llvm19-pdb-named-stream-map-string-offset).
+llvm::Error checkNamedStreamMap(const llvm::pdb::PDBFile &file) {
+  auto stream = file.safelyCreateIndexedStream(llvm::pdb::StreamPDB);
+  if (!stream) return stream.takeError();
+  llvm::BinaryStreamReader reader(**stream);
+  const llvm::pdb::InfoStreamHeader *header;
+  uint32_t namesSize;
+  llvm::ArrayRef<uint8_t> names;
+  if (llvm::Error error = reader.readObject(header)) return error;
+  if (llvm::Error error = reader.readInteger(namesSize)) return error;
+  if (llvm::Error error = reader.readBytes(names, namesSize)) return error;
+  uint32_t size, capacity;
+  if (llvm::Error error = reader.readInteger(size)) return error;
+  if (llvm::Error error = reader.readInteger(capacity)) return error;
+  // Each bit vector: a count of words, then the words; no bit at or past the capacity.
+  std::vector<uint32_t> present;
+  for (bool presentBits : {true, false}) {
+    uint32_t words;
+    if (llvm::Error error = reader.readInteger(words)) return error;
+    for (uint32_t word = 0; word < words; ++word) {
+      uint32_t bits;
+      if (llvm::Error error = reader.readInteger(bits)) return error;
+      for (uint32_t bit = 0; bits && bit < 32; ++bit, bits >>= 1)
+        if (bits & 1) {
+          if (uint64_t(word) * 32 + bit >= capacity) return fail("the PDB's named-stream map has a bucket past its capacity");
+          if (presentBits) present.push_back(word * 32 + bit);
+        }
+    }
+  }
+  for (size_t entry = 0; entry < present.size(); ++entry) {
+    uint32_t offset, streamNumber;
+    if (llvm::Error error = reader.readInteger(offset)) return error;
+    if (llvm::Error error = reader.readInteger(streamNumber)) return error;
+    if (offset >= names.size() || !std::memchr(names.data() + offset, 0, names.size() - offset))
+      return fail("a stream name of the PDB's named-stream map lies outside its string buffer");
+  }
+  return llvm::Error::success();
+}
 
 llvm::Error checkSectionNumbers(llvm::pdb::NativeSession &session) {
   auto dbi = session.getPDBFile().getPDBDbiStream();
@@ -46,7 +94,9 @@ llvm::Error checkSectionNumbers(llvm::pdb::NativeSession &session) {
 llvm::Error openPdbSession(std::unique_ptr<llvm::MemoryBuffer> bytes, std::unique_ptr<llvm::pdb::IPDBSession> &session) {
   std::unique_ptr<llvm::pdb::IPDBSession> opened;
   if (llvm::Error error = llvm::pdb::NativeSession::createFromPdb(std::move(bytes), opened)) return error;
-  if (llvm::Error error = checkSectionNumbers(static_cast<llvm::pdb::NativeSession &>(*opened))) return error;
+  auto &native = static_cast<llvm::pdb::NativeSession &>(*opened);
+  if (llvm::Error error = checkNamedStreamMap(native.getPDBFile())) return error;
+  if (llvm::Error error = checkSectionNumbers(native)) return error;
   session = std::move(opened);
   return llvm::Error::success();
 }

@@ -82,6 +82,15 @@ TEST_CASE("a PDB whose section contributions name sections it has no header for 
   CHECK(session);
 }
 
+TEST_CASE("a PDB whose named-stream map points outside its strings is refused (fuzz/findings/llvm19-pdb-named-stream-map-string-offset)") {
+  // LLVM 19's NamedStreamMap would read the name with strlen from wherever the offset points.
+  std::unique_ptr<llvm::pdb::IPDBSession> session;
+  llvm::Error error = openPdbSession(STACKWALK_FINDINGS_DIR "/llvm19-pdb-named-stream-map-string-offset", session);
+  CHECK(bool(error));
+  llvm::consumeError(std::move(error));
+  CHECK_FALSE(session);
+}
+
 TEST_CASE("a PDB's old FPO stream: FPO_DATA's attribute bits as winnt.h lays them out") {
   // No compiler here writes FPO_DATA (MSVC's old stream), so LLVM's PDB writer
   // makes a PDB with one record: a 0x40-byte function at RVA 0x1200 with an

@@ -2,7 +2,8 @@
 // NativeSession resolves a section contribution whose section number lies
 // beyond the section headers by reading the header one past the last (with
 // none at all, a null read), which fuzz_pdb found crashing on the first RVA
-// lookup. Such a PDB is refused here, before any lookup.
+// lookup; and its named-stream map is read trusting its bucket numbers and
+// string offsets. Such PDBs are refused here, before any lookup.
 #pragma once
 
 #include "llvm/Support/Error.h"
