@@ -19,12 +19,13 @@
 namespace stackwalk {
 namespace {
 
-// Whether every section contribution names a section the headers describe.
+// Counts the section contributions that name a section past the headers
+// (section 0 is no harm: LLVM reads it as RVA 0).
 class SectionNumberCheck : public llvm::pdb::ISectionContribVisitor {
 public:
   explicit SectionNumberCheck(uint32_t sections) : sections_(sections) {}
   void visit(const llvm::pdb::SectionContrib &contribution) override {
-    if (contribution.ISect == 0 || contribution.ISect > sections_) ++beyond;
+    if (contribution.ISect > sections_) ++beyond;
   }
   void visit(const llvm::pdb::SectionContrib2 &contribution) override { visit(contribution.Base); }
   uint32_t beyond = 0;
