@@ -307,8 +307,10 @@ std::vector<SourceFrame> BreakpadSymbolFile::frames(uint64_t offset) const {
   return {SourceFrame{demangled(f[2]), symbol->first, "", std::nullopt, false}};
 }
 
-bool BreakpadSymbolFile::namesAddress(uint64_t offset) const {
-  return functionAt(offset) || publicSymbolAt(offset);
+bool BreakpadSymbolFile::describesCodeAt(uint64_t offset) const {
+  if (functionAt(offset) || cfiRangeAt(offset) || windowsFrameInfo(offset)) return true;
+  bool hasUnwindRecords = !cfi_.empty() || !frameData_.empty() || !fpo_.empty();
+  return !hasUnwindRecords && publicSymbolAt(offset);
 }
 
 std::optional<uint32_t> BreakpadSymbolFile::parameterSize(uint64_t offset) const {
@@ -334,12 +336,17 @@ std::optional<WindowsFrameInfo> BreakpadSymbolFile::windowsFrameInfo(uint64_t of
   return info;
 }
 
-std::optional<std::vector<BreakpadSymbolFile::CfiRule>> BreakpadSymbolFile::cfiRules(uint64_t offset) const {
+const BreakpadSymbolFile::Range *BreakpadSymbolFile::cfiRangeAt(uint64_t offset) const {
   auto range = std::upper_bound(cfi_.begin(), cfi_.end(), offset,
                                 [](uint64_t a, const Range &r) { return a < r.start; });
-  if (range == cfi_.begin()) return std::nullopt;
+  if (range == cfi_.begin()) return nullptr;
   --range;
-  if (offset - range->start >= range->size) return std::nullopt;
+  return offset - range->start < range->size ? &*range : nullptr;
+}
+
+std::optional<std::vector<BreakpadSymbolFile::CfiRule>> BreakpadSymbolFile::cfiRules(uint64_t offset) const {
+  const Range *range = cfiRangeAt(offset);
+  if (!range) return std::nullopt;
   auto init = recordAt(range->line, "STACK CFI INIT ");
   auto initFields = init ? fieldsOf(*init, 3) : llvm::SmallVector<StringRef, 8>();
   if (initFields.size() != 3 || hexNumber(initFields[0]) != range->start) return std::nullopt;

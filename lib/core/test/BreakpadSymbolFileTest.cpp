@@ -209,8 +209,32 @@ TEST_CASE("a function's parameter size, from its FUNC record or its PUBLIC symbo
   CHECK(file->parameterSize(0x1010) == 8u);
   CHECK(file->parameterSize(0x2100) == 0xcu);
   CHECK_FALSE(file->parameterSize(0x500));
-  CHECK(file->namesAddress(0x1010));
-  CHECK(file->namesAddress(0x2100));
-  CHECK_FALSE(file->namesAddress(0x500));
   CHECK_FALSE(file->hasFunctionAt(0x2100)); // a PUBLIC symbol is no FUNC record
+}
+
+TEST_CASE("code a symbol file describes: FUNC and unwind records; a PUBLIC symbol only where no unwind record could bound it") {
+  auto withoutUnwind = parse("MODULE windows x86 0123456789ABCDEF0123456789ABCDEF1 app.pdb\n"
+                             "FUNC 1000 40 8 f\n"
+                             "PUBLIC m 2000 c _g@12\n");
+  CHECK(withoutUnwind->describesCodeAt(0x1010));
+  CHECK(withoutUnwind->describesCodeAt(0x2100)); // the PUBLIC symbol's extent is all there is
+  CHECK_FALSE(withoutUnwind->describesCodeAt(0x500));
+  // dump_syms's file of an ELF program: _init and _fini are PUBLIC symbols
+  // without CFI, main a FUNC, _start CFI; past _fini lies the data segment.
+  auto elf = parse("MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 inl\n"
+                   "PUBLIC 1000 0 _init\n"
+                   "FUNC 1060 27 0 main\n"
+                   "PUBLIC 1090 0 _start\n"
+                   "PUBLIC 11bc 0 _fini\n"
+                   "STACK CFI INIT 1090 26 .cfa: $rsp 8 + .ra: .cfa -8 + ^\n"
+                   "STACK CFI INIT 1060 27 .cfa: $rsp 8 + .ra: .cfa -8 + ^\n");
+  CHECK(elf->describesCodeAt(0x1070));  // FUNC
+  CHECK(elf->describesCodeAt(0x10b0));  // _start's CFI
+  CHECK_FALSE(elf->describesCodeAt(0x105f)); // after _init, in the PLT: main's address less one
+  CHECK_FALSE(elf->describesCodeAt(0x3dd7)); // "_fini+0x2c1b": the data segment
+  auto win = parse("MODULE windows x86 0123456789ABCDEF0123456789ABCDEF1 k.pdb\n"
+                   "PUBLIC 2000 c _g@12\n"
+                   "STACK WIN 4 2000 40 3 0 c 0 8 0 1 $T0 $ebp = $eip $T0 4 + ^ =\n");
+  CHECK(win->describesCodeAt(0x2010));
+  CHECK_FALSE(win->describesCodeAt(0x2100));
 }

@@ -63,10 +63,10 @@ Evidence returnAddressEvidence(const Target &target, uint64_t value) {
   case CallBefore::No: return Evidence::None;
   case CallBefore::Unknown: break;
   }
-  // Neither the dump nor a file holds the code: a function that a symbol file
-  // names (FUNC or PUBLIC) where the call is, is the evidence left
-  // (Breakpad's rule with symbols).
-  bool inFunction = module->symbolFile && module->symbolFile->namesAddress(code - 1 - module->base);
+  // Neither the dump nor a file holds the code: code that a symbol file
+  // describes where the call is, is the evidence left (Breakpad's rule with
+  // symbols, without its trust in a PUBLIC symbol's unbounded extent).
+  bool inFunction = module->symbolFile && module->symbolFile->describesCodeAt(code - 1 - module->base);
   return inFunction ? Evidence::SymbolFileFunction : Evidence::None;
 }
 
@@ -150,11 +150,11 @@ UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &targ
   uint64_t code = target.codeAddress(*returnAddress);
   if (!target.isExecutable(code))
     return UnwindResult::noInfo("the frame record's return address is not in executable memory");
-  // A module's symbol file names every function: a return address outside
-  // them all is no return address (Breakpad's InstructionAddressSeemsValid).
+  // A module's symbol file describes its code: a return address outside it is
+  // no return address (Breakpad's InstructionAddressSeemsValid).
   const Module *module = target.moduleAt(code);
-  if (module && module->symbolFile && !module->symbolFile->namesAddress(code - 1 - module->base))
-    return UnwindResult::noInfo("the frame record's return address is in no function of its symbol file");
+  if (module && module->symbolFile && !module->symbolFile->describesCodeAt(code - 1 - module->base))
+    return UnwindResult::noInfo("the frame record's return address is in no code its symbol file describes");
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;
   result.caller = RegisterFile(frame.regs.arch());

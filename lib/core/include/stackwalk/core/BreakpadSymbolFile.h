@@ -70,8 +70,13 @@ public:
   // The size of the stack parameters of the function at an offset, from its
   // FUNC record, else the PUBLIC symbol that names it.
   std::optional<uint32_t> parameterSize(uint64_t offset) const;
-  // Whether a FUNC record or a PUBLIC symbol names the offset.
-  bool namesAddress(uint64_t offset) const;
+  // Whether the file shows code at the offset, as the stack scan asks of a
+  // return address whose code is not at hand: a FUNC record or an unwind
+  // record (STACK CFI INIT, STACK WIN) covers it. A PUBLIC symbol has no size:
+  // it counts alone only in a file without unwind records, where nothing could
+  // say where its code ends (else the address after a module's last function,
+  // in its data, would count as code).
+  bool describesCodeAt(uint64_t offset) const;
 
 private:
   struct Range {
@@ -93,6 +98,7 @@ private:
   const Range *functionBefore(uint64_t offset) const; // the last FUNC starting at or below
   const Range *functionAt(uint64_t offset) const;
   const std::pair<uint64_t, size_t> *publicSymbolAt(uint64_t offset) const;
+  const Range *cfiRangeAt(uint64_t offset) const;
   // A PUBLIC record's address, parameter size and name; empty when it is not one.
   llvm::SmallVector<llvm::StringRef, 8> publicFields(const std::pair<uint64_t, size_t> *symbol) const;
   std::vector<SourceFrame> functionFrames(const Range &function, uint64_t offset) const;
