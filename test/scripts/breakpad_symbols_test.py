@@ -8,11 +8,14 @@ Breakpad's prebuilt dump_syms and minidump_stackwalk come from the npm package
 `minidump` (0.26.0: `npm pack`, unpacked, never installed), cached beside
 STACKWALK in breakpad/. Each core becomes a minidump (core_to_minidump.py:
 threads, stacks, modules; no code bytes), each module file a .sym in a store
-in Breakpad's layout (dump_syms with the file's separate debug file), and
-stackwalk walks the minidump with --symbols-path and --no-host-files: no module
-file at all. Per thread, its frames must be Breakpad's (module, function,
-source file, line) and gdb's (the committed oracle's instruction pointers,
-tail-call frames aside: a .sym file has no call-site records). Breakpad walks
+in Breakpad's layout (dump_syms -d, with INLINE records, and the file's separate
+debug file), and stackwalk walks the minidump with --symbols-path and
+--no-host-files: no module file at all. Per thread, its frames, inlined ones
+included, must be Breakpad's (module, function, source file, line) and gdb's
+(the committed oracle's instruction pointers, tail-call frames aside: a .sym
+file has no call-site records). A program built here with DWARF 4 (for which
+dump_syms writes INLINE records; the committed cores' DWARF 5 gives few) adds
+inlined calls at a crash and at a return address. Breakpad walks
 on past `_start` (a .sym cannot say its return address is undefined) and past
 the last frame of some threads by scanning, and misses a frame gdb finds
 (crash-callnull's caller of the null call): those frames are listed, not
@@ -21,11 +24,13 @@ finds. Skips when the tools cannot be had.
 """
 import json
 import os
+import shutil
 import subprocess
 import tarfile
 import tempfile
 
 import core_to_minidump
+import cross_arch
 import dumps
 
 NPM_PACKAGE = "minidump@0.26.0"
@@ -80,7 +85,7 @@ def make_symbols(dump_syms, module_file, debug_root, store, made):
     # the file alone (its symbol table and .eh_frame).
     debug_dirs = [d for d in (debug_dir, os.path.dirname(module_file)) if os.path.isdir(d)]
     for dirs in (debug_dirs, []):
-        result = subprocess.run([dump_syms, module_file] + dirs, capture_output=True, timeout=300)
+        result = subprocess.run([dump_syms, "-d", module_file] + dirs, capture_output=True, timeout=300)
         header = result.stdout.split(b"\n", 1)[0].decode(errors="replace").split(" ")
         if result.returncode == 0 and len(header) == 5 and header[0] == "MODULE":
             break
@@ -113,9 +118,9 @@ def breakpad_frames(minidump_stackwalk, dump, store):
     return threads
 
 
-def our_frames(thread):
+def our_frames(thread, inlined=False):
     return [(f["module"], f["function"], normalized(f["file"]), f["line"])
-            for f in thread["frames"] if not f["inlined"] and not f["tail_call"]]
+            for f in thread["frames"] if (inlined or not f["inlined"]) and not f["tail_call"]]
 
 
 def align(mine, breakpad):
@@ -159,11 +164,12 @@ def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp, walked
           f"{name}: every module named by its .sym file alone")
     theirs = breakpad_frames(tools[1], minidump, store)
     pcs = gdb_pcs(unpacked, dump)
-    extra = 0
+    extra = inlined = 0
     for index, thread in enumerate(ours["threads"]):
-        mine, breakpad = our_frames(thread), theirs.get(index, [])
+        mine, breakpad = our_frames(thread, inlined=True), theirs.get(index, [])
         lacking, past = align(mine, breakpad)
         extra += len(past)
+        inlined += sum(f["inlined"] for f in thread["frames"])
         agrees = not any(frame in lacking for frame in past)
         check(agrees, f"{name} thread {thread['tid']}: {len(mine)} frames as Breakpad's with the same .sym files"
                       + (f" (Breakpad lacks {lacking}, which gdb has)" if lacking else "")
@@ -173,7 +179,8 @@ def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp, walked
               f"{name} thread {thread['tid']}: the instruction pointers gdb finds on the core"
               + ("" if ips == pcs.get(thread["tid"]) else f" (ours {[hex(i) for i in ips]}, "
                                                           f"gdb {[hex(i) for i in pcs.get(thread['tid'], [])]})"))
-    print(f"     {name}: Breakpad walked {extra} frame(s) past where stackwalk and gdb stop")
+    print(f"     {name}: {inlined} inlined frame(s) among those; Breakpad walked {extra} frame(s) past where "
+          f"stackwalk and gdb stop")
     bare = check_without_symbols(check, stackwalk, minidump, name, pcs, tmp)
     total, false = breakpad_false_frames(tools[1], minidump, bare, pcs)
     print(f"     {name} without symbols: Breakpad gives {total} frames, {false} of them not gdb's")
@@ -242,6 +249,75 @@ def served(check, stackwalk, store, walked, tmp):
     check(indexes == files > 0, f"--symbol-cache: an index kept for each of the {files} .sym files ({indexes})")
 
 
+# gdb's frames of a core, inlined ones included: pc, whether inlined, name, file, line.
+GDB_FRAMES = """
+frame = gdb.newest_frame()
+while frame is not None:
+    sal = frame.find_sal()
+    print("FRAME", hex(frame.pc()), int(frame.type() == gdb.INLINE_FRAME), frame.name(),
+          sal.symtab.filename if sal.symtab else "-", sal.line)
+    frame = frame.older()
+"""
+
+
+def gdb_inline_frames(core, exe, tmp):
+    """[(pc, inlined, function, file, line)] of the core's crashed thread, as gdb walks it with the program."""
+    script = os.path.join(tmp, "inline-frames.py")
+    with open(script, "w") as f:
+        f.write(GDB_FRAMES)
+    out = subprocess.run(["gdb", "-q", "-nx", "-batch", "-ex", "set debuginfod enabled off",
+                          "-ex", "set backtrace past-main on", "-x", script, exe, core],
+                         capture_output=True, text=True, timeout=120).stdout
+    frames = []
+    for line in out.splitlines():
+        if line.startswith("FRAME "):
+            _, pc, inlined, name, file, number = line.split(" ")
+            frames.append((int(pc, 16), inlined == "1", name, os.path.basename(file), int(number) or None))
+    return frames
+
+
+def inline_frames(check, stackwalk, tools, tmp):
+    """A program with inlined calls in its crashing frame and at a return
+    address (test/dumps/inlines/inlines.c), built with DWARF 4 so that dump_syms
+    writes INLINE records, crashed by the kernel and made a minidump: with only
+    .sym files, every frame, inlined ones included, must be Breakpad's (module,
+    function, file, line), and gdb's on the core with the program (pc, inlined
+    or not, and the program's names and lines)."""
+    if not shutil.which("gcc") or not shutil.which("gdb"):
+        print("     inlines: left out (gcc or gdb missing)")
+        return
+    workdir = os.path.join(tmp, "inlines")
+    os.makedirs(workdir)
+    exe = os.path.join(tmp, "inlines-program")
+    subprocess.run(["gcc", "-O2", "-gdwarf-4", os.path.join(dumps.SOURCE, "inlines", "inlines.c"), "-o", exe],
+                   check=True)
+    core, _ = cross_arch.capture_core(cross_arch.NATIVE, exe, "crash", workdir,
+                                      lambda f: f == "core" or f.startswith("core."))
+    minidump, store, made = os.path.join(tmp, "inlines.dmp"), os.path.join(tmp, "inline-symbols"), set()
+    core_to_minidump.write(core, minidump, ["/"])
+    for _, _, path, _ in core_to_minidump.modules(core_to_minidump.Core(core), ["/"]):
+        make_symbols(tools[0], core_to_minidump.local_file(["/"], path), "/usr/lib/debug", store, made)
+    result = subprocess.run([stackwalk, minidump, "--json", "--symbols-path", store, "--no-host-files"],
+                            capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        check(False, f"inlines: stackwalk exited {result.returncode}: {result.stderr.strip()}")
+        return
+    thread = next(t for t in json.loads(result.stdout)["threads"] if t["crashed"])
+    mine = our_frames(thread, inlined=True)
+    inlined = sum(f["inlined"] for f in thread["frames"])
+    lacking, _ = align(mine, breakpad_frames(tools[1], minidump, store).get(0, []))
+    check(inlined >= 3 and not lacking, f"inlines: {len(mine)} frames ({inlined} inlined) as Breakpad's with the "
+                                        f"same .sym files" + (f" (Breakpad lacks {lacking})" if lacking else ""))
+    program = os.path.basename(exe)
+    ours = [(int(f["ip"], 16), f["inlined"], f["function"] if f["module"] == program else None,
+             os.path.basename(f["file"] or "-") if f["module"] == program else None,
+             f["line"] if f["module"] == program else None) for f in thread["frames"] if not f["tail_call"]]
+    gdbs = [(pc, inl, *(rest if ours[i][2] is not None else (None, None, None)))
+            for i, (pc, inl, *rest) in enumerate(gdb_inline_frames(core, exe, tmp)[:len(ours)])]
+    check(ours == gdbs, f"inlines: the frames gdb finds on the core (pc, inlined, the program's names and lines)"
+                        + ("" if ours == gdbs else f"\n       ours {ours}\n       gdb  {gdbs}"))
+
+
 def main(stackwalk, unpacked, options):
     tools = breakpad_tools(os.path.join(os.path.dirname(stackwalk), "breakpad"))
     if not tools:
@@ -256,6 +332,7 @@ def main(stackwalk, unpacked, options):
                 continue
             check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp, walked)
         served(check, stackwalk, store, walked, tmp)
+        inline_frames(check, stackwalk, tools, tmp)
     return check.summary()
 
 

@@ -451,8 +451,6 @@ NOT_MET = [
     "or a symbol file's function before taking a word",
     "Sentry's windows.dmp (not in this corpus) with crash.sym: one scan frame past Breakpad's last; with "
     "crash.pdb and no image, no inlined frames (PdbFrames needs the image's sections)",
-    "breakpad_symbols_test compares physical frames only: the test programs are DWARF 5, for which "
-    "dump_syms writes no INLINE records",
 ]
 
 
