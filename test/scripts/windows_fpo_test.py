@@ -16,7 +16,9 @@ The core becomes a Windows x86 minidump (CONTEXT_i386, the DLL and the loader as
 modules, the DLL's CodeView record naming its PDB, the stack), walked with the
 DLL and PDB, and with the PDB alone: the trap in level3, then the recorded
 return addresses into level2, level1, fpo_top and the loader, each found by the
-frame data (trust unwind_info). Without the PDB nothing describes the frames:
+frame data (trust unwind_info); level1's call of level2 lies in an inlined
+function, which both walks give at its line (the PDB's S_INLINESITE; the PDB
+alone once gave none). Without the PDB nothing describes the frames:
 level2 keeps a decoy (the address after a call) on its stack.
 
 Skipped (77) without clang-19, lld, the i686 cross compiler, or when the kernel
@@ -131,6 +133,13 @@ def windows_minidump(core_path, dll, loader, out_path):
     return registers["eip"]
 
 
+def inline_call_site():
+    """(function, file, line) of fpo.c's inlined call, by its comment."""
+    with open(os.path.join(SOURCES, "fpo.c")) as f:
+        line = next(n for n, text in enumerate(f, 1) if "/* the inlined call */" in text)
+    return ("relay", "fpo.c", line)
+
+
 def walk(stackwalk, minidump, module_path):
     out = subprocess.run([stackwalk, minidump, "--json", "--module-path", module_path], capture_output=True,
                          text=True, timeout=60)
@@ -156,8 +165,15 @@ def main(stackwalk, options):
         pdb_alone = os.path.join(tmp, "pdb-alone")
         os.makedirs(pdb_alone)
         shutil.copy(pdb, pdb_alone)
+        inlined_call = inline_call_site()
+        named = {}
         for what, module_path in (("the DLL and its PDB", os.path.dirname(dll)), ("the PDB alone", pdb_alone)):
-            frames = walk(stackwalk, minidump, module_path)[:5]
+            everything = walk(stackwalk, minidump, module_path)
+            inlined = [(f["function"], os.path.basename(f["file"] or ""), f["line"]) for f in everything if f["inlined"]]
+            check(inlined == [inlined_call], f"with {what}: relay inlined into level1 at {inlined_call}"
+                  + ("" if inlined == [inlined_call] else f" (got {inlined})"))
+            named[what] = [(f["function"], f["file"], f["line"], f["inlined"]) for f in everything[:6]]
+            frames = [f for f in everything if not f["inlined"]][:5]
             ips = [int(f["ip"], 16) for f in frames]
             check(ips == expected, f"with {what}: the trap, then the 4 recorded return addresses"
                   + ("" if ips == expected else f" ({[hex(i) for i in ips]} vs {[hex(i) for i in expected]})"))
@@ -165,6 +181,8 @@ def main(stackwalk, options):
             check(got == names, f"with {what}: {names}" + ("" if got == names else f" (got {got})"))
             trusts = [f["trust"] for f in frames[1:]]
             check(trusts == ["unwind_info"] * 4, f"with {what}: each caller found by the PDB's frame data ({trusts})")
+        check(named["the PDB alone"] == named["the DLL and its PDB"],
+              "the PDB alone names the frames, files, lines and inlined call as the DLL with its PDB does")
         image_only = os.path.join(tmp, "image-only")
         os.makedirs(image_only)
         shutil.copy(dll, image_only)

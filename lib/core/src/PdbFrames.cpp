@@ -47,14 +47,17 @@ std::vector<SourceFrame> pdbFramesAt(IPDBSession &session, uint32_t rva) {
     return {};
   }
   // Inlined calls, innermost first; each at the line the PDB records for it.
+  // LLVM's native reader answers these by virtual address only (its ...ByRVA
+  // forms enumerate nothing), so the RVA goes through the session's base.
   std::vector<SourceFrame> frames;
+  uint64_t va = session.getLoadAddress() + rva;
   if (function)
-    if (auto inlined = function->findInlineFramesByRVA(rva))
+    if (auto inlined = function->findInlineFramesByVA(va))
       while (auto site = inlined->getNext()) {
         SourceFrame frame;
         frame.function = site->getName();
         frame.inlined = true;
-        placeFrom(session, site->findInlineeLinesByRVA(rva, 1).get(), frame);
+        placeFrom(session, site->findInlineeLinesByVA(va, 1).get(), frame);
         frames.push_back(std::move(frame));
       }
   frames.push_back(std::move(physical));

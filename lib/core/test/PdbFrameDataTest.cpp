@@ -19,7 +19,8 @@ using namespace stackwalk;
 
 // data/fpo.pdb: test/dumps/fpo/fpo.c built by clang-19 for i686-w64-windows-gnu
 // (-O2 -fomit-frame-pointer -gcodeview -g) and linked by ld.lld-19 with --pdb
-// (windows_fpo_test.py's build). llvm-pdbutil dump --fpo lists its ten
+// (windows_fpo_test.py's build, before fpo.c's inlined relay was added).
+// llvm-pdbutil dump --fpo lists its ten
 // FrameData records: one per function start, and one after each push of a prolog.
 namespace {
 std::unique_ptr<PdbFrameData> fpoPdb() {

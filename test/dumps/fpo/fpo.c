@@ -3,7 +3,8 @@
  * frame data (FPO), and ebp is an ordinary register. Each function records its
  * own return address (the program's record of its stack) before calling on;
  * level3 then stops at a trap. level2 keeps a decoy on its stack: the address
- * just after a call, which a stack scan would take for a return address. */
+ * just after a call, which a stack scan would take for a return address. level1
+ * calls level2 through an inlined function. */
 typedef unsigned long uptr;
 #define NOINLINE __attribute__((noinline))
 volatile uptr sink;
@@ -27,10 +28,17 @@ NOINLINE int level2(uptr *record, int x) {
     return v + p + q + r + s + t + (int)decoy[1];
 }
 
+/* Inlined into level1: the return address into level1 lies in this call, which
+ * the PDB records as an inline site (S_INLINESITE). */
+static inline __attribute__((always_inline)) int relay(uptr *record, int x) {
+    int r = level2(record, x + 5); /* the inlined call */
+    sink = r;
+    return r;
+}
+
 NOINLINE int level1(uptr *record, int x) {
     record[2] = (uptr)__builtin_return_address(0);
-    int r = level2(record, x + 5);
-    sink = r;
+    int r = relay(record, x);
     return r + 1;
 }
 
