@@ -449,7 +449,6 @@ NOT_MET = [
     "Windows x64 dumps without their images (tiny-exe-fastfail, write_av_non_canonical, invalid-parameter): "
     "1 frame; minidump_stackwalk scans on without code bytes, where stackwalk asks for a call instruction "
     "or a symbol file's function before taking a word",
-    "Sentry's windows.dmp (not in this corpus) with crash.sym: one scan frame past Breakpad's last",
 ]
 
 

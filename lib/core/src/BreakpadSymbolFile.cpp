@@ -336,6 +336,13 @@ std::optional<WindowsFrameInfo> BreakpadSymbolFile::windowsFrameInfo(uint64_t of
   return info;
 }
 
+bool BreakpadSymbolFile::startsFunctionAt(uint64_t offset) const {
+  const Range *function = functionBefore(offset);
+  if (function && function->start == offset) return true;
+  return std::binary_search(publics_.begin(), publics_.end(), std::make_pair(offset, size_t(0)),
+                            [](const auto &a, const auto &b) { return a.first < b.first; });
+}
+
 const BreakpadSymbolFile::Range *BreakpadSymbolFile::cfiRangeAt(uint64_t offset) const {
   auto range = std::upper_bound(cfi_.begin(), cfi_.end(), offset,
                                 [](uint64_t a, const Range &r) { return a < r.start; });

@@ -65,8 +65,14 @@ Evidence returnAddressEvidence(const Target &target, uint64_t value) {
   }
   // Neither the dump nor a file holds the code: code that a symbol file
   // describes where the call is, is the evidence left (Breakpad's rule with
-  // symbols, without its trust in a PUBLIC symbol's unbounded extent).
-  bool inFunction = module->symbolFile && module->symbolFile->describesCodeAt(code - 1 - module->base);
+  // symbols, without its trust in a PUBLIC symbol's unbounded extent). A word
+  // equal to a function's own address is a pointer to it far more often than
+  // the return of a call ending the function before (Sentry's windows.dmp: the
+  // thread's start routine, above its outermost frame); only the code could
+  // tell, and it is not at hand.
+  const BreakpadSymbolFile *symbols = module->symbolFile.get();
+  bool inFunction = symbols && symbols->describesCodeAt(code - 1 - module->base) &&
+                    !symbols->startsFunctionAt(code - module->base);
   return inFunction ? Evidence::SymbolFileFunction : Evidence::None;
 }
 

@@ -462,6 +462,38 @@ TEST_CASE("stack scan: the first word from sp up that is a return address", "[fa
   CHECK_FALSE(r.trust);
 }
 
+// A module known only by its Breakpad symbol file: no file, and no code bytes
+// in the dump to show a call. dump_syms's file of an ELF program: _init and
+// _fini are PUBLIC symbols without CFI; past _fini lies the data segment.
+TEST_CASE("stack scan without code bytes: code a symbol file describes, not a PUBLIC symbol's reach nor a "
+          "function's own address", "[fallback][scan]") {
+  auto file = BreakpadSymbolFile::parse(llvm::MemoryBuffer::getMemBufferCopy("MODULE Linux x86_64 00 app\n"
+                                                                            "PUBLIC 1000 0 _init\n"
+                                                                            "FUNC 1060 40 0 main\n"
+                                                                            "FUNC 10a0 40 0 worker\n"
+                                                                            "PUBLIC 11bc 0 _fini\n"
+                                                                            "STACK CFI INIT 1060 80 .cfa: $rsp 8 + "
+                                                                            ".ra: .cfa -8 + ^\n"),
+                                        "app.sym");
+  REQUIRE(bool(file));
+  constexpr uint64_t Base = 0x400000;
+  Module module = makeModule("app", Base, 0x10000);
+  module.symbolFile = std::move(*file);
+  std::vector<uint64_t> words = {
+      Base + 0x3dd8, // "_fini+0x2c1c": a pointer into the data segment
+      Base + 0x1060, // main's address: its byte before is in _init's reach, in no FUNC or CFI range
+      Base + 0x10a0, // worker's address: its byte before ends main, but it starts a function
+      Base + 0x1075, // a return address in main
+  };
+  std::vector<uint8_t> stack(words.size() * 8);
+  std::memcpy(stack.data(), words.data(), stack.size());
+  auto target = makeTarget(Arch::X86_64, OS::Linux, makeMemory({{Stack, std::move(stack)}}), {}, {std::move(module)});
+  UnwindResult r = StackScanUnwinder().unwind(makeFrame(*target, Base + 0x1100, Stack, FrameTrust::Cfi, {}), *target);
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == Base + 0x1075);
+  CHECK(r.caller.sp() == Stack + 0x20);
+}
+
 TEST_CASE("stack scan: the word at sp itself counts", "[fallback][scan]") {
   Fixture fx;
   fx.word(0x20, AfterCallRspDisp);

@@ -77,6 +77,9 @@ public:
   // say where its code ends (else the address after a module's last function,
   // in its data, would count as code).
   bool describesCodeAt(uint64_t offset) const;
+  // Whether a FUNC record or a PUBLIC symbol starts at the offset: a function's
+  // address, which stacks hold as a pointer (a thread's start routine, a callback).
+  bool startsFunctionAt(uint64_t offset) const;
 
 private:
   struct Range {
