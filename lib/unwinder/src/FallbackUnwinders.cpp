@@ -18,7 +18,7 @@ unsigned framePointerRegister(const RegisterFile &regs, OS os) {
   return os == OS::Windows ? 11 : armFramePointerRegister(regs);
 }
 
-// A stack's words, read a page at a time: a scan may try 512 words, and one read per page
+// A stack's words, read a page at a time: a scan may try 160 words, and one read per page
 // instead of one per word is what keeps a dump of 100,000 threads cheap to scan. A page the
 // dump holds only part of (a minidump's stack range need not end on a page boundary) is read
 // word by word. Words are little-endian, as every architecture stackwalk reads.
@@ -82,12 +82,15 @@ Evidence returnAddressEvidence(const Target &target, uint64_t value) {
 constexpr unsigned SymbolFileScanWords = 40;
 // How far a scan goes above a frame that made a call (not an interrupted one):
 // such a frame's own locals lie between its stack pointer and its return
-// address. Breakpad scans 30-40 words there (4 times as many from the context
-// frame); farther up, stale words are likelier than frames: above the outermost
-// frame of a thread whose entry code has no unwind data (ARM's clone), the
-// thread's own record holds its start function's address, which follows the
-// last call of the function before it.
-constexpr unsigned CallerScanWords = 128;
+// address. Breakpad's window (kRASearchWords; 4 times as many from the context
+// frame, StackScanUnwinder's default). Farther up, stale words are likelier
+// than frames: above the outermost frame of a thread whose entry code has no
+// unwind data (ARM's clone), the thread's own record holds its start
+// function's address, which follows the last call of the function before it;
+// on the project's Windows x64 dumps walked without their images (no .pdata),
+// stale return addresses lay 120-339 words above the frames they would have
+// followed (breakpad_symbols_test), where 128 and 512 words took them.
+constexpr unsigned CallerScanWords = 40;
 
 } // namespace
 

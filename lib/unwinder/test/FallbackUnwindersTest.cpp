@@ -532,18 +532,18 @@ TEST_CASE("stack scan: the word limit", "[fallback][scan]") {
     fx.word(0x100, AfterCallRax);
     CHECK(StackScanUnwinder(0).unwind(fx.frame(CodeStart, sp, std::nullopt), fx.target()).status == Status::NoInfo);
   }
-  SECTION("512 words by default") {
-    fx.word(0x100 + 512 * 8, AfterCallRax);
+  SECTION("160 words by default") {
+    fx.word(0x100 + 160 * 8, AfterCallRax);
     CHECK(StackScanUnwinder().unwind(fx.frame(CodeStart, sp, std::nullopt), fx.target()).status == Status::NoInfo);
     fx.built.reset();
-    fx.word(0x100 + 511 * 8, AfterCallRel32);
+    fx.word(0x100 + 159 * 8, AfterCallRel32);
     UnwindResult r = StackScanUnwinder().unwind(fx.frame(CodeStart, sp, std::nullopt), fx.target());
     REQUIRE(r.status == Status::Caller);
-    CHECK(r.caller.sp() == sp + 512 * 8);
+    CHECK(r.caller.sp() == sp + 160 * 8);
   }
 }
 
-TEST_CASE("stack scan: above a frame that made a call, 128 words", "[fallback][scan]") {
+TEST_CASE("stack scan: above a frame that made a call, 40 words", "[fallback][scan]") {
   Fixture fx;
   const uint64_t sp = Stack + 0x100;
   auto caller = [&] {
@@ -551,14 +551,14 @@ TEST_CASE("stack scan: above a frame that made a call, 128 words", "[fallback][s
     frame.ipIsExact = false; // a return address: its stale words lie farther up
     return frame;
   };
-  fx.word(0x100 + 128 * 8, AfterCallRax);
+  fx.word(0x100 + 40 * 8, AfterCallRax);
   CHECK(StackScanUnwinder().unwind(caller(), fx.target()).status == Status::NoInfo);
   CHECK(StackScanUnwinder().unwind(fx.frame(CodeStart, sp, std::nullopt), fx.target()).status == Status::Caller);
   fx.built.reset();
-  fx.word(0x100 + 127 * 8, AfterCallRax);
+  fx.word(0x100 + 39 * 8, AfterCallRax);
   UnwindResult r = StackScanUnwinder().unwind(caller(), fx.target());
   REQUIRE(r.status == Status::Caller);
-  CHECK(r.caller.sp() == sp + 128 * 8);
+  CHECK(r.caller.sp() == sp + 40 * 8);
 }
 
 TEST_CASE("stack scan: stops at the first unreadable word", "[fallback][scan]") {

@@ -31,10 +31,11 @@ public:
 // into an executable segment of a known module, right after a call instruction;
 // where no code bytes are at hand, into a function its Breakpad symbol file has
 // (within Breakpad's 40 words). At most maxWords words above an interrupted
-// frame, 128 above one that made a call.
+// frame (160 by default, as Breakpad scans from the context frame), 40 above
+// one that made a call.
 class StackScanUnwinder : public Unwinder {
 public:
-  explicit StackScanUnwinder(unsigned maxWords = 512) : maxWords_(maxWords) {}
+  explicit StackScanUnwinder(unsigned maxWords = 160) : maxWords_(maxWords) {}
   FrameTrust trust() const override { return FrameTrust::Scan; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
 
