@@ -20,18 +20,21 @@ namespace stackwalk {
 namespace {
 
 // Counts the section contributions that name a section past the headers
-// (section 0 is no harm: LLVM reads it as RVA 0).
-class SectionNumberCheck : public llvm::pdb::ISectionContribVisitor {
+// (section 0 is no harm: LLVM reads it as RVA 0), or a module past the
+// module list: LLVM 19 reads that module's descriptor past the list's end on
+// the first lookup at the contribution's addresses.
+class SectionContributionCheck : public llvm::pdb::ISectionContribVisitor {
 public:
-  explicit SectionNumberCheck(uint32_t sections) : sections_(sections) {}
+  SectionContributionCheck(uint32_t sections, uint32_t modules) : sections_(sections), modules_(modules) {}
   void visit(const llvm::pdb::SectionContrib &contribution) override {
-    if (contribution.ISect > sections_) ++beyond;
+    if (contribution.ISect > sections_) ++beyondSections;
+    if (contribution.Imod >= modules_) ++beyondModules;
   }
   void visit(const llvm::pdb::SectionContrib2 &contribution) override { visit(contribution.Base); }
-  uint32_t beyond = 0;
+  uint32_t beyondSections = 0, beyondModules = 0;
 
 private:
-  uint32_t sections_;
+  uint32_t sections_, modules_;
 };
 
 // The info stream's named-stream map (a string buffer, then a hash table
@@ -77,16 +80,19 @@ llvm::Error checkNamedStreamMap(const llvm::pdb::PDBFile &file) {
   return llvm::Error::success();
 }
 
-llvm::Error checkSectionNumbers(llvm::pdb::NativeSession &session) {
+llvm::Error checkSectionContributions(llvm::pdb::NativeSession &session) {
   auto dbi = session.getPDBFile().getPDBDbiStream();
   if (!dbi) return dbi.takeError();
-  uint32_t sections = dbi->getSectionHeaders().size();
+  uint32_t sections = dbi->getSectionHeaders().size(), modules = dbi->modules().getModuleCount();
   if (sections == 0) return fail("the PDB has no section headers to place its symbols by");
-  SectionNumberCheck check(sections);
+  SectionContributionCheck check(sections, modules);
   dbi->visitSectionContributions(check);
-  if (check.beyond)
-    return fail(llvm::Twine(check.beyond) + " section contribution(s) of the PDB name no section of its " +
+  if (check.beyondSections)
+    return fail(llvm::Twine(check.beyondSections) + " section contribution(s) of the PDB name no section of its " +
                 llvm::Twine(sections));
+  if (check.beyondModules)
+    return fail(llvm::Twine(check.beyondModules) + " section contribution(s) of the PDB name no module of its " +
+                llvm::Twine(modules));
   return llvm::Error::success();
 }
 
@@ -97,7 +103,7 @@ llvm::Error openPdbSession(std::unique_ptr<llvm::MemoryBuffer> bytes, std::uniqu
   if (llvm::Error error = llvm::pdb::NativeSession::createFromPdb(std::move(bytes), opened)) return error;
   auto &native = static_cast<llvm::pdb::NativeSession &>(*opened);
   if (llvm::Error error = checkNamedStreamMap(native.getPDBFile())) return error;
-  if (llvm::Error error = checkSectionNumbers(native)) return error;
+  if (llvm::Error error = checkSectionContributions(native)) return error;
   session = std::move(opened);
   return llvm::Error::success();
 }

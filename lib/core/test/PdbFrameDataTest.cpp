@@ -23,6 +23,34 @@ using namespace stackwalk;
 // llvm-pdbutil dump --fpo lists its ten
 // FrameData records: one per function start, and one after each push of a prolog.
 namespace {
+// A PDB written by LLVM's PDB builder: a .text section header (RVA 0x1000,
+// 4 KiB) and what `configure` adds to its DBI stream. Its path; the caller removes it.
+std::string builtPdb(llvm::function_ref<void(llvm::pdb::DbiStreamBuilder &)> configure) {
+  llvm::BumpPtrAllocator allocator;
+  llvm::pdb::PDBFileBuilder builder(allocator);
+  REQUIRE_FALSE(bool(builder.initialize(4096)));
+  for (uint32_t stream = 0; stream < llvm::pdb::kSpecialStreamCount; ++stream)
+    REQUIRE(bool(builder.getMsfBuilder().addStream(0)));
+  builder.getInfoBuilder().setVersion(llvm::pdb::PdbRaw_ImplVer::PdbImplVC70);
+  builder.getDbiBuilder().setVersionHeader(llvm::pdb::PdbRaw_DbiVer::PdbDbiV70);
+  builder.getTpiBuilder().setVersionHeader(llvm::pdb::PdbRaw_TpiVer::PdbTpiV80);
+  builder.getIpiBuilder().setVersionHeader(llvm::pdb::PdbRaw_TpiVer::PdbTpiV80);
+  llvm::object::coff_section text{};
+  std::memcpy(text.Name, ".text", 5);
+  text.VirtualAddress = 0x1000;
+  text.VirtualSize = 0x1000;
+  REQUIRE_FALSE(bool(builder.getDbiBuilder().addDbgStream(
+      llvm::pdb::DbgHeaderType::SectionHdr,
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(&text), sizeof text))));
+  configure(builder.getDbiBuilder());
+  llvm::SmallString<128> path;
+  REQUIRE_FALSE(llvm::sys::fs::createTemporaryFile("stackwalk-pdb", "pdb", path));
+  llvm::codeview::GUID guid{};
+  llvm::Error written = builder.commit(path, &guid);
+  REQUIRE_FALSE(bool(written));
+  return std::string(path);
+}
+
 std::unique_ptr<PdbFrameData> fpoPdb() {
   auto table = PdbFrameData::open(STACKWALK_CORE_TEST_DATA "/fpo.pdb");
   REQUIRE(bool(table));
@@ -97,35 +125,14 @@ TEST_CASE("a PDB's old FPO stream: FPO_DATA's attribute bits as winnt.h lays the
   // makes a PDB with one record: a 0x40-byte function at RVA 0x1200 with an
   // 18-byte prolog, 2 saved registers, 3 dwords of locals, 2 of parameters,
   // and ebp in use (cbProlog bits 0-7, cbRegs 8-10, fUseBP 12).
-  llvm::BumpPtrAllocator allocator;
-  llvm::pdb::PDBFileBuilder builder(allocator);
-  REQUIRE_FALSE(bool(builder.initialize(4096)));
-  for (uint32_t stream = 0; stream < llvm::pdb::kSpecialStreamCount; ++stream)
-    REQUIRE(bool(builder.getMsfBuilder().addStream(0)));
-  builder.getInfoBuilder().setVersion(llvm::pdb::PdbRaw_ImplVer::PdbImplVC70);
-  builder.getDbiBuilder().setVersionHeader(llvm::pdb::PdbRaw_DbiVer::PdbDbiV70);
-  builder.getTpiBuilder().setVersionHeader(llvm::pdb::PdbRaw_TpiVer::PdbTpiV80);
-  builder.getIpiBuilder().setVersionHeader(llvm::pdb::PdbRaw_TpiVer::PdbTpiV80);
-  llvm::object::coff_section text{};
-  std::memcpy(text.Name, ".text", 5);
-  text.VirtualAddress = 0x1000;
-  text.VirtualSize = 0x1000;
-  REQUIRE_FALSE(bool(builder.getDbiBuilder().addDbgStream(
-      llvm::pdb::DbgHeaderType::SectionHdr,
-      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(&text), sizeof text))));
   llvm::object::FpoData fpo{};
   fpo.Offset = 0x1200;
   fpo.Size = 0x40;
   fpo.NumLocals = 3;
   fpo.NumParams = 2;
   fpo.Attributes = 18 | (2 << 8) | (1 << 12);
-  builder.getDbiBuilder().addOldFpoData(fpo);
-  llvm::SmallString<128> path;
-  REQUIRE_FALSE(llvm::sys::fs::createTemporaryFile("stackwalk-fpo", "pdb", path));
-  llvm::codeview::GUID guid{};
-  llvm::Error written = builder.commit(path, &guid);
-  REQUIRE_FALSE(bool(written));
-  auto table = PdbFrameData::open(std::string(path));
+  std::string path = builtPdb([&](llvm::pdb::DbiStreamBuilder &dbi) { dbi.addOldFpoData(fpo); });
+  auto table = PdbFrameData::open(path);
   llvm::sys::fs::remove(path);
   REQUIRE(bool(table));
   CHECK((*table)->size() == 1);
@@ -141,4 +148,23 @@ TEST_CASE("a PDB's old FPO stream: FPO_DATA's attribute bits as winnt.h lays the
   CHECK(info->allocatesBasePointer);
   CHECK(info->program.empty());
   CHECK_FALSE((*table)->at(0x1240));
+}
+
+TEST_CASE("a PDB whose section contributions name modules it does not have is refused") {
+  // LLVM 19's NativeSession maps an address to the contribution's module
+  // index and reads that module's descriptor past the end of the list on the
+  // first lookup there (fuzz_pdb: a SEGV in DbiModuleDescriptor::getModuleStreamIndex).
+  std::string path = builtPdb([](llvm::pdb::DbiStreamBuilder &dbi) {
+    llvm::pdb::SectionContrib contribution{};
+    contribution.ISect = 1;
+    contribution.Size = 0x100;
+    contribution.Imod = 3; // the PDB has no module at all
+    dbi.addSectionContrib(contribution);
+  });
+  std::unique_ptr<llvm::pdb::IPDBSession> session;
+  llvm::Error error = openPdbSession(path, session);
+  llvm::sys::fs::remove(path);
+  CHECK(bool(error));
+  llvm::consumeError(std::move(error));
+  CHECK_FALSE(session);
 }
