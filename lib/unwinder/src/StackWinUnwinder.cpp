@@ -123,10 +123,17 @@ std::optional<uint64_t> searchSavedEbp(const Frame &frame, const FrameInfo &info
 
 } // namespace
 
-// The frame data of the PDB the module resolver matched to the module (by
-// its GUID and age), read once; null when it has none or it does not read.
+// The PDB the module resolver matched to the module (by its GUID and age),
+// beside its image or alone; empty when none. (A MinGW module's debug file is
+// DWARF, which has no frame data.)
+static const std::string &matchedPdb(const Module &module) {
+  return module.image ? module.image->pdbPath() : module.pdbPath;
+}
+
+// The frame data of the module's matched PDB, read once; null when it has
+// none or it does not read.
 const PdbFrameData *StackWinUnwinder::pdbFrameData(const Module &module) {
-  const std::string &pdb = module.image ? module.image->pdbPath() : module.pdbPath;
+  const std::string &pdb = matchedPdb(module);
   if (pdb.empty()) return nullptr;
   auto [entry, fresh] = pdbs_.try_emplace(pdb);
   if (fresh) {
@@ -162,7 +169,7 @@ bool StackWinUnwinder::isReturnAddress(const Target &target, uint64_t value) {
 UnwindResult StackWinUnwinder::unwind(const Frame &frame, const Target &target) {
   if (target.arch() != Arch::X86) return UnwindResult::noInfo(""); // STACK WIN records describe 32-bit x86 code only
   const Module *module = frame.module;
-  if (!module || (!module->symbolFile && module->debugInfoPath().empty())) return UnwindResult::noInfo(""); // not its kind of frame
+  if (!module || (!module->symbolFile && matchedPdb(*module).empty())) return UnwindResult::noInfo(""); // not its kind of frame
   std::optional<FrameInfo> info = frameInfo(*module, frame.lookupAddress() - module->base);
   if (!info)
     return UnwindResult::noInfo(module->symbolFile ? "the symbol file has no STACK WIN record for the address"
