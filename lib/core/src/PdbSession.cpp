@@ -1,5 +1,7 @@
 #include "stackwalk/core/PdbSession.h"
 
+#include "PdbScopeCheck.h"
+
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/core/RegularFile.h"
 
@@ -104,6 +106,7 @@ llvm::Error openPdbSession(std::unique_ptr<llvm::MemoryBuffer> bytes, std::uniqu
   auto &native = static_cast<llvm::pdb::NativeSession &>(*opened);
   if (llvm::Error error = checkNamedStreamMap(native.getPDBFile())) return error;
   if (llvm::Error error = checkSectionContributions(native)) return error;
+  if (llvm::Error error = checkModuleScopes(native)) return error;
   session = std::move(opened);
   return llvm::Error::success();
 }

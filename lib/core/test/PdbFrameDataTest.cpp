@@ -120,6 +120,16 @@ TEST_CASE("a PDB whose named-stream map points outside its strings is refused (f
   CHECK_FALSE(session);
 }
 
+TEST_CASE("a PDB whose inline site ends outside its scope is refused (fuzz/findings/llvm19-pdb-inline-site-end-loop)") {
+  // LLVM 19's inline-frame lookup hops from an inline site to the record its
+  // End names and would loop for ever there.
+  std::unique_ptr<llvm::pdb::IPDBSession> session;
+  llvm::Error error = openPdbSession(STACKWALK_FINDINGS_DIR "/llvm19-pdb-inline-site-end-loop", session);
+  CHECK(bool(error));
+  llvm::consumeError(std::move(error));
+  CHECK_FALSE(session);
+}
+
 TEST_CASE("a PDB's old FPO stream: FPO_DATA's attribute bits as winnt.h lays them out") {
   // No compiler here writes FPO_DATA (MSVC's old stream), so LLVM's PDB writer
   // makes a PDB with one record: a 0x40-byte function at RVA 0x1200 with an

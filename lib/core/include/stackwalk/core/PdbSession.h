@@ -2,8 +2,10 @@
 // NativeSession resolves a section contribution whose section number lies
 // beyond the section headers by reading the header one past the last (with
 // none at all, a null read), which fuzz_pdb found crashing on the first RVA
-// lookup; and its named-stream map is read trusting its bucket numbers and
-// string offsets. Such PDBs are refused here, before any lookup.
+// lookup; its named-stream map is read trusting its bucket numbers and
+// string offsets; a contribution's module number, a module's stream number and
+// the scopes of its symbols (PdbScopeCheck.h) are followed unchecked. Such PDBs
+// are refused here, before any lookup.
 #pragma once
 
 #include "llvm/Support/Error.h"
