@@ -29,8 +29,9 @@ public:
 
 // Scans the stack upward from the frame's stack pointer for a word that points
 // into an executable segment of a known module, right after a call instruction;
-// where no code bytes are at hand, into a function its Breakpad symbol file has
-// (within Breakpad's 40 words). At most maxWords words above an interrupted
+// where no code bytes are at hand, into code its Breakpad symbol file describes
+// (BreakpadSymbolFile::describesCodeAt; within Breakpad's 40 words), other than
+// a function's own address. At most maxWords words above an interrupted
 // frame (160 by default, as Breakpad scans from the context frame), 40 above
 // one that made a call.
 class StackScanUnwinder : public Unwinder {
