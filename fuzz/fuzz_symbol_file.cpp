@@ -51,7 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)symbols->cfiRules(offset);
     (void)symbols->windowsFrameInfo(offset);
     (void)symbols->parameterSize(offset);
-    (void)symbols->namesAddress(offset);
+    (void)symbols->describesCodeAt(offset);
+    (void)symbols->startsFunctionAt(offset);
     for (auto [target, unwinder] : {std::pair<stackwalk::Target *, stackwalk::Unwinder *>{x64.get(), &cfi},
                                     std::pair<stackwalk::Target *, stackwalk::Unwinder *>{x86.get(), &stackWin}}) {
       stackwalk::Frame frame;
