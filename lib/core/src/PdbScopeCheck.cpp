@@ -2,7 +2,6 @@
 
 #include "stackwalk/core/Fail.h"
 
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/DebugInfo/CodeView/SymbolDeserializer.h"
 #include "llvm/DebugInfo/CodeView/SymbolRecord.h"
 #include "llvm/DebugInfo/PDB/Native/DbiModuleList.h"
@@ -11,7 +10,10 @@
 #include "llvm/DebugInfo/PDB/Native/NativeSession.h"
 #include "llvm/DebugInfo/PDB/Native/PDBFile.h"
 #include "llvm/DebugInfo/PDB/Native/RawConstants.h"
+#include "llvm/Support/BinaryStreamReader.h"
+#include "llvm/Support/Endian.h"
 
+#include <algorithm>
 #include <vector>
 
 using namespace llvm;
@@ -47,24 +49,71 @@ std::optional<uint32_t> scopeEnd(const CVSymbol &record) {
   return procedure->End;
 }
 
-// One module's records: each scope's End a later record, within the scope around it.
+// A stream's bytes read a contiguous run of its blocks at a time: a
+// MappedBlockStream read per record costs several times the check itself.
+class ChunkedReader {
+public:
+  explicit ChunkedReader(BinaryStreamRef stream) : reader_(stream) {}
+  uint32_t size() const { return reader_.getLength(); }
+  // The n bytes at `at`: a view into the run that holds them, else (across
+  // blocks that are not adjacent) a copy of just those; false past the end.
+  bool bytesAt(uint32_t at, uint32_t n, ArrayRef<uint8_t> &out) {
+    if (at < chunkStart_ || uint64_t(at) + n > chunkStart_ + chunk_.size()) {
+      reader_.setOffset(at);
+      if (Error error = reader_.readLongestContiguousChunk(chunk_)) return consumeError(std::move(error)), false;
+      chunkStart_ = at;
+    }
+    if (uint64_t(at) + n <= chunkStart_ + chunk_.size()) {
+      out = chunk_.slice(at - chunkStart_, n);
+      return true;
+    }
+    reader_.setOffset(at);
+    if (Error error = reader_.readBytes(out, n)) return consumeError(std::move(error)), false;
+    return true;
+  }
+
+private:
+  BinaryStreamReader reader_;
+  ArrayRef<uint8_t> chunk_;
+  uint32_t chunkStart_ = 0;
+};
+
+// One module's records, cut as LLVM's CVSymbolArray cuts them (a 2-byte
+// length of what follows it, at least the 2-byte kind; its walk ends at the
+// first that does not fit). Each scope's End must be a later record, within
+// the scope around it.
 Error checkScopes(const CVSymbolArray &records, uint32_t module) {
-  DenseSet<uint32_t> offsets;
-  std::vector<uint32_t> ends, open; // every End named; the Ends of the scopes around the record
-  for (auto record = records.begin(), last = records.end(); record != last; ++record) {
-    uint32_t offset = record.offset();
-    offsets.insert(offset);
-    if (!isProcedure(record->kind()) && record->kind() != S_INLINESITE) continue;
+  // The array's stream is the module stream from its start; its records
+  // begin after the signature, where the first record's offset says.
+  if (records.begin() == records.end()) return Error::success();
+  ChunkedReader stream(records.getUnderlyingStream());
+  // Record offsets come in increasing order: a sorted vector, searched once per End.
+  std::vector<uint32_t> offsets, ends, open; // every record; every End named; the Ends around the record
+  for (uint32_t offset = records.begin().offset(); uint64_t(offset) + 4 <= stream.size();) {
+    ArrayRef<uint8_t> prefix, bytes;
+    if (!stream.bytesAt(offset, 4, prefix)) break;
+    uint16_t length = support::endian::read16le(prefix.data());
+    auto kind = SymbolKind(support::endian::read16le(prefix.data() + 2));
+    if (length < 2 || uint64_t(offset) + 2 + length > stream.size()) break;
+    offsets.push_back(offset);
+    uint32_t next = offset + 2 + length;
+    if (!isProcedure(kind) && kind != S_INLINESITE) {
+      offset = next;
+      continue;
+    }
+    if (!stream.bytesAt(offset, 2 + length, bytes)) break;
     while (!open.empty() && open.back() <= offset) open.pop_back();
-    std::optional<uint32_t> end = scopeEnd(*record);
+    std::optional<uint32_t> end = scopeEnd(CVSymbol(bytes));
     if (!end) return fail("a procedure or inline site of PDB module " + Twine(module) + " does not read");
     if (*end <= offset || (!open.empty() && *end > open.back()))
       return fail("a scope of PDB module " + Twine(module) + " ends outside the scope around it");
     ends.push_back(*end);
     open.push_back(*end);
+    offset = next;
   }
   for (uint32_t end : ends)
-    if (!offsets.contains(end)) return fail("a scope of PDB module " + Twine(module) + " ends inside a record");
+    if (!std::binary_search(offsets.begin(), offsets.end(), end))
+      return fail("a scope of PDB module " + Twine(module) + " ends inside a record");
   return Error::success();
 }
 
