@@ -72,6 +72,15 @@ def frames(report):
             for t in report["threads"]]
 
 
+def first_difference(report, expected):
+    """The first frame where two reports differ, and the first report's warnings."""
+    for ours, theirs in zip(frames(report), frames(expected)):
+        for a, b in zip(ours + [None], theirs + [None]):
+            if a != b:
+                return f"{a} vs {b}; warnings {report['warnings']}"
+    return f"thread counts; warnings {report['warnings']}"
+
+
 def module(report, name):
     return next(m for m in report["modules"] if m["name"] == name)
 
@@ -134,8 +143,12 @@ def debuginfod(stackwalk, unpacked, tmp):
                                "-t", "0", "-g", "0", served], stdout=log, stderr=log)
     try:
         ident = build_id(program)
-        # Served once its scan has indexed the folder.
-        dumps.wait_for_url(f"http://127.0.0.1:{port}/buildid/{ident}/debuginfo", seconds=60, any_status=False)
+        # Served once its scan has indexed the folder: each file it will be asked
+        # for (under load, libc's debug file was indexed after the program's
+        # files, and a walk that asked before then took libc's 404 as a miss).
+        for served_id, kind in ((ident, "debuginfo"), (ident, "executable"), (build_id(libc), "debuginfo"),
+                                (build_id(libc), "executable")):
+            dumps.wait_for_url(f"http://127.0.0.1:{port}/buildid/{served_id}/{kind}", seconds=60, any_status=False)
         on_disk = walk(stackwalk, unpacked, dump["core"], *dumps.stackwalk_args(dump)[1:])
         sysroot = bare_sysroot(unpacked, tmp)
         cache = os.path.join(tmp, "debuginfod-cache")
@@ -146,7 +159,8 @@ def debuginfod(stackwalk, unpacked, tmp):
               and f"buildid/{ident}/executable" in (exe["note"] or ""),
               f"debuginfod: the program and its debug file fetched by build-id ({exe['file']}, {exe['note']})")
         check(frames(fetched) == frames(on_disk),
-              "debuginfod: every frame, line and argument as with the files on disk")
+              "debuginfod: every frame, line and argument as with the files on disk"
+              + ("" if frames(fetched) == frames(on_disk) else f" (first difference: {first_difference(fetched, on_disk)})"))
         # DEBUGINFOD_URLS as gdb and eu-stack read it, unless --debuginfod says otherwise.
         server_env = {"DEBUGINFOD_URLS": f"http://127.0.0.1:{port}"}
         env_cache = ["--sysroot", sysroot, "--symbol-cache", os.path.join(tmp, "debuginfod-env-cache")]
