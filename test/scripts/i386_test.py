@@ -11,10 +11,12 @@ debug files from libc6-dbg:i386), as cross_arch.py says; sigcontext's thread in 
 handler is also checked against the program's own record past glibc's trampoline.
 gdb names the wrong pthread_kill in sigcontext (below): there the truth is checked.
 
-Skipped (77) without the i686 cross compilers, eu-stack, gdb or the i386 libc, or
-when the kernel's core_pattern is not a plain file name.
+Skipped (77) without the i686 cross compilers, eu-stack, gdb or the i386 libc, when
+the kernel's core_pattern is not a plain file name, or when the kernel does not run
+32-bit programs (built without IA32 emulation: exec fails with ENOEXEC).
 """
 import os
+import subprocess
 import sys
 
 import cross_arch
@@ -37,8 +39,23 @@ def core_pattern_is_a_file():
     return not pattern.startswith("|") and "/" not in pattern
 
 
+def kernel_runs_i386():
+    """False when the kernel refuses i386 programs: the i386 libc's own loader is one."""
+    loader = "/lib/ld-linux.so.2"
+    if not os.path.exists(loader):
+        return True  # the i386 libc is missing: the test says so itself
+    try:
+        subprocess.run([loader, "--version"], capture_output=True, timeout=60)
+    except OSError:
+        return False
+    return True
+
+
 if __name__ == "__main__":
     if not core_pattern_is_a_file():
         print("SKIP: the kernel's core_pattern does not write a core beside the program")
+        sys.exit(77)
+    if not kernel_runs_i386():
+        print("SKIP: this kernel does not run i386 programs (no IA32 emulation)")
         sys.exit(77)
     sys.exit(cross_arch.run(I386, os.path.abspath(sys.argv[1]), capture, last=cross_arch.pthread_kill_truth))
