@@ -203,6 +203,20 @@ def schema_validator():
         return jsonschema.Draft202012Validator(json.load(f))
 
 
+def kernel_runs_i386():
+    """False when the kernel refuses i386 programs (built without IA32 emulation: exec
+    fails with ENOEXEC); the i386 libc's own loader is the probe. True without that libc:
+    the tests that need it say so themselves."""
+    loader = "/lib/ld-linux.so.2"
+    if not os.path.exists(loader):
+        return True
+    try:
+        subprocess.run([loader, "--version"], capture_output=True, timeout=60)
+    except OSError:
+        return False
+    return True
+
+
 def have_gdb():
     return shutil.which("gdb") is not None
 

@@ -16,10 +16,10 @@ the kernel's core_pattern is not a plain file name, or when the kernel does not 
 32-bit programs (built without IA32 emulation: exec fails with ENOEXEC).
 """
 import os
-import subprocess
 import sys
 
 import cross_arch
+import dumps
 
 I386 = cross_arch.Platform(name="i386", triplet="i686-linux-gnu", libc="/lib/i386-linux-gnu/libc.so.6", gdb="gdb",
                            runner=[], gdb_args_wrong={"sigcontext": cross_arch.PTHREAD_KILL})
@@ -39,23 +39,11 @@ def core_pattern_is_a_file():
     return not pattern.startswith("|") and "/" not in pattern
 
 
-def kernel_runs_i386():
-    """False when the kernel refuses i386 programs: the i386 libc's own loader is one."""
-    loader = "/lib/ld-linux.so.2"
-    if not os.path.exists(loader):
-        return True  # the i386 libc is missing: the test says so itself
-    try:
-        subprocess.run([loader, "--version"], capture_output=True, timeout=60)
-    except OSError:
-        return False
-    return True
-
-
 if __name__ == "__main__":
     if not core_pattern_is_a_file():
         print("SKIP: the kernel's core_pattern does not write a core beside the program")
         sys.exit(77)
-    if not kernel_runs_i386():
+    if not dumps.kernel_runs_i386():
         print("SKIP: this kernel does not run i386 programs (no IA32 emulation)")
         sys.exit(77)
     sys.exit(cross_arch.run(I386, os.path.abspath(sys.argv[1]), capture, last=cross_arch.pthread_kill_truth))

@@ -21,8 +21,9 @@ function, which both walks give at its line (the PDB's S_INLINESITE; the PDB
 alone once gave none). Without the PDB nothing describes the frames:
 level2 keeps a decoy (the address after a call) on its stack.
 
-Skipped (77) without clang-19, lld, the i686 cross compiler, or when the kernel
-writes no core into the working directory.
+Skipped (77) without clang-19, lld, the i686 cross compiler, when the kernel
+does not run i386 programs (no IA32 emulation), or when it writes no core into
+the working directory.
 """
 import json
 import os
@@ -152,6 +153,8 @@ def main(stackwalk, options):
     missing = [tool for tool in TOOLS if not shutil.which(tool)]
     if missing:
         dumps.skip(f"not installed: {' '.join(missing)}")
+    if not dumps.kernel_runs_i386():
+        dumps.skip("this kernel does not run i386 programs (no IA32 emulation): the loader cannot run")
     with tempfile.TemporaryDirectory(prefix="stackwalk-fpo-") as tmp:
         dll, pdb, loader = build(tmp)
         run = os.path.join(tmp, "run")
