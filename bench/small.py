@@ -9,10 +9,12 @@ memory over RUNS alternating rounds (default 15) and each figure's ratio to eu-s
 issue 20's targets. A benchmark: it does not fail on a slow figure; it exits 1 when a walk
 fails or the cached walk's output differs from the uncached one."""
 import os
+import platform
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import measure  # noqa: E402
@@ -69,12 +71,22 @@ def bench(name, core, paths, exe, stackwalk, runs, tmp):
     return all(row["codes"] == [0] for key, row in rows.items() if key.startswith("stackwalk"))
 
 
+def machine():
+    """The line bench/run.sh prints first: ratios to eu-stack moved by 2x between sessions'
+    machines with the same code (a VM whose page faults cost more, at the same core count)."""
+    with open("/proc/loadavg") as f:
+        load = " ".join(f.read().split()[:3])
+    return (f"bench: {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+            f"{time.strftime('%Y-%m-%d', time.gmtime())}, load average {load}")
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
         return 2
     stackwalk, dumps = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 15
+    print(machine())
     ok = True
     with tempfile.TemporaryDirectory(prefix="stackwalk-small-") as tmp:
         for name, (core, paths, exe) in cases(dumps).items():
