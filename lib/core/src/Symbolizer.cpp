@@ -23,6 +23,7 @@
 #include "llvm/Support/Path.h"
 
 #include <chrono>
+#include <ctime>
 
 using namespace llvm;
 
@@ -33,6 +34,16 @@ namespace {
 // Where the Symbolizer reads an image's DWARF: its separate debug file, else itself.
 const ModuleImage &dwarfSourceOf(const ModuleImage &image) {
   return image.debugImage() ? *image.debugImage() : image;
+}
+
+// The CPU time this thread has used. Making a symbol map is bounded by the
+// work it takes, not by the wall clock: on a busy machine the wall clock also
+// counts the waiting (six sanitized walks at once on two cores spent more
+// than 20 s over libc's map, and left the cache without it).
+std::chrono::nanoseconds threadCpuTime() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
 }
 
 std::unique_ptr<DIContext> emptyDwarfContext() {
@@ -301,9 +312,9 @@ const SymbolMap *Symbolizer::symbolMap(const ModuleImage &image) {
 std::optional<LoadedSymbolMap> Symbolizer::makeSymbolMap(const ModuleImage &image, const std::string &path) {
   constexpr size_t MaxBoundaries = size_t(1) << 22; // 4M: 22 times libc's 184,499 line-row addresses
   // A hostile file can make each query slow (inlined calls thousands deep):
-  // past this the walk goes on without a map, reading the files.
+  // past this much work the walk goes on without a map, reading the files.
   constexpr auto MaxMakingTime = std::chrono::seconds(20);
-  auto deadline = std::chrono::steady_clock::now() + MaxMakingTime;
+  auto deadline = threadCpuTime() + MaxMakingTime;
   if (!moduleFor(image)) return std::nullopt;
   auto dwarf = dwarfContexts_.find(&image);
   bool hasDwarf = dwarf != dwarfContexts_.end();
@@ -312,7 +323,7 @@ std::optional<LoadedSymbolMap> Symbolizer::makeSymbolMap(const ModuleImage &imag
   if (!boundaries) return std::nullopt;
   SymbolMapWriter writer;
   for (size_t i = 0; i < boundaries->size(); ++i) {
-    if (i % 4096 == 0 && std::chrono::steady_clock::now() > deadline) return std::nullopt;
+    if (i % 4096 == 0 && threadCpuTime() > deadline) return std::nullopt;
     writer.add((*boundaries)[i], framesAt(image, (*boundaries)[i], /*withDebugInfo=*/true));
   }
   if (hasDwarf) addCallSites(image, *dwarf->second.context, *dwarf->second.units, writer);
