@@ -1,4 +1,5 @@
 #include "PdbScopeCheck.h"
+#include "PdbStreamCheck.h"
 
 #include "stackwalk/core/Fail.h"
 
@@ -130,6 +131,7 @@ Error checkModuleScopes(pdb::NativeSession &session) {
     if (stream >= file.getNumStreams())
       return fail("PDB module " + Twine(module) + " names stream " + Twine(stream) + " of " +
                   Twine(file.getNumStreams()));
+    if (Error error = checkStreamHasBytes(file, stream, "module " + Twine(module) + "'s symbol stream")) return error;
     auto debugStream = session.getModuleDebugStream(module);
     if (!debugStream) return debugStream.takeError();
     if (Error error = checkScopes(debugStream->getSymbolArray(), module)) return error;

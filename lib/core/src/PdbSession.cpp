@@ -1,6 +1,7 @@
 #include "stackwalk/core/PdbSession.h"
 
 #include "PdbScopeCheck.h"
+#include "PdbStreamCheck.h"
 
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/core/RegularFile.h"
@@ -13,6 +14,7 @@
 #include "llvm/DebugInfo/PDB/Native/PDBFile.h"
 #include "llvm/DebugInfo/PDB/Native/RawTypes.h"
 #include "llvm/Object/COFF.h"
+#include "llvm/Support/BinaryByteStream.h"
 #include "llvm/Support/BinaryStreamReader.h"
 
 #include <cstring>
@@ -78,6 +80,7 @@ llvm::Error checkNamedStreamMap(const llvm::pdb::PDBFile &file) {
     if (llvm::Error error = reader.readInteger(streamNumber)) return error;
     if (offset >= names.size() || !std::memchr(names.data() + offset, 0, names.size() - offset))
       return fail("a stream name of the PDB's named-stream map lies outside its string buffer");
+    if (llvm::Error error = checkStreamHasBytes(file, streamNumber, "named stream")) return error;
   }
   return llvm::Error::success();
 }
@@ -100,13 +103,20 @@ llvm::Error checkSectionContributions(llvm::pdb::NativeSession &session) {
 
 } // namespace
 
+// As NativeSession::createFromPdb opens a PDB, with the streams checked
+// before its constructor reads the DBI stream.
 llvm::Error openPdbSession(std::unique_ptr<llvm::MemoryBuffer> bytes, std::unique_ptr<llvm::pdb::IPDBSession> &session) {
-  std::unique_ptr<llvm::pdb::IPDBSession> opened;
-  if (llvm::Error error = llvm::pdb::NativeSession::createFromPdb(std::move(bytes), opened)) return error;
-  auto &native = static_cast<llvm::pdb::NativeSession &>(*opened);
-  if (llvm::Error error = checkNamedStreamMap(native.getPDBFile())) return error;
-  if (llvm::Error error = checkSectionContributions(native)) return error;
-  if (llvm::Error error = checkModuleScopes(native)) return error;
+  std::string path = bytes->getBufferIdentifier().str();
+  auto allocator = std::make_unique<llvm::BumpPtrAllocator>();
+  auto file = std::make_unique<llvm::pdb::PDBFile>(
+      path, std::make_unique<llvm::MemoryBufferByteStream>(std::move(bytes), llvm::endianness::little), *allocator);
+  if (llvm::Error error = file->parseFileHeaders()) return error;
+  if (llvm::Error error = file->parseStreamData()) return error;
+  if (llvm::Error error = checkUsedStreamsHaveBytes(*file)) return error;
+  auto opened = std::make_unique<llvm::pdb::NativeSession>(std::move(file), std::move(allocator));
+  if (llvm::Error error = checkNamedStreamMap(opened->getPDBFile())) return error;
+  if (llvm::Error error = checkSectionContributions(*opened)) return error;
+  if (llvm::Error error = checkModuleScopes(*opened)) return error;
   session = std::move(opened);
   return llvm::Error::success();
 }

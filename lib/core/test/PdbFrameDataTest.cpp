@@ -4,14 +4,22 @@
 #include "llvm/DebugInfo/MSF/MSFBuilder.h"
 #include "llvm/DebugInfo/PDB/IPDBSession.h"
 #include "llvm/DebugInfo/PDB/Native/DbiStreamBuilder.h"
+#include "llvm/DebugInfo/PDB/Native/DbiStream.h"
+#include "llvm/DebugInfo/PDB/Native/InfoStream.h"
 #include "llvm/DebugInfo/PDB/Native/InfoStreamBuilder.h"
+#include "llvm/DebugInfo/PDB/Native/NativeSession.h"
+#include "llvm/DebugInfo/PDB/Native/PDBFile.h"
 #include "llvm/DebugInfo/PDB/Native/PDBFileBuilder.h"
 #include "llvm/DebugInfo/PDB/Native/TpiStreamBuilder.h"
 #include "llvm/Object/COFF.h"
 #include "llvm/Support/Allocator.h"
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -51,14 +59,16 @@ std::string builtPdb(llvm::function_ref<void(llvm::pdb::DbiStreamBuilder &)> con
   return std::string(path);
 }
 
-// Whether openPdbSession refuses the file, leaving no session.
-bool refused(const std::string &path) {
+// Why openPdbSession refuses the file (empty when it opens it), with no session left.
+std::string refusal(const std::string &path) {
   std::unique_ptr<llvm::pdb::IPDBSession> session;
   llvm::Error error = openPdbSession(path, session);
-  bool failed = bool(error);
-  llvm::consumeError(std::move(error));
-  return failed && !session;
+  if (!error) return "";
+  CHECK_FALSE(session);
+  return llvm::toString(std::move(error));
 }
+
+bool refused(const std::string &path) { return !refusal(path).empty(); }
 
 std::unique_ptr<PdbFrameData> fpoPdb() {
   auto table = PdbFrameData::open(STACKWALK_CORE_TEST_DATA "/fpo.pdb");
@@ -123,6 +133,80 @@ TEST_CASE("a PDB whose inline site ends outside its scope is refused (fuzz/findi
   // LLVM 19's inline-frame lookup hops from an inline site to the record its
   // End names and would loop for ever there.
   CHECK(refused(STACKWALK_FINDINGS_DIR "/llvm19-pdb-inline-site-end-loop"));
+}
+
+TEST_CASE("a PDB whose module names a stream past its directory is refused (fuzz/findings/llvm19-pdb-module-stream-use-after-free)") {
+  // LLVM 19's getModuleDebugStream would index the stream map past its end.
+  CHECK_THAT(refusal(STACKWALK_FINDINGS_DIR "/llvm19-pdb-module-stream-use-after-free"),
+             Catch::Contains("names stream"));
+}
+
+// A copy of the PDB at `path` in which `stream` is deleted, as the MSF
+// directory records one: its size 0xFFFFFFFF (nil) and no blocks. Its path;
+// the caller removes it.
+std::string withStreamDeleted(const std::string &path, uint32_t stream) {
+  auto bytes = llvm::MemoryBuffer::getFile(path);
+  REQUIRE(bytes);
+  std::string pdb = (*bytes)->getBuffer().str();
+  auto word = [&](size_t offset) { return llvm::support::endian::read32le(pdb.data() + offset); };
+  uint32_t blockSize = word(32), directoryBytes = word(44), blockMap = word(52) * blockSize;
+  std::vector<uint32_t> directoryBlocks;
+  for (uint32_t i = 0; i * blockSize < directoryBytes; ++i) directoryBlocks.push_back(word(blockMap + 4 * i));
+  std::vector<uint32_t> directory;
+  for (uint32_t i = 0; i * 4 < directoryBytes; ++i)
+    directory.push_back(word(directoryBlocks[i * 4 / blockSize] * blockSize + i * 4 % blockSize));
+  uint32_t streams = directory[0];
+  REQUIRE(stream < streams);
+  std::vector<uint32_t> rewritten(directory.begin(), directory.begin() + 1 + streams);
+  rewritten[1 + stream] = UINT32_MAX;
+  size_t blocks = 1 + streams;
+  for (uint32_t i = 0; i < streams; ++i) {
+    uint32_t size = directory[1 + i], count = size == UINT32_MAX ? 0 : (size + blockSize - 1) / blockSize;
+    if (i != stream) rewritten.insert(rewritten.end(), directory.begin() + blocks, directory.begin() + blocks + count);
+    blocks += count;
+  }
+  for (uint32_t i = 0; i < rewritten.size(); ++i)
+    llvm::support::endian::write32le(pdb.data() + directoryBlocks[i * 4 / blockSize] * blockSize + i * 4 % blockSize,
+                                     rewritten[i]);
+  llvm::support::endian::write32le(pdb.data() + 44, uint32_t(rewritten.size() * 4));
+  llvm::SmallString<128> copy;
+  REQUIRE_FALSE(llvm::sys::fs::createTemporaryFile("stackwalk-pdb", "pdb", copy));
+  std::error_code error;
+  llvm::raw_fd_ostream(copy, error) << pdb;
+  REQUIRE_FALSE(error);
+  return std::string(copy);
+}
+
+TEST_CASE("a PDB that names a deleted stream as one it reads is refused (fuzz/findings/llvm19-pdb-dbi-stream-null-read)") {
+  // LLVM 19 gives a deleted stream no blocks but the length 0xFFFFFFFF, and
+  // its first read indexes the empty block list: in the finding, every
+  // stream is deleted and NativeSession's constructor reads the DBI header.
+  SECTION("the finding") { CHECK(refused(STACKWALK_FINDINGS_DIR "/llvm19-pdb-dbi-stream-null-read")); }
+  const std::string fpo = STACKWALK_CORE_TEST_DATA "/fpo.pdb";
+  std::unique_ptr<llvm::pdb::IPDBSession> session;
+  REQUIRE_FALSE(bool(openPdbSession(fpo, session)));
+  llvm::pdb::PDBFile &file = static_cast<llvm::pdb::NativeSession &>(*session).getPDBFile();
+  auto dbi = file.getPDBDbiStream();
+  REQUIRE(bool(dbi));
+  auto info = file.getPDBInfoStream();
+  REQUIRE(bool(info));
+  auto names = info->getNamedStreamIndex("/names");
+  REQUIRE(bool(names));
+  struct Named {
+    const char *role;
+    uint32_t stream;
+  };
+  for (Named named : {Named{"the DBI stream", llvm::pdb::StreamDBI},
+                      Named{"the frame data stream", dbi->getDebugStreamIndex(llvm::pdb::DbgHeaderType::NewFPO)},
+                      Named{"the symbol record stream", dbi->getSymRecordStreamIndex()},
+                      Named{"module 0's symbol stream", dbi->modules().getModuleDescriptor(0).getModuleStreamIndex()},
+                      Named{"the string table (/names)", *names}}) {
+    DYNAMIC_SECTION(named.role << " (stream " << named.stream << ") deleted") {
+      std::string copy = withStreamDeleted(fpo, named.stream);
+      CHECK(refused(copy));
+      llvm::sys::fs::remove(copy);
+    }
+  }
 }
 
 TEST_CASE("a PDB's old FPO stream: FPO_DATA's attribute bits as winnt.h lays them out") {

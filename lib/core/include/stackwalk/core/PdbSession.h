@@ -4,8 +4,9 @@
 // none at all, a null read), which fuzz_pdb found crashing on the first RVA
 // lookup; its named-stream map is read trusting its bucket numbers and
 // string offsets; a contribution's module number, a module's stream number and
-// the scopes of its symbols (PdbScopeCheck.h) are followed unchecked. Such PDBs
-// are refused here, before any lookup.
+// the scopes of its symbols (PdbScopeCheck.h) are followed unchecked, and a
+// deleted stream it names is read past its (empty) block list
+// (PdbStreamCheck.h). Such PDBs are refused here, before any lookup.
 #pragma once
 
 #include "llvm/Support/Error.h"
