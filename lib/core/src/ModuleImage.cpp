@@ -350,17 +350,20 @@ bool indexElf64Symbols(const ELF64LEObjectFile &elf, DenseMap<StringRef, uint64_
 // The symbol the index would give for `name` (the first in .symtab, then
 // .dynsym), found by comparing each name in place: no strlen, no hashing,
 // no table of every name for the few a walk asks a module for.
+bool symbolNamed(const ELF64LE::Sym &symbol, StringRef strings, StringRef name) {
+  uint64_t at = symbol.st_name;
+  return at < strings.size() && strings.size() - at > name.size() && strings[at + name.size()] == '\0' &&
+         std::memcmp(strings.data() + at, name.data(), name.size()) == 0;
+}
+
 bool scanElf64Symbols(const ELF64LEObjectFile &elf, StringRef name, std::optional<uint64_t> &found) {
   if (name.empty()) return false; // the index leaves nameless symbols out: let it answer
   return forEachElf64SymbolTable(elf, [&](ArrayRef<ELF64LE::Sym> symbols, StringRef strings) {
-    for (const ELF64LE::Sym &symbol : symbols) {
-      uint64_t at = symbol.st_name;
-      if (at < strings.size() && strings.size() - at > name.size() && strings[at + name.size()] == '\0' &&
-          std::memcmp(strings.data() + at, name.data(), name.size()) == 0) {
+    for (const ELF64LE::Sym &symbol : symbols)
+      if (symbolNamed(symbol, strings, name)) {
         found = symbol.st_value;
         return true;
       }
-    }
     return false;
   });
 }
@@ -407,6 +410,20 @@ std::optional<uint64_t> ModuleImage::symbolAddress(StringRef name) const {
   // A DLL's exports after its symbol table, as before the index.
   if (const auto *coff = dyn_cast<COFFObjectFile>(object_.get())) return exportAddress(*coff, name);
   return std::nullopt;
+}
+
+bool ModuleImage::hasSymbolAt(StringRef name, uint64_t fileAddress) const {
+  if (!symbolTablesUsable_) return false;
+  const auto *elf64 = dyn_cast<ELF64LEObjectFile>(object_.get());
+  if (!elf64 || elf64->getELFFile().getHeader().e_type == ELF::ET_REL || name.empty())
+    return symbolAddress(name) == fileAddress;
+  bool found = false;
+  forEachElf64SymbolTable(*elf64, [&](ArrayRef<ELF64LE::Sym> symbols, StringRef strings) {
+    for (const ELF64LE::Sym &symbol : symbols)
+      if (symbol.st_value == fileAddress && symbolNamed(symbol, strings, name)) return found = true;
+    return false;
+  });
+  return found;
 }
 
 // A DLL's exports are not in its COFF symbol table (release DLLs have none):

@@ -57,6 +57,19 @@ TEST_CASE("Breakpad's identifier of an ELF file: its build-id's first 16 bytes, 
   CHECK((*stripped)->breakpadFileId() == folded);
 }
 
+TEST_CASE("an ELF file's symbols at an address are compared by name") {
+  // This test program's own symbol table: main, and its Catch2 runner's entry.
+  auto image = ModuleImage::fromBytes(ownExecutable(), "core_tests");
+  REQUIRE(bool(image));
+  auto main = (*image)->symbolAddress("main");
+  REQUIRE(main);
+  CHECK((*image)->hasSymbolAt("main", *main));
+  CHECK_FALSE((*image)->hasSymbolAt("main", *main + 1));
+  CHECK_FALSE((*image)->hasSymbolAt("mai", *main));
+  CHECK_FALSE((*image)->hasSymbolAt("main2", *main));
+  CHECK_FALSE((*image)->hasSymbolAt("", *main));
+}
+
 TEST_CASE("a malformed symbol table is kept from LLVM, which would abort (found by fuzz_module_image)") {
   std::vector<uint8_t> bytes = ownExecutable();
   llvm::ELF::Elf64_Ehdr header;

@@ -50,12 +50,14 @@ std::optional<uint64_t> symbolFileAddress(const Module &module, const char *name
 }
 
 // A call through another name of the function (glibc's nanosleep for
-// __nanosleep): the callee's module has the name at the function's address.
+// __nanosleep): the callee's module, or its debug file, has the name at the
+// function's address.
 bool symbolIsFunction(const DWARFDie &origin, const DWARFDie &function, const Module &module) {
   std::optional<uint64_t> entry = functionEntry(function);
-  if (!entry) return false;
+  if (!entry || !module.image) return false;
+  const ModuleImage *debug = module.image->debugImage();
   for (const char *name : {origin.getLinkageName(), origin.getShortName()})
-    if (symbolFileAddress(module, name) == entry) return true;
+    if (name && (module.image->hasSymbolAt(name, *entry) || (debug && debug->hasSymbolAt(name, *entry)))) return true;
   return false;
 }
 

@@ -115,6 +115,10 @@ public:
 
   // The file address of a symbol (.symtab or .dynsym; a PE's symbols or exports), by name.
   std::optional<uint64_t> symbolAddress(llvm::StringRef name) const;
+  // Whether a symbol of that name lies at that file address: for an ELF
+  // file, its symbols at the address are compared by name (no index of
+  // every name is built, as symbolAddress's is after a few lookups).
+  bool hasSymbolAt(llvm::StringRef name, uint64_t fileAddress) const;
 
   // .gnu_debuglink: the debug file's name and CRC.
   std::optional<std::pair<std::string, uint32_t>> debugLink() const;
