@@ -121,14 +121,14 @@ std::optional<uint64_t> searchSavedEbp(const Frame &frame, const FrameInfo &info
   return std::nullopt;
 }
 
-} // namespace
-
 // The PDB the module resolver matched to the module (by its GUID and age),
 // beside its image or alone; empty when none. (A MinGW module's debug file is
 // DWARF, which has no frame data.)
-static const std::string &matchedPdb(const Module &module) {
+const std::string &matchedPdb(const Module &module) {
   return module.image ? module.image->pdbPath() : module.pdbPath;
 }
+
+} // namespace
 
 // The frame data of the module's matched PDB, read once; null when it has
 // none or it does not read.
