@@ -347,15 +347,17 @@ bool indexElf64Symbols(const ELF64LEObjectFile &elf, DenseMap<StringRef, uint64_
   });
 }
 
-// The symbol the index would give for `name` (the first in .symtab, then
-// .dynsym), found by comparing each name in place: no strlen, no hashing,
-// no table of every name for the few a walk asks a module for.
+// Whether the symbol's name is `name`, compared in place in the string
+// table: no strlen, no hashing.
 bool symbolNamed(const ELF64LE::Sym &symbol, StringRef strings, StringRef name) {
   uint64_t at = symbol.st_name;
   return at < strings.size() && strings.size() - at > name.size() && strings[at + name.size()] == '\0' &&
          std::memcmp(strings.data() + at, name.data(), name.size()) == 0;
 }
 
+// The symbol the index would give for `name` (the first in .symtab, then
+// .dynsym), found by comparing each name in place: no table of every name
+// for the few a walk asks a module for.
 bool scanElf64Symbols(const ELF64LEObjectFile &elf, StringRef name, std::optional<uint64_t> &found) {
   if (name.empty()) return false; // the index leaves nameless symbols out: let it answer
   return forEachElf64SymbolTable(elf, [&](ArrayRef<ELF64LE::Sym> symbols, StringRef strings) {

@@ -49,15 +49,21 @@ std::optional<uint64_t> symbolFileAddress(const Module &module, const char *name
   return debug ? debug->symbolAddress(name) : std::nullopt;
 }
 
+// Whether the module or its debug file has a symbol of that name at the file address.
+bool hasSymbolAt(const Module &module, const char *name, uint64_t fileAddress) {
+  if (!name || !module.image) return false;
+  if (module.image->hasSymbolAt(name, fileAddress)) return true;
+  const ModuleImage *debug = module.image->debugImage();
+  return debug && debug->hasSymbolAt(name, fileAddress);
+}
+
 // A call through another name of the function (glibc's nanosleep for
-// __nanosleep): the callee's module, or its debug file, has the name at the
-// function's address.
+// __nanosleep): the callee's module has the name at the function's address.
 bool symbolIsFunction(const DWARFDie &origin, const DWARFDie &function, const Module &module) {
   std::optional<uint64_t> entry = functionEntry(function);
-  if (!entry || !module.image) return false;
-  const ModuleImage *debug = module.image->debugImage();
+  if (!entry) return false;
   for (const char *name : {origin.getLinkageName(), origin.getShortName()})
-    if (name && (module.image->hasSymbolAt(name, *entry) || (debug && debug->hasSymbolAt(name, *entry)))) return true;
+    if (hasSymbolAt(module, name, *entry)) return true;
   return false;
 }
 
