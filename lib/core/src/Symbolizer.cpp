@@ -22,8 +22,10 @@
 #include "llvm/Demangle/Demangle.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <system_error>
 
 using namespace llvm;
 
@@ -105,6 +107,13 @@ bool matchFunctionTable(const ModuleImage &image, symbolize::SymbolizableModule 
   return true;
 }
 
+// What a twin made in memory holds: location lists only for readers of variables.
+TwinSections twinSections(bool readsVariables) {
+  return readsVariables ? TwinSections::All : TwinSections::WithoutLocationLists;
+}
+
+std::string twinName(const ModuleImage &file) { return file.path() + " (decompressed)"; }
+
 } // namespace
 
 Symbolizer::Symbolizer(uint64_t maxDebugBytes, const DecompressedDebugCache *inflated, bool readsVariables,
@@ -147,18 +156,50 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
 }
 
 
-// From the cache when there is one, else made in memory: libdeflate
-// inflates what LLVM would have inflated with zlib, in a third of the time.
+// From the cache when there is one, else made in memory (or being made,
+// prefetchDebugInfo): libdeflate inflates what LLVM would have inflated with
+// zlib, in a third of the time.
 const ModuleImage *Symbolizer::decompressedTwin(const ModuleImage &file) {
-  if (!hasCompressedSection(file)) return nullptr;
-  TwinSections sections = readsVariables_ ? TwinSections::All : TwinSections::WithoutLocationLists;
-  std::unique_ptr<ModuleImage> twin =
-      inflated_ ? inflated_->twin(file, maxDebugBytes_)
-                : debugSectionTwinImage(file, maxDebugBytes_, file.path() + " (decompressed)", sections);
+  std::unique_ptr<ModuleImage> twin;
+  if (auto pending = pendingTwins_.extract(&file)) {
+    twin = pending.mapped().get();
+  } else {
+    if (!hasCompressedSection(file)) return nullptr;
+    twin = inflated_ ? inflated_->twin(file, maxDebugBytes_)
+                     : debugSectionTwinImage(file, maxDebugBytes_, twinName(file), twinSections(readsVariables_));
+  }
   if (!twin) return nullptr;
   // The compressed pages will not be read again.
   file.releaseCompressedPages();
   return (twins_[&file] = std::move(twin)).get();
+}
+
+void Symbolizer::prefetchDebugInfo(const Module &module) {
+  if (inflated_ || maps_ || !module.image || module.debugInfoRefused || module.image->inMemory()) return;
+  // As debugContext() reads it: a PE image's PDB is not prefetched.
+  if (module.image->object().isCOFF()) return;
+  const ModuleImage &source = dwarfSourceOf(*module.image);
+  // A few files: each takes two threads, and a thread's first frame is in one of a few libraries.
+  constexpr size_t MaxPrefetched = 4;
+  if (pendingTwins_.size() >= MaxPrefetched || source.inMemory() || source.debugInfoBytes() > maxDebugBytes_ ||
+      twins_.count(&source) || pendingTwins_.count(&source) || !hasCompressedSection(source))
+    return;
+  // The thread reads only the file's sections, which nothing changes until the
+  // twin is taken (decompressedTwin); the session keeps the file open past the Symbolizer.
+  auto make = [&source, max = maxDebugBytes_, name = twinName(source), sections = twinSections(readsVariables_)] {
+    return debugSectionTwinImage(source, max, name, sections);
+  };
+  try {
+    pendingTwins_.emplace(&source, std::async(std::launch::async, std::move(make)));
+  } catch (const std::system_error &) {
+    // No thread to spare: the twin is made when it is needed.
+  }
+}
+
+bool Symbolizer::inflating() const {
+  return std::any_of(pendingTwins_.begin(), pendingTwins_.end(), [](const auto &pending) {
+    return pending.second.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+  });
 }
 
 symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image, bool withDebugInfo) {

@@ -18,6 +18,8 @@ TEST_CASE("a twin holds the .debug_* sections decompressed, in an ELF file of th
   REQUIRE(hasCompressedSection(*file));
   auto twin = debugSectionTwin(*file, UINT64_MAX);
   REQUIRE(bool(twin));
+  // Where a huge page starts, so that one page fault maps 2 MiB of it from the first byte.
+  CHECK(uintptr_t((*twin)->getBufferStart()) % (uintptr_t(2) << 20) == 0);
   auto parsed = ModuleImage::fromFileBuffer(std::move(*twin), "twin");
   REQUIRE(bool(parsed));
   CHECK(debugStr(**parsed) == text);

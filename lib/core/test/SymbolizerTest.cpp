@@ -1,5 +1,7 @@
 #include "stackwalk/core/Symbolizer.h"
 
+#include "CompressedElf.h"
+
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -79,4 +81,61 @@ TEST_CASE("a stripped DLL's exports name only the functions they start (the func
   CHECK(name(0x1380) == "stackwalk_exported");
   CHECK(name(0x13c0).empty()); // LLVM alone: stackwalk_exported+0x50
   CHECK(name(0x1425) == "stackwalk_caller");
+}
+
+namespace {
+// This test program's file, its debug info compressed, as a module loaded where the file says.
+Module compressedModule(const test::TempDir &dir) {
+  Module module;
+  module.name = "core_tests";
+  module.image = test::compressedFile(dir.file("core_tests"), "strings");
+  module.base = module.image->preferredBase();
+  module.size = 1 << 30;
+  return module;
+}
+
+std::string describe(const std::vector<SourceFrame> &frames) {
+  std::string text;
+  for (const SourceFrame &frame : frames)
+    text += frame.function + " " + std::to_string(frame.functionStart.value_or(0)) + " " + frame.file + ":" +
+            std::to_string(frame.line.value_or(0)) + (frame.inlined ? " inlined; " : "; ");
+  return text;
+}
+} // namespace
+
+TEST_CASE("a debug file prefetched on another thread names frames as one inflated when they are named") {
+  test::TempDir dir;
+  Module module = compressedModule(dir);
+  auto main = module.image->symbolAddress("main");
+  REQUIRE(main);
+  Symbolizer prefetching, plain;
+  prefetching.prefetchDebugInfo(module);
+  prefetching.prefetchDebugInfo(module); // once per file
+  CHECK(prefetching.prefetchedFiles() == 1);
+  std::string named = describe(prefetching.symbolize(module, *main + 1));
+  CHECK(prefetching.prefetchedFiles() == 0); // read by the first name
+  CHECK_FALSE(prefetching.inflating());
+  CHECK(named.find("main ") == 0);
+  CHECK(named == describe(plain.symbolize(module, *main + 1)));
+  prefetching.prefetchDebugInfo(module); // already read
+  CHECK(prefetching.prefetchedFiles() == 0);
+}
+
+TEST_CASE("nothing is prefetched for refused debug info, nor where a symbol cache gives the twins and names") {
+  test::TempDir dir;
+  Module module = compressedModule(dir);
+  module.debugInfoRefused = true;
+  Symbolizer symbolizer;
+  symbolizer.prefetchDebugInfo(module);
+  CHECK(symbolizer.prefetchedFiles() == 0);
+  module.debugInfoRefused = false;
+  SymbolMapCache maps(dir.file("cache"));
+  Symbolizer cached(uint64_t(2) << 30, nullptr, true, &maps);
+  cached.prefetchDebugInfo(module);
+  CHECK(cached.prefetchedFiles() == 0);
+  Symbolizer small(4); // the file claims more DWARF than that (8 bytes of .debug_str)
+  small.prefetchDebugInfo(module);
+  CHECK(small.prefetchedFiles() == 0);
+  symbolizer.prefetchDebugInfo(module);
+  CHECK(symbolizer.prefetchedFiles() == 1); // the same module, allowed
 }

@@ -95,7 +95,17 @@ llvm::Error ProcessWalk::adoptThreads(std::vector<ThreadInfo> threads, const std
   report_.warnings.insert(report_.warnings.end(), warnings.begin(), warnings.end());
   if (llvm::Error error = checkRequestedThreads(*target_, options_, "the process")) return error;
   report_.threads = selectThreads(*target_, options_, report_.warnings);
+  prefetchDebugInfo();
   return llvm::Error::success();
+}
+
+// Every selected thread's first frame is named, so the debug files of the
+// modules their contexts stop in will be read: they start to inflate now,
+// while the runtime is read and the first stacks unwound.
+void ProcessWalk::prefetchDebugInfo() {
+  for (const ThreadInfo *thread : report_.threads)
+    if (std::optional<uint64_t> pc = thread ? thread->context.pc() : std::nullopt) // null: a live process's, until adoptThreads
+      if (const Module *module = target_->moduleAt(*pc)) session_.symbolizer.prefetchDebugInfo(*module);
 }
 
 llvm::Expected<std::unique_ptr<ProcessWalk>> ProcessWalk::open(const std::string &dumpPath, const WalkOptions &options,
@@ -120,6 +130,7 @@ ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, c
   registered_ = RegisteredCode::find(*target_, options.perfMap, session.images, report_.warnings);
   limitDebugInfo(*target_, session.symbolizer.maxDebugBytes(), report_.warnings);
   report_.threads = selectThreads(*target_, options, report_.warnings);
+  prefetchDebugInfo();
   runtime_ = openManagedRuntime(*target_, report_.warnings, runtimeUnreadable_);
   if (runtime_) report_.runtime = runtime_->summary();
   if (unwindPolicy(target_->arch(), target_->os()).empty())
@@ -230,6 +241,20 @@ void ProcessWalk::unwindAll() {
   }
 }
 
+// Unwinding reads no debug info (but for --args, FrameArguments), so it is
+// what the walk can do while the debug files it will read inflate on other
+// threads; a bounded number of threads ahead, to bound the memory they hold.
+void ProcessWalk::unwindAheadOf(size_t index) {
+  if (options_.arguments) return;
+  constexpr size_t MaxUnwoundAhead = 64;
+  size_t end = std::min(report_.threads.size(), index + 1 + MaxUnwoundAhead);
+  for (size_t i = index + 1; i < end && session_.symbolizer.inflating(); ++i) {
+    if (unwound_.size() < end) unwound_.resize(report_.threads.size());
+    if (!unwound_[i]) unwound_[i] = beginThread(*report_.threads[i], options_);
+    if (!unwound_[i]->unwound) unwindThread(*unwound_[i], *report_.threads[i], options_);
+  }
+}
+
 std::optional<ReportThread> ProcessWalk::nextThread() {
   if (nextThread_ >= report_.threads.size()) return std::nullopt;
   if (framesWalked_ >= options_.maxTotalFrames) {
@@ -241,8 +266,10 @@ std::optional<ReportThread> ProcessWalk::nextThread() {
   }
   size_t index = nextThread_++;
   std::unique_ptr<UnwoundThread> begun = index < unwound_.size() ? std::move(unwound_[index]) : nullptr;
-  if (begun && !begun->unwound) unwindThread(*begun, *report_.threads[index], options_);
-  ReportThread thread = begun ? nameThread(std::move(*begun), options_) : walkThread(*report_.threads[index], options_);
+  if (!begun) begun = beginThread(*report_.threads[index], options_);
+  if (!begun->unwound) unwindThread(*begun, *report_.threads[index], options_);
+  unwindAheadOf(index);
+  ReportThread thread = nameThread(std::move(*begun), options_);
   framesWalked_ += thread.frames.size();
   if (thread.crashed && walksAsSignatureDoes(options_))
     report_.signature = threadSignature(thread, options_.signatureFrames, options_.trustUncheckedFiles);

@@ -10,6 +10,7 @@
 #include "stackwalk/core/SymbolMapCache.h"
 
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -65,6 +66,17 @@ public:
   // Why the image's symbol tables name nothing, when they were refused
   // (malformed, or LLVM's symbolizer would not read them); else empty.
   std::string unusableSymbols(const ModuleImage &image) const;
+  // Starts decompressing the module's compressed DWARF on another thread, so
+  // that the walk's first name there waits less or not at all: a cold walk of
+  // a small dump spent a third of its time inflating libc's debug file before
+  // anything else could go on. Only where no symbol cache is used (with one,
+  // the twin and the symbol maps come from the cache instead); nothing for a
+  // module whose debug info is refused, or an image copied from the dump.
+  void prefetchDebugInfo(const Module &module);
+  // Whether a prefetched file is still inflating.
+  bool inflating() const;
+  // How many files were prefetched and not yet read.
+  size_t prefetchedFiles() const { return pendingTwins_.size(); }
   // The most DWARF read for one image (and, in a walk, for one dump), uncompressed.
   uint64_t maxDebugBytes() const { return maxDebugBytes_; }
 
@@ -95,6 +107,7 @@ private:
   std::map<const ModuleImage *, std::optional<LoadedSymbolMap>> symbolMaps_;
   std::set<const ModuleImage *> remadeSymbolMaps_; // found damaged and made again
   std::map<const ModuleImage *, std::unique_ptr<ModuleImage>> twins_;
+  std::map<const ModuleImage *, std::future<std::unique_ptr<ModuleImage>>> pendingTwins_; // prefetchDebugInfo
   // By image and whether its debug info is used (without: for code in units LLVM cannot parse).
   std::map<std::pair<const ModuleImage *, bool>, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
   std::map<const ModuleImage *, std::string> unusableSymbols_;

@@ -96,6 +96,8 @@ private:
   std::unique_ptr<UnwoundThread> beginThread(const ThreadInfo &info, const WalkOptions &options);
   void unwindThread(UnwoundThread &begun, const ThreadInfo &info, const WalkOptions &options);
   ReportThread nameThread(UnwoundThread unwound, const WalkOptions &options);
+  void prefetchDebugInfo();
+  void unwindAheadOf(size_t index);
 
   std::unique_ptr<Target> target_;
   WalkOptions options_;
