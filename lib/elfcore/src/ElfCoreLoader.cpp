@@ -131,6 +131,13 @@ Expected<ElfFileHeader> CoreReader::header() const {
 
 // `wordSize`: the core's class (4 in ELF32), which lays out its notes.
 void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch, unsigned wordSize) {
+  // Counted first: grown by doubling, the vector would copy a core's 100,000 threads (1.2 KB each) over and over.
+  size_t statuses = notes_.threads.size();
+  forEachElfNote(noteBytes, [&](const ElfNote &note) {
+    statuses += note.name == "CORE" && note.type == NT_PRSTATUS;
+    return true;
+  });
+  notes_.threads.reserve(statuses);
   bool wellFormed = forEachElfNote(noteBytes, [&](const ElfNote &note) {
     if (note.name == "LINUX" && note.type == NT_ARM_PAC_MASK && arch == Arch::Arm64)
       notes_.pointerAuthMask = parsePacInstructionMask(note.desc);
@@ -140,7 +147,7 @@ void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch, unsign
     if (note.name != "CORE") return true; // other LINUX notes hold other architectures' state
     switch (note.type) {
     case NT_PRSTATUS:
-      if (auto status = parsePrStatus(note.desc, arch, wordSize)) notes_.threads.push_back(*status);
+      if (auto status = parsePrStatus(note.desc, arch, wordSize)) notes_.threads.push_back(std::move(*status));
       else warnings_.push_back("an NT_PRSTATUS note is too short; its thread is skipped");
       break;
     case NT_PRFPREG: // the thread's whose NT_PRSTATUS it follows
@@ -236,16 +243,6 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
   auto target = std::make_unique<Target>(arch, OS::Linux, "elf-core", std::move(memory));
   target->regions = std::move(regions);
 
-  for (const PrStatus &status : notes_.threads) {
-    ThreadInfo thread;
-    thread.tid = status.tid;
-    thread.context = status.registers;
-    thread.fpState = status.fpState;
-    if (status.signal) thread.signal = status.signal;
-    target->threads.push_back(std::move(thread));
-  }
-  if (target->threads.empty()) warnings_.push_back("the core has no thread (NT_PRSTATUS) notes");
-
   if (notes_.process) {
     target->process.pid = notes_.process->pid;
     target->process.name = notes_.process->name;
@@ -269,6 +266,19 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
     }
     target->crash = crash;
   }
+
+  // Moved, not copied: a core can hold 100,000 threads of 1.2 KB each.
+  target->threads.reserve(notes_.threads.size());
+  for (PrStatus &status : notes_.threads) {
+    ThreadInfo thread;
+    thread.tid = status.tid;
+    thread.context = std::move(status.registers);
+    thread.fpState = std::move(status.fpState);
+    if (status.signal) thread.signal = status.signal;
+    target->threads.push_back(std::move(thread));
+  }
+  notes_.threads = {};
+  if (target->threads.empty()) warnings_.push_back("the core has no thread (NT_PRSTATUS) notes");
 
   target->process.auxv = notes_.auxv;
   target->pointerAuthMask = notes_.pointerAuthMask;
