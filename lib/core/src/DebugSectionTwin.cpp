@@ -143,7 +143,8 @@ public:
   }
   ~TwinBuffer() override { munmap(const_cast<char *>(getBufferStart()), mapped_); }
   StringRef getBufferIdentifier() const override { return name_; }
-  BufferKind getBufferKind() const override { return MemoryBuffer_MMap; }
+  // Anonymous memory, which MADV_DONTNEED would zero, unlike a file's pages (ModuleImage::releaseCompressedPages).
+  BufferKind getBufferKind() const override { return MemoryBuffer_Malloc; }
 
 private:
   TwinBuffer(char *start, size_t size, size_t mapped, std::string name) : mapped_(mapped), name_(std::move(name)) {
