@@ -3,6 +3,8 @@
 
 #include "stackwalk/core/Fail.h"
 
+#include "llvm/DebugInfo/CodeView/DebugLinesSubsection.h"
+#include "llvm/DebugInfo/CodeView/DebugSubsectionRecord.h"
 #include "llvm/DebugInfo/CodeView/SymbolDeserializer.h"
 #include "llvm/DebugInfo/CodeView/SymbolRecord.h"
 #include "llvm/DebugInfo/PDB/Native/DbiModuleList.h"
@@ -11,6 +13,7 @@
 #include "llvm/DebugInfo/PDB/Native/NativeSession.h"
 #include "llvm/DebugInfo/PDB/Native/PDBFile.h"
 #include "llvm/DebugInfo/PDB/Native/RawConstants.h"
+#include "llvm/Object/COFF.h"
 #include "llvm/Support/BinaryStreamReader.h"
 #include "llvm/Support/Endian.h"
 
@@ -118,6 +121,26 @@ Error checkScopes(const CVSymbolArray &records, uint32_t module) {
   return Error::success();
 }
 
+// LLVM 19's SymbolCache::findLineTable places each lines subsection by its
+// RelocSegment through NativeSession::getRVAFromSectOffset, which clamps a
+// section past the headers to one past them and reads that header: past the
+// end of the array (fuzz/findings/llvm19-pdb-line-table-section-past-headers).
+// The subsections LLVM skips (those that do not initialize) are skipped here too.
+Error checkLineSections(const pdb::ModuleDebugStreamRef &stream, uint32_t sections, uint32_t module) {
+  for (const DebugSubsectionRecord &subsection : stream.getSubsectionsArray()) {
+    if (subsection.kind() != DebugSubsectionKind::Lines) continue;
+    DebugLinesSubsectionRef lines;
+    if (Error error = lines.initialize(BinaryStreamReader(subsection.getRecordData()))) {
+      consumeError(std::move(error));
+      continue;
+    }
+    if (lines.header()->RelocSegment > sections)
+      return fail("a line table of PDB module " + Twine(module) + " names section " +
+                  Twine(uint32_t(lines.header()->RelocSegment)) + " of " + Twine(sections));
+  }
+  return Error::success();
+}
+
 } // namespace
 
 Error checkModuleScopes(pdb::NativeSession &session) {
@@ -135,6 +158,7 @@ Error checkModuleScopes(pdb::NativeSession &session) {
     auto debugStream = session.getModuleDebugStream(module);
     if (!debugStream) return debugStream.takeError();
     if (Error error = checkScopes(debugStream->getSymbolArray(), module)) return error;
+    if (Error error = checkLineSections(*debugStream, dbi->getSectionHeaders().size(), module)) return error;
   }
   return Error::success();
 }

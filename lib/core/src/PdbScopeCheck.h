@@ -5,7 +5,8 @@
 // cantFail. LLVM follows those offsets unchecked: an End that names no later
 // record of the stream, or lies past its enclosing scope's, loops for ever
 // (fuzz_pdb found it), and an inline site that does not read is undefined
-// behaviour. Also each module's stream number, which LLVM 19 opens unchecked.
+// behaviour. Also each module's stream number, which LLVM 19 opens unchecked,
+// and the section each of its line tables names (checkLineSections).
 #pragma once
 
 #include "llvm/Support/Error.h"

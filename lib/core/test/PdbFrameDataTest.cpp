@@ -124,6 +124,12 @@ TEST_CASE("a PDB whose section contributions name sections it has no header for 
   CHECK_FALSE(refused(STACKWALK_CORE_TEST_DATA "/fpo.pdb"));
 }
 
+TEST_CASE("a PDB whose line table names a section it has no header for is refused (fuzz/findings/llvm19-pdb-line-table-section-past-headers)") {
+  // LLVM 19's findLineTable would read the header past the last one.
+  CHECK_THAT(refusal(STACKWALK_FINDINGS_DIR "/llvm19-pdb-line-table-section-past-headers"),
+             Catch::Matchers::Contains("a line table of PDB module"));
+}
+
 TEST_CASE("a PDB whose named-stream map points outside its strings is refused (fuzz/findings/llvm19-pdb-named-stream-map-string-offset)") {
   // LLVM 19's NamedStreamMap would read the name with strlen from wherever the offset points.
   CHECK(refused(STACKWALK_FINDINGS_DIR "/llvm19-pdb-named-stream-map-string-offset"));
