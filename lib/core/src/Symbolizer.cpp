@@ -2,6 +2,8 @@
 
 #include "stackwalk/core/DebugSectionTwin.h"
 #include "stackwalk/core/DecompressedDebugCache.h"
+#include "stackwalk/core/ElfSymbolTable.h"
+#include "ElfSymbolizableModule.h"
 #include "stackwalk/core/PdbFrames.h"
 #include "stackwalk/core/PdbSession.h"
 #include "stackwalk/core/RegularFile.h"
@@ -215,8 +217,16 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image, b
     modules_[key] = nullptr;
     return nullptr;
   }
-  auto module = symbolize::SymbolizableObjectFile::create(
-      &symbolSource.object(), withDebugInfo ? debugContext(image) : emptyDwarfContext(), /*UntagAddresses=*/false);
+  // The symbol table first: a prefetched debug file may still be inflating.
+  std::optional<ElfSymbolTable> elfSymbols = ElfSymbolTable::read(symbolSource.object());
+  std::unique_ptr<DIContext> context = withDebugInfo ? debugContext(image) : emptyDwarfContext();
+  if (elfSymbols) {
+    auto &slot = modules_[key];
+    slot = std::make_unique<ElfSymbolizableModule>(symbolSource.object(), std::move(*elfSymbols), std::move(context));
+    return slot.get();
+  }
+  auto module =
+      symbolize::SymbolizableObjectFile::create(&symbolSource.object(), std::move(context), /*UntagAddresses=*/false);
   symbolize::SymbolizableModule *result = nullptr;
   if (module) {
     result = module->get();

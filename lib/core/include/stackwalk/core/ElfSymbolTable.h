@@ -1,0 +1,66 @@
+// A linked ELF file's function and data symbols by address, chosen as LLVM
+// 19's symbolizer (SymbolizableObjectFile) chooses them, read from the
+// file's typed symbol array. LLVM reads each symbol through its generic
+// SymbolRef, which looks the symbol's table, section and string table up
+// again per call: indexing libc's 10,000 symbols that way was a third of a
+// small walk without DWARF, and ran only after the walk had waited for the
+// DWARF (LLVM's module takes both at once).
+//
+// What LLVM keeps: the symbols of .symtab (else .dynsym) that are in a
+// loaded (SHF_ALLOC) section and of type NOTYPE, FUNC, OBJECT or GNU_IFUNC, less the
+// architecture's mapping symbols; at each address the one with the largest
+// size (the last in the table among equals). A symbol whose size is 0 runs
+// to the next one. A local symbol's file is the STT_FILE symbol before it.
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace llvm::object {
+class ObjectFile;
+}
+
+namespace stackwalk {
+
+class ElfSymbolTable {
+public:
+  // nullopt where this reading could differ from LLVM's: not a 32- or 64-bit
+  // little-endian linked ELF file of x86, x86-64, ARM or AArch64, extended
+  // section indices, a string table or name LLVM would refuse, or a section
+  // symbol named after its section. Let LLVM read those files.
+  static std::optional<ElfSymbolTable> read(const llvm::object::ObjectFile &object);
+
+  struct Symbol {
+    llvm::StringRef name;
+    uint64_t start = 0;
+    uint64_t size = 0;
+    llvm::StringRef file; // a local symbol's STT_FILE name; else empty
+  };
+  // The symbol holding the file address, as LLVM's getNameFromSymbolTable gives it.
+  std::optional<Symbol> at(uint64_t address) const;
+  // Every symbol of that name.
+  std::vector<Symbol> named(llvm::StringRef name) const;
+
+private:
+  struct Entry {
+    uint64_t start;
+    uint64_t size;
+    uint32_t name;       // offset in the string table
+    uint32_t localIndex; // index in the symbol table of a local symbol; 0 for others
+  };
+  struct FileSymbol {
+    uint32_t index;
+    uint32_t name;
+  };
+  template <typename ELFT> friend class ElfSymbolTableReader;
+  Symbol describe(const Entry &entry) const;
+
+  llvm::StringRef strings_;
+  std::vector<Entry> entries_;   // by start, one per address
+  std::vector<FileSymbol> files_; // by index
+};
+
+} // namespace stackwalk

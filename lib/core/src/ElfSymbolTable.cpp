@@ -1,0 +1,155 @@
+#include "stackwalk/core/ElfSymbolTable.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Object/ELFObjectFile.h"
+
+#include <algorithm>
+
+using namespace llvm;
+using namespace llvm::object;
+
+namespace stackwalk {
+
+namespace {
+
+// Symbols LLVM marks format-specific (ELFObjectFile::getSymbolFlags) and
+// its symbolizer leaves out: ARM's and AArch64's mapping symbols.
+bool isMappingSymbol(unsigned machine, StringRef name) {
+  if (machine == ELF::EM_AARCH64) return name.starts_with("$d") || name.starts_with("$x");
+  if (machine == ELF::EM_ARM)
+    return name.empty() || name.starts_with("$d") || name.starts_with("$t") || name.starts_with("$a");
+  return false;
+}
+
+bool isCodeOrDataType(unsigned type) {
+  // STT_NOTYPE too: functions written in assembly often have no type.
+  return type == ELF::STT_NOTYPE || type == ELF::STT_FUNC || type == ELF::STT_OBJECT || type == ELF::STT_GNU_IFUNC;
+}
+
+} // namespace
+
+template <typename ELFT> class ElfSymbolTableReader {
+  using Shdr = typename ELFT::Shdr;
+  using Sym = typename ELFT::Sym;
+
+public:
+  static std::optional<ElfSymbolTable> read(const ELFFile<ELFT> &file) {
+    unsigned machine = file.getHeader().e_machine;
+    // A relocatable file's symbols are offsets in their sections, which LLVM adds.
+    if (file.getHeader().e_type == ELF::ET_REL) return std::nullopt;
+    if (machine != ELF::EM_X86_64 && machine != ELF::EM_386 && machine != ELF::EM_ARM && machine != ELF::EM_AARCH64)
+      return std::nullopt;
+    auto sections = file.sections();
+    if (!sections) return consumeError(sections.takeError()), std::nullopt;
+    const Shdr *symtab = nullptr, *dynsym = nullptr;
+    for (const Shdr &section : *sections) {
+      if (section.sh_type == ELF::SHT_SYMTAB_SHNDX) return std::nullopt;
+      if (section.sh_type == ELF::SHT_SYMTAB && !symtab) symtab = &section;
+      if (section.sh_type == ELF::SHT_DYNSYM && !dynsym) dynsym = &section;
+    }
+    // As LLVM's computeSymbolSizes: .symtab's symbols after the null one, else .dynsym's.
+    auto count = [](const Shdr *table) { return table ? table->sh_size / sizeof(Sym) : 0; };
+    const Shdr *table = count(symtab) > 1 ? symtab : dynsym;
+    ElfSymbolTable result;
+    if (count(table) <= 1) return result;
+    auto symbols = file.symbols(table);
+    if (!symbols) return consumeError(symbols.takeError()), std::nullopt;
+    auto strings = file.getStringTableForSymtab(*table, *sections);
+    if (!strings) return consumeError(strings.takeError()), std::nullopt;
+    if (symbols->size() > UINT32_MAX) return std::nullopt;
+    result.strings_ = *strings;
+    if (!addSymbols(file, *sections, *symbols, result)) return std::nullopt;
+    keepOnePerAddress(result.entries_);
+    return result;
+  }
+
+private:
+  // False where LLVM would refuse the table.
+  static bool addSymbols(const ELFFile<ELFT> &file, ArrayRef<Shdr> sections, ArrayRef<Sym> symbols,
+                         ElfSymbolTable &table) {
+    unsigned machine = file.getHeader().e_machine;
+    table.entries_.reserve(symbols.size());
+    for (uint32_t index = 1; index < symbols.size(); ++index) {
+      const Sym &symbol = symbols[index];
+      // LLVM's symbolizer reads every name, and fails on the first it cannot read.
+      if (symbol.st_name >= table.strings_.size()) return false;
+      StringRef name(table.strings_.data() + symbol.st_name); // the table ends with a NUL (LLVM checks)
+      unsigned type = symbol.getType(), shndx = symbol.st_shndx;
+      if (shndx == ELF::SHN_XINDEX) return false;
+      bool inSection = shndx != ELF::SHN_UNDEF && shndx < ELF::SHN_LORESERVE && shndx < sections.size();
+      // A nameless section symbol is named after its section (AArch64's .dynsym has some).
+      if (type == ELF::STT_SECTION && name.empty() && !sectionNameReadable(file, sections, shndx, inSection))
+        return false;
+      if (!inSection) {
+        if (type == ELF::STT_FILE) table.files_.push_back({index, symbol.st_name});
+        continue;
+      }
+      // Nor symbols of sections not loaded (glibc's link-time warnings, at 0).
+      if (!(sections[shndx].sh_flags & ELF::SHF_ALLOC)) continue;
+      if (!isCodeOrDataType(type) || isMappingSymbol(machine, name)) continue;
+      uint64_t start = symbol.st_value;
+      if (machine == ELF::EM_ARM && type == ELF::STT_FUNC) start &= ~uint64_t(1); // the Thumb bit
+      uint32_t localIndex = symbol.getBinding() == ELF::STB_LOCAL ? index : 0;
+      table.entries_.push_back({start, symbol.st_size, symbol.st_name, localIndex});
+    }
+    return true;
+  }
+
+  static bool sectionNameReadable(const ELFFile<ELFT> &file, ArrayRef<Shdr> sections, unsigned shndx,
+                                  bool inSection) {
+    if (!inSection) return false; // LLVM errs, or reads a name through its end-of-sections iterator
+    auto name = file.getSectionName(sections[shndx]);
+    if (!name) consumeError(name.takeError());
+    return bool(name);
+  }
+
+  // Sorted by start and size, keeping at each start the last: the largest,
+  // and the latest in the table among equals, as LLVM's stable sort leaves it.
+  static void keepOnePerAddress(std::vector<ElfSymbolTable::Entry> &entries) {
+    std::stable_sort(entries.begin(), entries.end(), [](const auto &a, const auto &b) {
+      return a.start != b.start ? a.start < b.start : a.size < b.size;
+    });
+    auto kept = entries.begin();
+    for (auto run = entries.begin(); run != entries.end();) {
+      auto next = std::find_if(run, entries.end(), [&](const auto &entry) { return entry.start != run->start; });
+      *kept++ = *std::prev(next);
+      run = next;
+    }
+    entries.erase(kept, entries.end());
+  }
+};
+
+std::optional<ElfSymbolTable> ElfSymbolTable::read(const ObjectFile &object) {
+  if (const auto *elf = dyn_cast<ELF64LEObjectFile>(&object)) return ElfSymbolTableReader<ELF64LE>::read(elf->getELFFile());
+  if (const auto *elf = dyn_cast<ELF32LEObjectFile>(&object)) return ElfSymbolTableReader<ELF32LE>::read(elf->getELFFile());
+  return std::nullopt;
+}
+
+ElfSymbolTable::Symbol ElfSymbolTable::describe(const Entry &entry) const {
+  Symbol symbol{StringRef(strings_.data() + entry.name), entry.start, entry.size, StringRef()};
+  if (entry.localIndex) {
+    // The ELF spec puts a file's STT_FILE symbol before its local symbols.
+    auto after = std::upper_bound(files_.begin(), files_.end(), entry.localIndex,
+                                  [](uint32_t index, const FileSymbol &file) { return index < file.index; });
+    if (after != files_.begin()) symbol.file = StringRef(strings_.data() + std::prev(after)->name);
+  }
+  return symbol;
+}
+
+std::optional<ElfSymbolTable::Symbol> ElfSymbolTable::at(uint64_t address) const {
+  auto after = std::upper_bound(entries_.begin(), entries_.end(), address,
+                                [](uint64_t at, const Entry &entry) { return at < entry.start; });
+  if (after == entries_.begin()) return std::nullopt;
+  const Entry &entry = *std::prev(after);
+  if (entry.size != 0 && entry.start + entry.size <= address) return std::nullopt;
+  return describe(entry);
+}
+
+std::vector<ElfSymbolTable::Symbol> ElfSymbolTable::named(StringRef name) const {
+  std::vector<Symbol> found;
+  for (const Entry &entry : entries_)
+    if (StringRef(strings_.data() + entry.name) == name) found.push_back(describe(entry));
+  return found;
+}
+
+} // namespace stackwalk

@@ -1,0 +1,87 @@
+#include "ElfSymbolizableModule.h"
+
+#include "llvm/DebugInfo/DWARF/DWARFContext.h"
+#include "llvm/Object/ObjectFile.h"
+
+using namespace llvm;
+
+namespace stackwalk {
+
+ElfSymbolizableModule::ElfSymbolizableModule(const object::ObjectFile &object, ElfSymbolTable symbols,
+                                             std::unique_ptr<DIContext> debugInfo)
+    : symbols_(std::move(symbols)), debugInfo_(std::move(debugInfo)) {
+  for (const object::SectionRef &section : object.sections())
+    if (section.isText() && !section.isVirtual())
+      codeSections_.push_back({section.getAddress(), section.getSize(), section.getIndex()});
+}
+
+object::SectionedAddress ElfSymbolizableModule::withSection(object::SectionedAddress address) const {
+  if (address.SectionIndex != object::SectionedAddress::UndefSection) return address;
+  for (const CodeSection &section : codeSections_)
+    if (address.Address >= section.start && address.Address < section.start + section.size)
+      return {address.Address, section.index};
+  return address;
+}
+
+bool ElfSymbolizableModule::namesFromSymbolTable(const DILineInfoSpecifier &spec, bool useSymbolTable) const {
+  // LLVM: DWARF built with -gline-tables-only names functions worse than the symbol table.
+  return useSymbolTable && spec.FNKind == DILineInfoSpecifier::FunctionNameKind::LinkageName &&
+         isa<DWARFContext>(debugInfo_.get());
+}
+
+void ElfSymbolizableModule::nameFromSymbolTable(uint64_t address, DILineInfo &line) const {
+  auto symbol = symbols_.at(address);
+  if (!symbol) return;
+  line.FunctionName = symbol->name.str();
+  line.StartAddress = symbol->start;
+  if (line.FileName == DILineInfo::BadString && !symbol->file.empty()) line.FileName = symbol->file.str();
+}
+
+DILineInfo ElfSymbolizableModule::symbolizeCode(object::SectionedAddress moduleOffset, DILineInfoSpecifier spec,
+                                                bool useSymbolTable) const {
+  object::SectionedAddress address = withSection(moduleOffset);
+  DILineInfo line = debugInfo_->getLineInfoForAddress(address, spec);
+  if (namesFromSymbolTable(spec, useSymbolTable)) nameFromSymbolTable(address.Address, line);
+  return line;
+}
+
+DIInliningInfo ElfSymbolizableModule::symbolizeInlinedCode(object::SectionedAddress moduleOffset,
+                                                           DILineInfoSpecifier spec, bool useSymbolTable) const {
+  object::SectionedAddress address = withSection(moduleOffset);
+  DIInliningInfo frames = debugInfo_->getInliningInfoForAddress(address, spec);
+  if (frames.getNumberOfFrames() == 0) frames.addFrame(DILineInfo());
+  if (namesFromSymbolTable(spec, useSymbolTable))
+    nameFromSymbolTable(address.Address, *frames.getMutableFrame(frames.getNumberOfFrames() - 1));
+  return frames;
+}
+
+DIGlobal ElfSymbolizableModule::symbolizeData(object::SectionedAddress moduleOffset) const {
+  DIGlobal global;
+  if (auto symbol = symbols_.at(moduleOffset.Address)) {
+    global.Name = symbol->name.str();
+    global.Start = symbol->start;
+    global.Size = symbol->size;
+    global.DeclFile = symbol->file.str();
+  }
+  DILineInfo declared = debugInfo_->getLineInfoForDataAddress(moduleOffset);
+  if (declared.Line != 0) {
+    global.DeclFile = declared.FileName;
+    global.DeclLine = declared.Line;
+  }
+  return global;
+}
+
+std::vector<DILocal> ElfSymbolizableModule::symbolizeFrame(object::SectionedAddress moduleOffset) const {
+  return debugInfo_->getLocalsForAddress(withSection(moduleOffset));
+}
+
+std::vector<object::SectionedAddress> ElfSymbolizableModule::findSymbol(StringRef name, uint64_t offset) const {
+  std::vector<object::SectionedAddress> found;
+  for (const ElfSymbolTable::Symbol &symbol : symbols_.named(name)) {
+    uint64_t address = offset < symbol.size ? symbol.start + offset : symbol.start;
+    found.push_back(withSection({address, object::SectionedAddress::UndefSection}));
+  }
+  return found;
+}
+
+} // namespace stackwalk
