@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <optional>
+#include <thread>
 #include <unistd.h>
 
 namespace stackwalk {
@@ -172,7 +173,7 @@ int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::
 
 int reportBatch(const std::vector<std::string> &paths, const RunOptions &options, std::ostream &out, std::ostream &err) {
   WorkerLimits limits = options.isolation.value_or(WorkerLimits{});
-  limits.workers = std::max(1u, options.jobs);
+  limits.workers = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   std::unique_ptr<WalkSession> session; // made in each worker, kept across its dumps
   WalkInWorker walk = [&](size_t index, std::ostream &report) {
     if (!session) session = newSession(options);

@@ -20,7 +20,7 @@ struct RunOptions {
   Format format = Format::Text;
   WalkOptions walk;
   PrintOptions print;
-  unsigned jobs = 1;
+  unsigned jobs = 0; // 0: the number of cores, asked only for a batch (a /sys read)
   std::optional<uint64_t> scanFrom; // --scan-from: list return-address candidates instead
   unsigned scanWords = 4096;        // --scan-words: stack words read at most
   bool scanEveryWord = false;       // --all-words: every word, not only the candidates

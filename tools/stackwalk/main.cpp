@@ -14,7 +14,6 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
-#include <thread>
 
 namespace {
 
@@ -95,7 +94,6 @@ int main(int argc, char **argv) {
   CLI::App app{"stackwalk: every thread's call stack from crash dumps (ELF cores, minidumps)"};
   std::vector<std::string> dumpPaths;
   RunOptions options;
-  options.jobs = std::max(1u, std::thread::hardware_concurrency());
   bool json = false, ndjson = false, summary = false;
   std::string fromFile;
   app.set_version_flag("--version", "stackwalk " STACKWALK_VERSION " (" STACKWALK_GIT_ID ", LLVM " LLVM_VERSION_STRING ")");
