@@ -23,6 +23,28 @@ void appendEscape(std::string &out, const char *format, unsigned value) {
   out += escape;
 }
 
+// Printable ASCII, which every name and path is almost all of: copied in runs.
+bool isPlainAscii(llvm::UTF8 byte) { return byte >= 0x20 && byte < 0x7f; }
+
+// The code point at `next` (or its first byte, when it is not UTF-8), escaped where it must be.
+const llvm::UTF8 *appendCodePoint(std::string &out, const llvm::UTF8 *next, const llvm::UTF8 *end) {
+  // One code point at a time, so that an invalid byte costs only itself.
+  unsigned length = llvm::getNumBytesForUTF8(*next);
+  llvm::UTF32 c = 0;
+  llvm::UTF32 *target = &c;
+  const llvm::UTF8 *start = next;
+  if (length > unsigned(end - next) || !llvm::isLegalUTF8Sequence(next, next + length) ||
+      llvm::ConvertUTF8toUTF32(&next, next + length, &target, target + 1, llvm::strictConversion) != llvm::conversionOK) {
+    appendEscape(out, "\\x%02x", *start);
+    return start + 1;
+  }
+  if (c < 0x80 && !isControlOrFormat(c)) out.push_back(char(c));
+  else if (c < 0x80) appendEscape(out, "\\x%02x", c);
+  else if (isControlOrFormat(c)) appendEscape(out, "\\u{%04x}", c);
+  else out.append(reinterpret_cast<const char *>(start), length);
+  return next;
+}
+
 } // namespace
 
 std::string printable(std::string_view text) {
@@ -31,21 +53,10 @@ std::string printable(std::string_view text) {
   auto *next = reinterpret_cast<const llvm::UTF8 *>(text.data());
   auto *end = next + text.size();
   while (next < end) {
-    // One code point at a time, so that an invalid byte costs only itself.
-    unsigned length = llvm::getNumBytesForUTF8(*next);
-    llvm::UTF32 c = 0;
-    llvm::UTF32 *target = &c;
-    const llvm::UTF8 *start = next;
-    if (length > unsigned(end - next) || !llvm::isLegalUTF8Sequence(next, next + length) ||
-        llvm::ConvertUTF8toUTF32(&next, next + length, &target, target + 1, llvm::strictConversion) != llvm::conversionOK) {
-      appendEscape(out, "\\x%02x", *start);
-      next = start + 1;
-      continue;
-    }
-    if (c < 0x80 && !isControlOrFormat(c)) out.push_back(char(c));
-    else if (c < 0x80) appendEscape(out, "\\x%02x", c);
-    else if (isControlOrFormat(c)) appendEscape(out, "\\u{%04x}", c);
-    else out.append(reinterpret_cast<const char *>(start), length);
+    const llvm::UTF8 *run = next;
+    while (next < end && isPlainAscii(*next)) ++next;
+    out.append(reinterpret_cast<const char *>(run), next - run);
+    if (next < end) next = appendCodePoint(out, next, end);
   }
   return out;
 }
