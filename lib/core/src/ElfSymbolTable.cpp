@@ -41,17 +41,11 @@ public:
       return std::nullopt;
     auto sections = file.sections();
     if (!sections) return consumeError(sections.takeError()), std::nullopt;
-    const Shdr *symtab = nullptr, *dynsym = nullptr;
-    for (const Shdr &section : *sections) {
+    for (const Shdr &section : *sections)
       if (section.sh_type == ELF::SHT_SYMTAB_SHNDX) return std::nullopt;
-      if (section.sh_type == ELF::SHT_SYMTAB && !symtab) symtab = &section;
-      if (section.sh_type == ELF::SHT_DYNSYM && !dynsym) dynsym = &section;
-    }
-    // As LLVM's computeSymbolSizes: .symtab's symbols after the null one, else .dynsym's.
-    auto count = [](const Shdr *table) { return table ? table->sh_size / sizeof(Sym) : 0; };
-    const Shdr *table = count(symtab) > 1 ? symtab : dynsym;
+    const Shdr *table = tableLlvmReads(*sections);
     ElfSymbolTable result;
-    if (count(table) <= 1) return result;
+    if (!table) return result;
     auto symbols = file.symbols(table);
     if (!symbols) return consumeError(symbols.takeError()), std::nullopt;
     auto strings = file.getStringTableForSymtab(*table, *sections);
@@ -61,6 +55,38 @@ public:
     if (!addSymbols(file, *sections, *symbols, result)) return std::nullopt;
     keepOnePerAddress(result.entries_);
     return result;
+  }
+
+  // As LLVM's computeSymbolSizes: .symtab if it has a symbol past the null one, else .dynsym
+  // (the first of each type); null when neither has.
+  static const Shdr *tableLlvmReads(ArrayRef<Shdr> sections) {
+    const Shdr *symtab = nullptr, *dynsym = nullptr;
+    for (const Shdr &section : sections) {
+      if (section.sh_type == ELF::SHT_SYMTAB && !symtab) symtab = &section;
+      if (section.sh_type == ELF::SHT_DYNSYM && !dynsym) dynsym = &section;
+    }
+    auto count = [](const Shdr *table) { return table ? table->sh_size / sizeof(Sym) : 0; };
+    const Shdr *table = count(symtab) > 1 ? symtab : dynsym;
+    return count(table) > 1 ? table : nullptr;
+  }
+
+  static bool namesInBounds(const ELFFile<ELFT> &file) {
+    auto sections = file.sections();
+    if (!sections) return consumeError(sections.takeError()), false;
+    const Shdr *table = tableLlvmReads(*sections);
+    if (!table) return true;
+    auto symbols = file.symbols(table);
+    if (!symbols) return consumeError(symbols.takeError()), true; // LLVM errs, reading nothing
+    auto strings = file.getStringTableForSymtab(*table, *sections);
+    if (!strings) return consumeError(strings.takeError()), true; // likewise
+    for (const Sym &symbol : symbols->drop_front()) {
+      // LLVM names a section symbol after its section when its own name is empty or unreadable.
+      bool nameless = symbol.st_name >= strings->size() || (*strings)[symbol.st_name] == '\0';
+      if (symbol.getType() == ELF::STT_SECTION && nameless &&
+          (symbol.st_shndx == ELF::SHN_UNDEF || symbol.st_shndx >= ELF::SHN_LORESERVE))
+        return false;
+    }
+    return true;
   }
 
 private:
@@ -78,8 +104,7 @@ private:
       if (shndx == ELF::SHN_XINDEX) return false;
       bool inSection = shndx != ELF::SHN_UNDEF && shndx < ELF::SHN_LORESERVE && shndx < sections.size();
       // A nameless section symbol is named after its section (AArch64's .dynsym has some).
-      if (type == ELF::STT_SECTION && name.empty() && !sectionNameReadable(file, sections, shndx, inSection))
-        return false;
+      if (type == ELF::STT_SECTION && name.empty() && !sectionNameReadable(file, sections, shndx)) return false;
       if (!inSection) {
         if (type == ELF::STT_FILE) table.files_.push_back({index, symbol.st_name});
         continue;
@@ -95,9 +120,11 @@ private:
     return true;
   }
 
-  static bool sectionNameReadable(const ELFFile<ELFT> &file, ArrayRef<Shdr> sections, unsigned shndx,
-                                  bool inSection) {
-    if (!inSection) return false; // LLVM errs, or reads a name through its end-of-sections iterator
+  // False where LLVM fails on the name: an index past the headers, a name it cannot read. One
+  // in no section is left out below, unnamed (LLVM reads a header past the table for it).
+  static bool sectionNameReadable(const ELFFile<ELFT> &file, ArrayRef<Shdr> sections, unsigned shndx) {
+    if (shndx == ELF::SHN_UNDEF || shndx >= ELF::SHN_LORESERVE) return true;
+    if (shndx >= sections.size()) return false;
     auto name = file.getSectionName(sections[shndx]);
     if (!name) consumeError(name.takeError());
     return bool(name);
@@ -123,6 +150,14 @@ std::optional<ElfSymbolTable> ElfSymbolTable::read(const ObjectFile &object) {
   if (const auto *elf = dyn_cast<ELF64LEObjectFile>(&object)) return ElfSymbolTableReader<ELF64LE>::read(elf->getELFFile());
   if (const auto *elf = dyn_cast<ELF32LEObjectFile>(&object)) return ElfSymbolTableReader<ELF32LE>::read(elf->getELFFile());
   return std::nullopt;
+}
+
+bool llvmReadsSymbolNamesInBounds(const ObjectFile &object) {
+  if (const auto *elf = dyn_cast<ELF64LEObjectFile>(&object))
+    return ElfSymbolTableReader<ELF64LE>::namesInBounds(elf->getELFFile());
+  if (const auto *elf = dyn_cast<ELF32LEObjectFile>(&object))
+    return ElfSymbolTableReader<ELF32LE>::namesInBounds(elf->getELFFile());
+  return true;
 }
 
 ElfSymbolTable::Symbol ElfSymbolTable::describe(const Entry &entry) const {

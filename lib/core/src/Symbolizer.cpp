@@ -212,13 +212,16 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image, b
   // image itself may only have .dynsym.
   const ModuleImage *debug = image.debugImage();
   const ModuleImage &symbolSource = debug && debug->hasSymbolTable() ? *debug : image;
-  if (!symbolSource.symbolTablesUsable()) {
-    unusableSymbols_[&image] = "its symbol tables are malformed (entry size, link or bounds)";
+  auto refuse = [&](const char *why) -> symbolize::SymbolizableModule * {
+    unusableSymbols_[&image] = why;
     modules_[key] = nullptr;
     return nullptr;
-  }
+  };
+  if (!symbolSource.symbolTablesUsable()) return refuse("its symbol tables are malformed (entry size, link or bounds)");
   // The symbol table first: a prefetched debug file may still be inflating.
   std::optional<ElfSymbolTable> elfSymbols = ElfSymbolTable::read(symbolSource.object());
+  if (!elfSymbols && !llvmReadsSymbolNamesInBounds(symbolSource.object()))
+    return refuse("a nameless section symbol is in no section (LLVM would read past the section headers)");
   std::unique_ptr<DIContext> context = withDebugInfo ? debugContext(image) : emptyDwarfContext();
   if (elfSymbols) {
     auto &slot = modules_[key];

@@ -242,3 +242,21 @@ TEST_CASE("files this reading could differ on are left to LLVM") {
   auto strayIndex = withSymbol("  - {Name: '', Type: STT_SECTION, Index: 0x7f}");
   CHECK_FALSE(ElfSymbolTable::read(*objectOf(*strayIndex)));
 }
+
+TEST_CASE("a nameless section symbol in no section is read by neither (LLVM would read past the section headers)") {
+  auto fileWith = [](const std::string &type, const std::string &symbol) {
+    return elfFromYaml(replaced(kSymbolsYaml, {{"CLASS", "ELFCLASS64"}, {"TYPE", type}, {"MACHINE", "EM_X86_64"},
+                                               {"  - {Name: elsewhere", symbol + "\n  - {Name: elsewhere"}}));
+  };
+  for (const char *index : {"SHN_UNDEF", "SHN_ABS"}) {
+    std::string symbol = std::string("  - {Name: '', Type: STT_SECTION, Index: ") + index + "}";
+    auto linked = fileWith("ET_DYN", symbol);
+    auto table = ElfSymbolTable::read(*objectOf(*linked)); // left out, unnamed
+    REQUIRE(table);
+    CHECK(nameAt(*table, 0x1025) == "alias2");
+    auto relocatable = fileWith("ET_REL", symbol); // a file ElfSymbolTable leaves to LLVM
+    CHECK_FALSE(llvmReadsSymbolNamesInBounds(*objectOf(*relocatable)));
+  }
+  auto inSection = fileWith("ET_REL", "  - {Name: '', Type: STT_SECTION, Section: .text}");
+  CHECK(llvmReadsSymbolNamesInBounds(*objectOf(*inSection)));
+}

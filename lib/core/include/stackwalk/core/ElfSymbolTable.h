@@ -63,4 +63,11 @@ private:
   std::vector<FileSymbol> files_; // by index
 };
 
+// Whether LLVM 19's symbolizer reads every name of the file's symbol table
+// in bounds. It names a nameless section symbol after its section, and for one
+// in no section (index 0, or reserved) reads the section header one past the
+// table (fuzz/findings/llvm19-elf-nameless-section-symbol-in-no-section). A
+// file ElfSymbolTable does not read goes to LLVM only when this holds.
+bool llvmReadsSymbolNamesInBounds(const llvm::object::ObjectFile &object);
+
 } // namespace stackwalk
