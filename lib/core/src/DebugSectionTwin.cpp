@@ -88,13 +88,20 @@ namespace {
 // compressed one (.debug_info: half of libc's debug file) is inflated on a
 // second thread meanwhile, as the others are here: on a small dump, inflating
 // a debug file is most of a cold walk's time.
+// Each compressed section's file pages are dropped once it is inflated, so
+// that the peak holds the twin and the compressed bytes still to read, not all
+// of both (nothing reads them again; they would come back from the file).
 template <class ELFT>
-Error fillSections(const std::vector<TwinSection> &sections, const std::vector<uint64_t> &offsets,
-                   MutableArrayRef<uint8_t> out) {
+Error fillSections(const ModuleImage &file, const std::vector<TwinSection> &sections,
+                   const std::vector<uint64_t> &offsets, MutableArrayRef<uint8_t> out) {
   auto fill = [&](size_t i) -> Error {
     const TwinSection &section = sections[i];
     MutableArrayRef<uint8_t> bytes(out.data() + offsets[i], section.size);
-    if (section.compressed) return inflate<ELFT>(section.contents, bytes);
+    if (section.compressed) {
+      Error inflated = inflate<ELFT>(section.contents, bytes);
+      file.releaseFilePages(section.contents);
+      return inflated;
+    }
     std::memcpy(bytes.data(), section.contents.data(), section.size);
     return Error::success();
   };
@@ -192,7 +199,7 @@ Expected<std::unique_ptr<WritableMemoryBuffer>> twinOf(const ModuleImage &file, 
     offsets.push_back(offset);
     offset += section.size;
   }
-  if (Error err = fillSections<ELFT>(*sections, offsets, out)) return err;
+  if (Error err = fillSections<ELFT>(file, *sections, offsets, out)) return err;
   offset = sizeof(Ehdr);
   for (size_t i = 0; i < sections->size(); ++i) {
     const TwinSection &section = (*sections)[i];

@@ -525,10 +525,7 @@ std::optional<std::pair<std::string, uint32_t>> ModuleImage::debugLink() const {
 }
 
 void ModuleImage::releaseCompressedPages() const {
-  // Only a file mapping may be dropped: on heap memory MADV_DONTNEED zeroes.
-  if (!isElf() || buffer_->getBufferKind() != MemoryBuffer::MemoryBuffer_MMap) return;
-  const long pageSize = sysconf(_SC_PAGESIZE);
-  uintptr_t fileStart = reinterpret_cast<uintptr_t>(buffer_->getBufferStart());
+  if (!isElf()) return;
   for (const SectionRef &section : object_->sections()) {
     if (!(ELFSectionRef(section).getFlags() & ELF::SHF_COMPRESSED)) continue;
     Expected<StringRef> contents = section.getContents();
@@ -536,13 +533,22 @@ void ModuleImage::releaseCompressedPages() const {
       consumeError(contents.takeError());
       continue;
     }
-    // Only whole pages inside the section, never a neighbour's.
-    uintptr_t start = reinterpret_cast<uintptr_t>(contents->data());
-    uintptr_t first = (start + pageSize - 1) & ~uintptr_t(pageSize - 1);
-    uintptr_t last = (start + contents->size()) & ~uintptr_t(pageSize - 1);
-    if (first < last && first >= fileStart)
-      madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+    releaseFilePages(*contents);
   }
+}
+
+void ModuleImage::releaseFilePages(StringRef bytes) const {
+  // Only a file mapping may be dropped: on heap memory MADV_DONTNEED zeroes.
+  if (buffer_->getBufferKind() != MemoryBuffer::MemoryBuffer_MMap) return;
+  const long pageSize = sysconf(_SC_PAGESIZE);
+  uintptr_t fileStart = reinterpret_cast<uintptr_t>(buffer_->getBufferStart());
+  uintptr_t fileEnd = fileStart + buffer_->getBufferSize();
+  // Only whole pages inside the range, never a neighbour's.
+  uintptr_t start = reinterpret_cast<uintptr_t>(bytes.data());
+  uintptr_t first = (start + pageSize - 1) & ~uintptr_t(pageSize - 1);
+  uintptr_t last = (start + bytes.size()) & ~uintptr_t(pageSize - 1);
+  if (first < last && first >= fileStart && start + bytes.size() <= fileEnd)
+    madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
 }
 
 uint64_t ModuleImage::debugInfoBytes() const {

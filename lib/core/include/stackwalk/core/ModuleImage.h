@@ -138,6 +138,9 @@ public:
   // read again from the file if ever needed): once LLVM has decompressed
   // them, keeping both copies costs megabytes per module.
   void releaseCompressedPages() const;
+  // The same for the whole pages of `bytes`, a range of this file's contents
+  // (a section inflated into a twin); nothing where the file is not mapped.
+  void releaseFilePages(llvm::StringRef bytes) const;
   bool hasSymbolTable() const;
   // Where its names come from, as reports say it: "pdb", "dwarf" (its own or
   // its debug file's), "symtab", or "dynsym" (exports only).
