@@ -11,6 +11,7 @@
 #include "stackwalk/walk/Signature.h"
 
 #include <algorithm>
+#include <set>
 
 namespace stackwalk {
 namespace {
@@ -103,9 +104,11 @@ llvm::Error ProcessWalk::adoptThreads(std::vector<ThreadInfo> threads, const std
 // modules their contexts stop in will be read: they start to inflate now,
 // while the runtime is read and the first stacks unwound.
 void ProcessWalk::prefetchDebugInfo() {
+  std::set<const Module *> asked; // each module once: 100,000 threads may stop in a few
   for (const ThreadInfo *thread : report_.threads)
     if (std::optional<uint64_t> pc = thread ? thread->context.pc() : std::nullopt) // null: a live process's, until adoptThreads
-      if (const Module *module = target_->moduleAt(*pc)) session_.symbolizer.prefetchDebugInfo(*module);
+      if (const Module *module = target_->moduleAt(*pc); module && asked.insert(module).second)
+        session_.symbolizer.prefetchDebugInfo(*module);
 }
 
 llvm::Expected<std::unique_ptr<ProcessWalk>> ProcessWalk::open(const std::string &dumpPath, const WalkOptions &options,
@@ -248,8 +251,9 @@ void ProcessWalk::unwindAheadOf(size_t index) {
   if (options_.arguments) return;
   constexpr size_t MaxUnwoundAhead = 64;
   size_t end = std::min(report_.threads.size(), index + 1 + MaxUnwoundAhead);
+  if (index + 1 >= end || !session_.symbolizer.inflating()) return;
+  if (unwound_.size() < end) unwound_.resize(report_.threads.size());
   for (size_t i = index + 1; i < end && session_.symbolizer.inflating(); ++i) {
-    if (unwound_.size() < end) unwound_.resize(report_.threads.size());
     if (!unwound_[i]) unwound_[i] = beginThread(*report_.threads[i], options_);
     if (!unwound_[i]->unwound) unwindThread(*unwound_[i], *report_.threads[i], options_);
   }
