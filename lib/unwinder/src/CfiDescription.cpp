@@ -33,14 +33,34 @@ void appendLines(std::vector<std::string> &out, const std::string &text) {
     if (!line.trim().empty()) out.push_back(line.rtrim().str());
 }
 
+// LLVM 19 prints an expression operand that is a block byte by byte, for as
+// many bytes as the length before it says, whether the expression holds them
+// or not: a length of 2^32 in 400 bytes of CFI printed gigabytes
+// (fuzz/findings/llvm19-cfi-expression-block-past-end). Only expressions whose
+// operations all end inside them are handed to its dumps.
+bool expressionsInBounds(const CFIProgram &program) {
+  for (const CFIProgram::Instruction &instruction : program) {
+    if (!instruction.Expression) continue;
+    uint64_t size = instruction.Expression->getData().size();
+    for (const DWARFExpression::Operation &operation : *instruction.Expression)
+      if (!operation.isError() && operation.getEndOffset() > size) return false;
+  }
+  return true;
+}
+
 } // namespace
 
 void describeCfiEntry(std::vector<std::string> &out, const CfiSection::Entry &entry, uint64_t fileAddress, Arch arch,
                       bool isEh) {
   DIDumpOptions options = dumpOptions(arch, isEh);
+  const CIE *cie = entry.fde->getLinkedCIE();
+  if ((cie && !expressionsInBounds(cie->cfis())) || !expressionsInBounds(entry.fde->cfis())) {
+    out.push_back("a DWARF expression in this entry's CFI runs past its end: the entry is not printed");
+    return;
+  }
   std::string text;
   raw_string_ostream stream(text);
-  if (const CIE *cie = entry.fde->getLinkedCIE()) cie->dump(stream, options);
+  if (cie) cie->dump(stream, options);
   entry.fde->dump(stream, options);
   appendLines(out, text);
 

@@ -1,8 +1,12 @@
 #include "CfiSection.h"
 
+#include "CfiDescription.h"
+
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 using namespace stackwalk;
 using namespace llvm::dwarf;
@@ -217,4 +221,31 @@ TEST_CASE("damaged CFI is an error or nothing, never a crash") {
                        HdrAddress);
     CHECK(find(section, FunctionStart) == nullptr);
   }
+}
+
+// fuzz_cfi's input: a kind byte, then the section. LLVM 19 would have printed
+// an expression block of the length its operand claims, 2^32 bytes, for
+// --unwind-info: gigabytes of text (fuzz/findings/llvm19-cfi-expression-block-past-end).
+TEST_CASE("an entry whose DWARF expression claims a block past its end is described without LLVM's dump") {
+  std::ifstream file(STACKWALK_FINDINGS_DIR "/llvm19-cfi-expression-block-past-end", std::ios::binary);
+  REQUIRE(file);
+  std::string bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  REQUIRE(bytes.size() > 1);
+  CfiSection cfi(CfiSection::Kind::EhFrame, llvm::StringRef(bytes).drop_front(), 0x1000, llvm::Triple::x86_64);
+  bool refused = false;
+  for (uint64_t address : {0x0ull, 0x1000ull, 0x1010ull, 0x2000ull, 0x7fffffffull}) {
+    auto entry = cfi.find(address);
+    if (!entry) {
+      llvm::consumeError(entry.takeError());
+      continue;
+    }
+    if (!*entry) continue;
+    std::vector<std::string> description;
+    describeCfiEntry(description, **entry, address, Arch::X86_64, /*isEh=*/true);
+    for (const std::string &line : description) {
+      CHECK(line.size() < 4096);
+      refused |= line.find("runs past its end") != std::string::npos;
+    }
+  }
+  CHECK(refused);
 }
