@@ -21,7 +21,8 @@ namespace stackwalk {
 
 class ElfSymbolizableModule : public llvm::symbolize::SymbolizableModule {
 public:
-  // `object` is the file the symbols were read from; it must outlive the module.
+  // `object` is the file the symbols were read from: the table's names are
+  // its strings, so it must outlive the module.
   ElfSymbolizableModule(const llvm::object::ObjectFile &object, ElfSymbolTable symbols,
                         std::unique_ptr<llvm::DIContext> debugInfo);
 

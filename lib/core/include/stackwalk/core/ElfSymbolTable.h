@@ -29,8 +29,9 @@ class ElfSymbolTable {
 public:
   // nullopt where this reading could differ from LLVM's: not a 32- or 64-bit
   // little-endian linked ELF file of x86, x86-64, ARM or AArch64, extended
-  // section indices, a string table or name LLVM would refuse, or a section
-  // symbol named after its section. Let LLVM read those files.
+  // section indices, a string table or name LLVM would refuse (a nameless
+  // section symbol's included: LLVM names it after its section). Let LLVM
+  // read those files (llvmReadsSymbolNamesInBounds says when it safely can).
   static std::optional<ElfSymbolTable> read(const llvm::object::ObjectFile &object);
 
   struct Symbol {
