@@ -140,19 +140,27 @@ std::vector<TailCallFrame> searchTailCalls(const Target &target, Symbolizer &sym
 
 } // namespace
 
-std::vector<TailCallFrame> tailCallsBetween(const Target &target, Symbolizer &symbolizer,
-                                            std::span<const Frame> frames, size_t index, const TailCallCache *cache) {
-  if (index + 1 >= frames.size() || frames[index + 1].ipIsExact) return {};
+const std::vector<TailCallFrame> &TailCallFinder::between(std::span<const Frame> frames, size_t index) {
+  static const std::vector<TailCallFrame> none;
+  if (index + 1 >= frames.size() || frames[index + 1].ipIsExact) return none;
+  const Frame &callee = frames[index], &caller = frames[index + 1];
+  Pair pair{callee.module, callee.symbolAddress(), caller.module, caller.ip, caller.symbolAddress()};
+  auto known = found_.find(pair);
+  if (known == found_.end()) known = found_.emplace(pair, search(frames, index)).first;
+  return known->second;
+}
+
+std::vector<TailCallFrame> TailCallFinder::search(std::span<const Frame> frames, size_t index) {
   const Frame &calleeFrame = frames[index], &callerFrame = frames[index + 1];
   // Code outside modules (JIT code) has no DWARF frame scope: no search.
   if (!calleeFrame.module || !callerFrame.module ||
-      !symbolizer.mayHaveTailCalls(*callerFrame.module, callerFrame.ip, *calleeFrame.module))
+      !symbolizer_.mayHaveTailCalls(*callerFrame.module, callerFrame.ip, *calleeFrame.module))
     return {};
-  std::string path = cache ? cache->entryPath(symbolizer, frames, index) : "";
+  std::string path = cache_ ? cache_->entryPath(symbolizer_, frames, index) : "";
   if (!path.empty())
-    if (auto known = cache->read(path, frames, index)) return std::move(*known);
-  std::vector<TailCallFrame> found = searchTailCalls(target, symbolizer, frames, index);
-  if (!path.empty()) cache->store(path, found, frames, index);
+    if (auto known = cache_->read(path, frames, index)) return std::move(*known);
+  std::vector<TailCallFrame> found = searchTailCalls(target_, symbolizer_, frames, index);
+  if (!path.empty()) cache_->store(path, found, frames, index);
   return found;
 }
 

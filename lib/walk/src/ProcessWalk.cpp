@@ -140,6 +140,7 @@ ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, c
     report_.warnings.push_back("unwinding " + std::string(archName(target_->arch())) +
                                " stacks is not implemented: each thread shows its context frame only");
   unwinders_ = std::make_unique<DumpUnwinders>(*target_, session.cfi, registered_.dynamicUnwinder());
+  tailCalls_ = std::make_unique<TailCallFinder>(*target_, session.symbolizer, session.tailCalls.get());
 }
 
 llvm::Expected<RuntimeDetails> ProcessWalk::runtimeDetails() const {
@@ -213,8 +214,8 @@ ReportThread ProcessWalk::nameThread(UnwoundThread unwound, const WalkOptions &o
     if (options.arguments && !thread.frames.back().arguments)
       thread.frames.back().stackSlots = stackSlotsAbove(*target_, physical, i);
     if (i + 1 < physical.size())
-      appendTailCallEntries(thread.frames, tailCallsBetween(*target_, session_.symbolizer, physical, i, session_.tailCalls.get()), physical[i],
-                            physical[i + 1].sp, session_.symbolizer);
+      appendTailCallEntries(thread.frames, tailCalls_->between(physical, i), physical[i], physical[i + 1].sp,
+                            session_.symbolizer);
   }
   // The runtime's own walk (StackWalk.md) reports no native frames.
   if (options.managedOnly)

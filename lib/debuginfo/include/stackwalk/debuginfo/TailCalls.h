@@ -10,9 +10,11 @@
 #include "stackwalk/core/Symbolizer.h"
 #include "stackwalk/core/Target.h"
 
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace stackwalk {
@@ -36,9 +38,28 @@ struct TailCallFrame {
 // an interrupted caller, an indirect call, or code without DWARF. Where the
 // modules' symbol maps show that there can be none, their DWARF is not read;
 // with a cache, frames found are kept there and read back (TailCallCache.h).
+//
+// One finder serves one dump: the answer depends only on the two frames'
+// modules and code addresses, so it is searched once per pair of them and
+// given again to every thread that shares the pair (a pool's workers share
+// most of their stacks: the search was a tenth of a 201-thread walk).
 class TailCallCache;
-std::vector<TailCallFrame> tailCallsBetween(const Target &target, Symbolizer &symbolizer,
-                                            std::span<const Frame> frames, size_t index,
-                                            const TailCallCache *cache = nullptr);
+class TailCallFinder {
+public:
+  TailCallFinder(const Target &target, Symbolizer &symbolizer, const TailCallCache *cache = nullptr)
+      : target_(target), symbolizer_(symbolizer), cache_(cache) {}
+
+  const std::vector<TailCallFrame> &between(std::span<const Frame> frames, size_t index);
+
+private:
+  std::vector<TailCallFrame> search(std::span<const Frame> frames, size_t index);
+
+  const Target &target_;
+  Symbolizer &symbolizer_;
+  const TailCallCache *cache_;
+  // (callee's module, the callee's lookup address, caller's module, its ip, its lookup address)
+  using Pair = std::tuple<const Module *, uint64_t, const Module *, uint64_t, uint64_t>;
+  std::map<Pair, std::vector<TailCallFrame>> found_;
+};
 
 } // namespace stackwalk

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "stackwalk/core/ModuleResolver.h"
+#include "stackwalk/debuginfo/TailCalls.h"
 #include "stackwalk/walk/LoadDump.h"
 #include "stackwalk/walk/ManagedRuntime.h"
 #include "stackwalk/walk/RegisteredCode.h"
@@ -106,6 +107,7 @@ private:
   std::unique_ptr<ManagedRuntime> runtime_;
   std::string runtimeUnreadable_; // why there is no runtime_
   std::unique_ptr<DumpUnwinders> unwinders_;
+  std::unique_ptr<TailCallFinder> tailCalls_;
   Report report_;
   size_t nextThread_ = 0;
   std::vector<std::unique_ptr<UnwoundThread>> unwound_; // by beginAll(), by index in report_.threads
