@@ -6,17 +6,18 @@ set -eu
 cd "$(dirname "$0")"
 BUILD=${BUILD:-build}
 
-# Debian packages. To build: the toolchain, LLVM 19 (linked statically),
-# CLI11, nlohmann/json, Catch2, libcurl and libmspack (symbol servers, their
-# cabinets) and libdeflate (compressed DWARF). To test, also: gdb and elfutils
-# for the oracle tests, python3-jsonschema for the schema, clang for the fuzz
-# targets, Wine and MinGW-w64 for the Windows tests (winedbg's oracle, .NET
-# under Wine), lld for the 32-bit DLL and PDB of windows_fpo_test, debuginfod and gcab for the symbol-server tests, lldb-19 for its
-# minidumps (lldb_minidump_test), GNU parallel for README's batch recipe, and for the
-# arm64, i386 and arm tests the cross compilers, qemu-user, gdb-multiarch and
-# Debian's arm64, i386 and armhf libc with its debug info (the multiarch
-# packages eu-stack reads).
-BUILD_PACKAGES="cmake ninja-build g++ python3 xz-utils llvm-19-dev libcli11-dev nlohmann-json3-dev catch2
+# Debian packages. To build: the toolchain, LLVM 19 (linked statically, by
+# LLVM's lld: CMakeLists.txt says why), CLI11, nlohmann/json, Catch2, libcurl
+# and libmspack (symbol servers, their cabinets) and libdeflate (compressed
+# DWARF). To test, also: gdb and elfutils for the oracle tests,
+# python3-jsonschema for the schema, clang for the fuzz targets, Wine and
+# MinGW-w64 for the Windows tests (winedbg's oracle, .NET under Wine), lld
+# also for the 32-bit DLL and PDB of windows_fpo_test, debuginfod and gcab for
+# the symbol-server tests, lldb-19 for its minidumps (lldb_minidump_test), GNU
+# parallel for README's batch recipe, and for the arm64, i386 and arm tests the
+# cross compilers, qemu-user, gdb-multiarch and Debian's arm64, i386 and armhf
+# libc with its debug info (the multiarch packages eu-stack reads).
+BUILD_PACKAGES="cmake ninja-build g++ lld-19 python3 xz-utils llvm-19-dev libcli11-dev nlohmann-json3-dev catch2
   libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev libcurl4-openssl-dev libdeflate-dev libmspack-dev"
 TEST_PACKAGES="llvm-19 gdb elfutils python3-jsonschema clang-19 libclang-rt-19-dev lld-19 wine wine64 gcc-mingw-w64-x86-64 strace debuginfod gcab lldb-19 parallel"
 # The arm64, i386 and arm tests' tools come from foreign architectures' package
