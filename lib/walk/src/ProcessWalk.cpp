@@ -120,7 +120,8 @@ llvm::Expected<std::unique_ptr<ProcessWalk>> ProcessWalk::open(const std::string
 
 ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, const WalkOptions &options,
                          WalkSession &session)
-    : target_(std::move(target)), options_(options), session_(session) {
+    : target_(std::move(target)), options_(options), session_(session),
+      tailCalls_(*target_, session.symbolizer, session.tailCalls.get()) {
   ModuleSearchOptions search = options.search;
   search.symbolIndexes = session.symbolIndexes.get();
   ModuleResolver resolver(std::move(search), &session.images);
@@ -140,7 +141,6 @@ ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, c
     report_.warnings.push_back("unwinding " + std::string(archName(target_->arch())) +
                                " stacks is not implemented: each thread shows its context frame only");
   unwinders_ = std::make_unique<DumpUnwinders>(*target_, session.cfi, registered_.dynamicUnwinder());
-  tailCalls_ = std::make_unique<TailCallFinder>(*target_, session.symbolizer, session.tailCalls.get());
 }
 
 llvm::Expected<RuntimeDetails> ProcessWalk::runtimeDetails() const {
@@ -214,7 +214,7 @@ ReportThread ProcessWalk::nameThread(UnwoundThread unwound, const WalkOptions &o
     if (options.arguments && !thread.frames.back().arguments)
       thread.frames.back().stackSlots = stackSlotsAbove(*target_, physical, i);
     if (i + 1 < physical.size())
-      appendTailCallEntries(thread.frames, tailCalls_->between(physical, i), physical[i], physical[i + 1].sp,
+      appendTailCallEntries(thread.frames, tailCalls_.between(physical, i), physical[i], physical[i + 1].sp,
                             session_.symbolizer);
   }
   // The runtime's own walk (StackWalk.md) reports no native frames.

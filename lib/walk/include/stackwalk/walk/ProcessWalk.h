@@ -107,7 +107,7 @@ private:
   std::unique_ptr<ManagedRuntime> runtime_;
   std::string runtimeUnreadable_; // why there is no runtime_
   std::unique_ptr<DumpUnwinders> unwinders_;
-  std::unique_ptr<TailCallFinder> tailCalls_;
+  TailCallFinder tailCalls_; // needs only references: made with the walk
   Report report_;
   size_t nextThread_ = 0;
   std::vector<std::unique_ptr<UnwoundThread>> unwound_; // by beginAll(), by index in report_.threads
