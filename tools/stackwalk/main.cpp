@@ -1,4 +1,5 @@
 // stackwalk: every thread's call stack from crash dumps. Exit codes in ExitCodes.h.
+#include "HugePageHeap.h"
 #include "Inputs.h"
 #include "Run.h"
 #include "TextStyle.h"
@@ -90,6 +91,7 @@ int reportProcesses(const std::vector<pid_t> &pids, const stackwalk::RunOptions 
 } // namespace
 
 int main(int argc, char **argv) {
+  stackwalk::backHeapWithHugePages();
   using stackwalk::RunOptions;
   CLI::App app{"stackwalk: every thread's call stack from crash dumps (ELF cores, minidumps)"};
   std::vector<std::string> dumpPaths;
