@@ -7,7 +7,8 @@ namespace stackwalk {
 // Asks glibc's malloc to grow the heap in one large step now and the kernel
 // to back that span with 2 MiB pages. Under another allocator (as under
 // AddressSanitizer) nothing changes; with transparent huge pages off, only the
-// reservation is made. Called once, first thing in main, before the walk allocates.
+// reservation and the skipped block (address space, never touched) are made.
+// Called once, first thing in main, before the walk allocates.
 void backHeapWithHugePages();
 
 } // namespace stackwalk
