@@ -3,7 +3,9 @@
 // LLVM gives the table's typed view (Elf_GnuHash_Impl) and the hash function
 // (object::hashGnu), not a lookup: that is here. Every index the file gives is
 // checked before it is used; a table that does not fit its file or its symbol
-// table is not found, and callers scan the symbols instead.
+// table is not found, and callers scan the symbols instead. (LoadedElf walks
+// the same table in a dump's memory, read a word at a time where the dump
+// holds it, with no file section to view.)
 #pragma once
 
 #include "llvm/ADT/STLFunctionalExtras.h"
