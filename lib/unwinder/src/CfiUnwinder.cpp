@@ -256,17 +256,27 @@ Expected<std::vector<std::string>> CfiUnwinder::describe(const Module &module, u
 }
 
 struct CfiUnwinder::Found {
-  const CfiSection::Entry *entry = nullptr;
+  const ModuleImage *image = nullptr;
   uint64_t fileAddress = 0;
+  const CfiSection::Entry *entry = nullptr;
   std::string why;
 };
 
-CfiUnwinder::Found CfiUnwinder::find(const Frame &frame, const Target &target) {
+const CfiUnwinder::Found &CfiUnwinder::find(const Frame &frame, const Target &target) {
+  const ModuleImage *image = frame.module ? frame.module->image.get() : nullptr;
+  uint64_t fileAddress = image ? frame.lookupAddress() - frame.module->loadBias() : 0;
+  if (image && last_ && last_->image == image && last_->fileAddress == fileAddress) return *last_;
+  last_ = std::make_unique<Found>(lookUp(frame, target));
+  return *last_;
+}
+
+CfiUnwinder::Found CfiUnwinder::lookUp(const Frame &frame, const Target &target) {
   Found found;
   if (!frame.module || !frame.module->image) {
     found.why = "no module file covers " + hex(frame.ip);
     return found;
   }
+  found.image = frame.module->image.get();
   found.fileAddress = frame.lookupAddress() - frame.module->loadBias();
   std::string damage;
   for (auto &section : sectionsFor(*frame.module->image, target.arch())) {
@@ -285,7 +295,7 @@ CfiUnwinder::Found CfiUnwinder::find(const Frame &frame, const Target &target) {
 }
 
 UnwindResult CfiUnwinder::unwind(const Frame &frame, const Target &target) {
-  Found found = find(frame, target);
+  const Found &found = find(frame, target);
   if (!found.entry) return UnwindResult::noInfo(found.why);
   UnwindResult result = applyEntry(*found.entry, found.fileAddress, frame, target);
   // Unwind info that the process registered at run time.

@@ -31,8 +31,10 @@ public:
 
 private:
   struct Found;
-  // The CFI entry covering the frame's lookup address, or why there is none.
-  Found find(const Frame &frame, const Target &target);
+  // The CFI entry covering the frame's lookup address, or why there is none;
+  // valid until the next call.
+  const Found &find(const Frame &frame, const Target &target);
+  Found lookUp(const Frame &frame, const Target &target);
 
   // The CFI sections of an image, in the order they are asked: .eh_frame,
   // then .debug_frame of the image and of its debug file.
@@ -42,6 +44,9 @@ private:
   // Compressed sections inflated for them, by image (each buffer stays put).
   std::map<const ModuleImage *, std::list<std::vector<uint8_t>>> inflated_;
   std::map<const ModuleImage *, std::string> uninflated_; // why an image's compressed CFI could not be read
+  // The last lookup: the walk asks whether a frame is a signal trampoline,
+  // then unwinds it, and both need its entry (or why there is none).
+  std::unique_ptr<Found> last_;
 };
 
 } // namespace stackwalk
