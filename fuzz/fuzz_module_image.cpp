@@ -1,6 +1,6 @@
 // ELF and PE module files: layout, identity, debug links, PDB references,
 // their DWARF sections decompressed into a twin (DebugSectionTwin),
-// symbols and call frame information; the same bytes as an image loaded in
+// symbols (by name too) and call frame information; the same bytes as an image loaded in
 // memory (LoadedElf: dynamic section, hash tables, dynamic symbols), and the
 // file rebuilt from that loaded image (ModuleImage::fromLoadedElf), read as
 // the file is; and, for the bytes as a file on disk, the symbol map
@@ -34,6 +34,9 @@ static void lookUpAsLoaded(const stackwalk::MemorySource &memory) {
 static void readImage(std::unique_ptr<stackwalk::ModuleImage> image) {
   (void)image->debugLink();
   (void)image->pdbReference();
+  // By the GNU hash table or a scan of the symbols, as the walk asks every module.
+  for (const char *name : {"__jit_debug_descriptor", "_U_dyn_info_list", "main", ""})
+    (void)image->symbolAddress(name);
   uint8_t byte;
   for (const stackwalk::LoadSegment &segment : image->segments())
     (void)image->readAtFileAddress(segment.vaddr, {&byte, 1});
