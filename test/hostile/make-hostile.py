@@ -353,6 +353,7 @@ JIT_SHARED = 100
 BOMB_SIZE = 1900 << 20               # each bomb's .debug_info, uncompressed: under 2 GiB
 ELFCOMPRESS_ZSTD, SHF_ALLOC, SHF_EXECINSTR, SHF_COMPRESSED = 2, 0x2, 0x4, 0x800
 SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_DYNSYM = 1, 2, 3, 11
+SHT_NULL, SHT_GNU_HASH = 0, 0x6FFFFFF6
 SHDR = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
 SYM = struct.Struct("<IBBHQQ")       # Elf64_Sym: name, info, other, shndx, value, size
 
@@ -421,7 +422,9 @@ def expose_in_vdso(core, name, address):
     at `address` once the vDSO's load bias is added: a reader that looks the name up in
     the modules' symbol tables finds it in the dump alone, without any file. The vDSO's
     .dynstr, with the name added, is copied into the zero slack at the end of its
-    mapping, and its section header repointed there."""
+    mapping, and its section header repointed there. Its GNU hash table, which hashes
+    the symbol's old name, is made a null section: a reader that looks names up by
+    hash, as the dynamic loader does, then scans the symbols as it does without one."""
     data = bytearray(core)
     base = auxv_value(data, AT_SYSINFO_EHDR)
     at, size = dumped_extent(data, base)
@@ -435,6 +438,9 @@ def expose_in_vdso(core, name, address):
     image[slack:slack + len(table)] = table
     # sh_addr, sh_offset, sh_size
     struct.pack_into("<QQQ", image, dynstr.header + 16, slack, slack, len(table))
+    for section in sections:
+        if section.type == SHT_GNU_HASH:
+            struct.pack_into("<I", image, section.header + 4, SHT_NULL)  # sh_type
     preferred = min(vaddr for _, t, _, vaddr, _ in phdrs(image) if t == PT_LOAD) & ~(PAGE - 1)
     value = (address - base + preferred) % (1 << 64)
     SYM.pack_into(image, dynsym.offset + dynsym.size - SYM.size, dynstr.size,
