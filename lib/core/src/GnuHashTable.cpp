@@ -34,7 +34,9 @@ bool GnuHashTable::mayHold(uint32_t hash) const {
   if (filter.empty()) return true;
   constexpr uint32_t Bits = 64;
   uint64_t word = filter[(hash / Bits) % filter.size()];
-  uint64_t mask = (uint64_t(1) << (hash % Bits)) | (uint64_t(1) << ((hash >> table_->shift2) % Bits));
+  // The file gives the shift: one of 32 or more shifts every bit out.
+  uint32_t shifted = table_->shift2 < 32 ? hash >> table_->shift2 : 0;
+  uint64_t mask = (uint64_t(1) << (hash % Bits)) | (uint64_t(1) << (shifted % Bits));
   return (word & mask) == mask;
 }
 

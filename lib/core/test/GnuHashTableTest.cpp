@@ -55,7 +55,7 @@ Sections:
     Type: SHT_GNU_HASH
     Flags: [SHF_ALLOC]
     Link: .dynsym
-    Header: {SymNdx: @SYMNDX@, Shift2: 6, NBuckets: @NBUCKETS@, MaskWords: @MASKWORDS@}
+    Header: {SymNdx: @SYMNDX@, Shift2: @SHIFT2@, NBuckets: @NBUCKETS@, MaskWords: @MASKWORDS@}
     BloomFilter: [@BLOOM@]
     HashBuckets: [@BUCKET@]
     HashValues: [@CHAIN@]
@@ -68,7 +68,7 @@ std::unique_ptr<MemoryBuffer> hashedFile(std::map<std::string, std::string> fiel
   uint32_t hash = hashGnu("present");
   // The Bloom filter's word with the two bits the dynamic loader tests set.
   uint64_t bloom = (uint64_t(1) << (hash % 64)) | (uint64_t(1) << ((hash >> 6) % 64));
-  std::map<std::string, std::string> values = {{"SYMNDX", "2"}, {"NBUCKETS", "1"}, {"MASKWORDS", "1"},
+  std::map<std::string, std::string> values = {{"SYMNDX", "2"}, {"SHIFT2", "6"}, {"NBUCKETS", "1"}, {"MASKWORDS", "1"},
                                                {"BLOOM", std::to_string(bloom)}, {"BUCKET", "2"},
                                                {"CHAIN", std::to_string(hash | 1)}};
   for (auto &[key, value] : fields) values[key] = value;
@@ -148,4 +148,12 @@ TEST_CASE("a GNU hash table's chain that points past the symbols ends the lookup
     REQUIRE(table);
     CHECK_FALSE(hashed.find(*table, "present"));
   }
+}
+
+TEST_CASE("a GNU hash table's Bloom shift of 32 or more shifts every bit of the hash out") {
+  auto file = hashedFile({{"SHIFT2", "40"}, {"BLOOM", "0xffffffffffffffff"}});
+  DynamicSymbols hashed(file->getMemBufferRef());
+  auto table = hashed.table();
+  REQUIRE(table);
+  CHECK(hashed.find(*table, "present") == 2u);
 }
