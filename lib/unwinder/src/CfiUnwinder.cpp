@@ -257,6 +257,7 @@ Expected<std::vector<std::string>> CfiUnwinder::describe(const Module &module, u
 
 struct CfiUnwinder::Found {
   const ModuleImage *image = nullptr;
+  uint64_t ip = 0; // as `why` says it
   uint64_t fileAddress = 0;
   const CfiSection::Entry *entry = nullptr;
   std::string why;
@@ -265,7 +266,8 @@ struct CfiUnwinder::Found {
 const CfiUnwinder::Found &CfiUnwinder::find(const Frame &frame, const Target &target) {
   const ModuleImage *image = frame.module ? frame.module->image.get() : nullptr;
   uint64_t fileAddress = image ? frame.lookupAddress() - frame.module->loadBias() : 0;
-  if (image && last_ && last_->image == image && last_->fileAddress == fileAddress) return *last_;
+  if (image && last_ && last_->image == image && last_->ip == frame.ip && last_->fileAddress == fileAddress)
+    return *last_;
   last_ = std::make_unique<Found>(lookUp(frame, target));
   return *last_;
 }
@@ -277,6 +279,7 @@ CfiUnwinder::Found CfiUnwinder::lookUp(const Frame &frame, const Target &target)
     return found;
   }
   found.image = frame.module->image.get();
+  found.ip = frame.ip;
   found.fileAddress = frame.lookupAddress() - frame.module->loadBias();
   std::string damage;
   for (auto &section : sectionsFor(*frame.module->image, target.arch())) {
