@@ -8,6 +8,7 @@
 
 #include "llvm/DebugInfo/MSF/MappedBlockStream.h"
 #include "llvm/DebugInfo/PDB/IPDBSession.h"
+#include "llvm/DebugInfo/PDB/Native/DbiModuleDescriptor.h"
 #include "llvm/DebugInfo/PDB/Native/DbiStream.h"
 #include "llvm/DebugInfo/PDB/Native/ISectionContribVisitor.h"
 #include "llvm/DebugInfo/PDB/Native/NativeSession.h"
@@ -85,6 +86,26 @@ llvm::Error checkNamedStreamMap(const llvm::pdb::PDBFile &file) {
   return llvm::Error::success();
 }
 
+// LLVM takes a DBI stream's module count from its file-info header and finds
+// each module's descriptor in the module-info substream, trusting it to hold
+// that many: a module past the descriptors reads as one with no bytes, and
+// the first read of it goes through a null pointer
+// (fuzz/findings/llvm19-pdb-module-count-past-descriptors).
+llvm::Error checkModuleDescriptors(llvm::pdb::NativeSession &session) {
+  auto dbi = session.getPDBFile().getPDBDbiStream();
+  if (!dbi) return dbi.takeError();
+  llvm::BinaryStreamReader reader(dbi->getModiSubstreamData().StreamData);
+  llvm::VarStreamArray<llvm::pdb::DbiModuleDescriptor> descriptors;
+  if (llvm::Error error = reader.readArray(descriptors, reader.bytesRemaining())) return error;
+  uint32_t described = 0;
+  for (auto it = descriptors.begin(); it != descriptors.end(); ++it) ++described; // an unreadable one ends the array
+  uint32_t counted = dbi->modules().getModuleCount();
+  if (described < counted)
+    return fail("the PDB's DBI stream counts " + llvm::Twine(counted) + " modules and describes " +
+                llvm::Twine(described));
+  return llvm::Error::success();
+}
+
 llvm::Error checkSectionContributions(llvm::pdb::NativeSession &session) {
   auto dbi = session.getPDBFile().getPDBDbiStream();
   if (!dbi) return dbi.takeError();
@@ -115,6 +136,7 @@ llvm::Error openPdbSession(std::unique_ptr<llvm::MemoryBuffer> bytes, std::uniqu
   if (llvm::Error error = checkUsedStreamsHaveBytes(*file)) return error;
   auto opened = std::make_unique<llvm::pdb::NativeSession>(std::move(file), std::move(allocator));
   if (llvm::Error error = checkNamedStreamMap(opened->getPDBFile())) return error;
+  if (llvm::Error error = checkModuleDescriptors(*opened)) return error;
   if (llvm::Error error = checkSectionContributions(*opened)) return error;
   if (llvm::Error error = checkModuleScopes(*opened)) return error;
   session = std::move(opened);

@@ -147,6 +147,13 @@ TEST_CASE("a PDB whose module names a stream past its directory is refused (fuzz
              Catch::Contains("names stream"));
 }
 
+TEST_CASE("a PDB that counts more modules than it describes is refused (fuzz/findings/llvm19-pdb-module-count-past-descriptors)") {
+  // LLVM 19 would read the missing modules' descriptors through a null pointer.
+  CHECK_THAT(refusal(STACKWALK_FINDINGS_DIR "/llvm19-pdb-module-count-past-descriptors"),
+             Catch::Contains("modules and describes"));
+  CHECK_FALSE(refused(STACKWALK_CORE_TEST_DATA "/fpo.pdb"));
+}
+
 // A copy of the PDB at `path` in which `stream` is deleted, as the MSF
 // directory records one: its size 0xFFFFFFFF (nil) and no blocks. Its path;
 // the caller removes it.
