@@ -13,7 +13,9 @@ trampoline without CFI, where eu-stack goes wrong and gdb-multiarch never return
 sigcontext's thread in a handler is checked against the program's own record past
 it. A program built with pointer authentication (return addresses signed on the
 stack) must give the functions of its unsigned twin, which neither tool can check.
-A wrong executable given with -e is refused (its dynamic section differs).
+A wrong executable given with -e is refused (its dynamic section differs). Each core
+walked with its executable alone (no library file) gives no frame the walk with
+them lacks.
 Some of the cores are also written as Linux arm64 minidumps (core_to_minidump.py:
 CONTEXT_ARM64, modules from the link map, stacks, no code bytes) and walked with
 only the .sym files Breakpad's dump_syms makes of their modules: each thread's
@@ -96,6 +98,10 @@ def minidump_failures(stackwalk, tools, made, core, exe):
     return failures
 
 
+def without_libraries_and_minidumps(stackwalk, cores):
+    return cross_arch.without_libraries_failures(stackwalk, cores) + breakpad_minidumps(stackwalk, cores)
+
+
 def breakpad_minidumps(stackwalk, cores):
     tools = breakpad_symbols_test.breakpad_tools(os.path.join(os.path.dirname(stackwalk), "breakpad"))
     if not tools:
@@ -107,4 +113,4 @@ def breakpad_minidumps(stackwalk, cores):
 
 if __name__ == "__main__":
     sys.exit(cross_arch.run(ARM64, os.path.abspath(sys.argv[1]), cross_arch.qemu_capture(ARM64), PROGRAMS, pac_twin,
-                            last=breakpad_minidumps))
+                            last=without_libraries_and_minidumps))

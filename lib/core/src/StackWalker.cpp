@@ -152,6 +152,7 @@ std::optional<Frame> StackWalker::unwindOnce() {
     bool exact = result.callerIpIsExact || recordedAsInterrupted(result.caller);
     Frame caller = makeFrame(result.caller, result.trust.value_or(unwinder->trust()), exact);
     caller.calleeArgumentBytes = result.argumentBytes;
+    caller.spIsLowerBound = result.callerSpIsLowerBound;
     // Unwind info that yields a null return address describes the outermost
     // frame (thread entry points do this); nothing lies beyond it.
     if (caller.regs.pc() == 0u)

@@ -43,14 +43,14 @@ Triple::ArchType tripleArch(Arch arch) {
 class RowEvaluator {
 public:
   RowEvaluator(const UnwindRow &row, const Frame &frame, const Target &target)
-      : row_(row), callee_(frame.regs), target_(target) {}
+      : row_(row), frame_(frame), callee_(frame.regs), target_(target) {}
 
   Expected<uint64_t> cfa() {
     const UnwindLocation &loc = row_.getCFAValue();
     Expected<uint64_t> value = locationValue(loc, std::nullopt);
     if (!value) return value.takeError();
-    cfa_ = *value;
-    return *value;
+    cfa_ = anchoredOnFrameRecord(loc).value_or(*value);
+    return *cfa_;
   }
 
   // The caller's value of a register, nullopt when it cannot be recovered.
@@ -70,6 +70,33 @@ public:
   }
 
 private:
+  // A frame whose stack pointer is only a lower bound (Frame::spIsLowerBound)
+  // still has an exact frame pointer: its callee's record held it, and it is
+  // the address of this frame's own record. Where the row saves the frame
+  // pointer and the link register as a record (fp at CFA+k, lr just above it:
+  // AAPCS64's `stp x29, x30`), the CFA is fp - k; a CFA from the stack pointer
+  // would be short by as much as the record lies below the frame's top, and
+  // its "saved" return address a stale word (a qemu-user arm64 core walked
+  // without libc's file gave main twice). Nullopt where the row says no such thing.
+  std::optional<uint64_t> anchoredOnFrameRecord(const UnwindLocation &cfaRule) const {
+    if (!frame_.spIsLowerBound || cfaRule.getLocation() != UnwindLocation::RegPlusOffset ||
+        cfaRule.getRegister() != callee_.spRegister())
+      return std::nullopt;
+    std::optional<unsigned> link = callee_.linkRegister();
+    std::optional<uint64_t> fp = callee_.fp();
+    if (!link || !fp) return std::nullopt;
+    auto savedAt = [&](unsigned reg) -> std::optional<int64_t> {
+      std::optional<UnwindLocation> loc = row_.getRegisterLocations().getRegisterLocation(reg);
+      if (!loc || loc->getLocation() != UnwindLocation::CFAPlusOffset || !isDereferenced(*loc)) return std::nullopt;
+      return int64_t(loc->getOffset());
+    };
+    std::optional<int64_t> fpAt = savedAt(callee_.fpRegister()), linkAt = savedAt(*link);
+    if (!fpAt || !linkAt || *linkAt != *fpAt + int64_t(pointerSize(target_.arch()))) return std::nullopt;
+    // This frame, and so its record, lies above its callee's record: at or above the bound.
+    if (*fp < frame_.sp) return std::nullopt;
+    return *fp - uint64_t(*fpAt);
+  }
+
   Expected<uint64_t> locationValue(const UnwindLocation &loc, std::optional<uint64_t> cfa) {
     uint64_t address = 0;
     switch (loc.getLocation()) {
@@ -116,6 +143,7 @@ private:
   }
 
   const UnwindRow &row_;
+  const Frame &frame_;
   const RegisterFile &callee_;
   const Target &target_;
   std::optional<uint64_t> cfa_;

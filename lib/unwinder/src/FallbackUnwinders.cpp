@@ -168,7 +168,11 @@ UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &targ
   result.status = UnwindResult::Status::Caller;
   result.caller = RegisterFile(frame.regs.arch());
   result.caller.set(fpRegister, *savedFp);
+  // x86's record is pushed at the top of its frame (push rbp at entry), so
+  // the caller's stack pointer lies just past it; a link-register
+  // architecture's record may lie anywhere in its frame.
   result.caller.setSp(*fp + 2 * size);
+  result.callerSpIsLowerBound = frame.regs.linkRegister().has_value();
   result.caller.setPc(*returnAddress);
   return result;
 }

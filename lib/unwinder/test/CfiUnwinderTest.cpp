@@ -132,11 +132,16 @@ template <typename T> void put(std::vector<uint8_t> &bytes, size_t at, const T &
 }
 
 // arm64's .eh_frame: a CIE with the return address in x30 and no rule for
-// it (CFA = sp, as GCC writes it), and two functions.
-//   Leaf    0x1000-0x1040  no instructions: the return address is still in x30.
-//   NonLeaf 0x1040-0x1080  from 0x1044: CFA = sp+16, x29 at CFA-16, x30 at CFA-8.
+// it (CFA = sp, as GCC writes it), and four functions.
+//   Leaf     0x1000-0x1040  no instructions: the return address is still in x30.
+//   NonLeaf  0x1040-0x1080  from 0x1044: CFA = sp+16, x29 at CFA-16, x30 at CFA-8.
+//   Framed   0x1080-0x10c0  GCC's layout (stp x29, x30, [sp, #-48]!; mov x29, sp;
+//                           str x19, [sp, #16]), from 0x1084: CFA = sp+48, x29 at
+//                           CFA-48, x30 at CFA-40, x19 at CFA-32.
+//   Unpaired 0x10c0-0x1100  from 0x10c4: CFA = sp+48, x29 at CFA-48, x30 at CFA-24:
+//                           no frame record.
 constexpr unsigned X29 = 29, X30 = 30, Sp = 31, Pc = 32;
-constexpr uint64_t Leaf = 0x1000, NonLeaf = 0x1040;
+constexpr uint64_t Leaf = 0x1000, NonLeaf = 0x1040, Framed = 0x1080, Unpaired = 0x10c0;
 
 Bytes arm64EhFrame() {
   EhFrame e;
@@ -152,6 +157,10 @@ Bytes arm64EhFrame() {
   e.fde(at, Leaf, 0x40, {});
   e.fde(at, NonLeaf, 0x40, {DW_CFA_advance_loc | 1, DW_CFA_def_cfa_offset, 16, DW_CFA_offset | X29, 2,
                             DW_CFA_offset | X30, 1});
+  e.fde(at, Framed, 0x40, {DW_CFA_advance_loc | 1, DW_CFA_def_cfa_offset, 48, DW_CFA_offset | X29, 6,
+                           DW_CFA_offset | X30, 5, DW_CFA_offset | 19, 4});
+  e.fde(at, Unpaired, 0x40, {DW_CFA_advance_loc | 1, DW_CFA_def_cfa_offset, 48, DW_CFA_offset | X29, 6,
+                             DW_CFA_offset | X30, 3});
   e.b.u32(0);
   return e.b;
 }
@@ -515,4 +524,51 @@ TEST_CASE("CfiUnwinder on arm64: a saved x30 is read from the stack", "[cfi][arm
   CHECK(r.caller.sp() == Stack + 16);
   CHECK(r.caller.get(X29) == SavedRbp);
   CHECK(r.caller.get(X30) == ReturnAddress);
+}
+
+TEST_CASE("CfiUnwinder on arm64: a frame found by its callee's frame record takes its CFA from its own record",
+          "[cfi][arm64]") {
+  // The frame's callee had no CFI: the walk stepped through the callee's
+  // record at Stack+0x20, which gave this frame's x29 exactly (Stack+0x40,
+  // where its own record is) but only a bound on its sp (the record's end,
+  // Stack+0x30). Its true sp is Stack+0x40 and its CFA Stack+0x70.
+  Fixture fx(Arch::Arm64);
+  constexpr uint64_t Stale = Base + 0x1010;
+  fx.word(0x30, Stack + 0x90); // where a CFA from the bound finds x29 ...
+  fx.word(0x38, Stale);        // ... and x30: a return address left by an earlier call
+  fx.word(0x40, SavedRbp);     // the frame's record
+  fx.word(0x48, ReturnAddress);
+  fx.word(0x50, 0x1919); // its x19
+  Frame frame = fx.frame(Framed + 0x10, Stack + 0x30, /*exact=*/false);
+  frame.regs.set(X29, Stack + 0x40);
+  frame.spIsLowerBound = true;
+  CfiUnwinder unwinder;
+
+  SECTION("the CFA is x29 + 48, where the row saves the record") {
+    UnwindResult r = unwinder.unwind(frame, fx.target());
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == ReturnAddress);
+    CHECK(r.caller.sp() == Stack + 0x70);
+    CHECK(r.caller.get(X29) == SavedRbp);
+    CHECK(r.caller.get(19) == 0x1919u);
+  }
+  SECTION("an exact stack pointer is taken as it is") {
+    frame.spIsLowerBound = false;
+    CHECK(unwinder.unwind(frame, fx.target()).caller.pc() == Stale);
+    frame.sp = Stack + 0x40;
+    frame.regs.setSp(Stack + 0x40);
+    CHECK(unwinder.unwind(frame, fx.target()).caller.sp() == Stack + 0x70);
+  }
+  SECTION("x29 below the bound is no record of this frame: the bound is used") {
+    frame.regs.set(X29, Stack + 0x20);
+    CHECK(unwinder.unwind(frame, fx.target()).caller.pc() == Stale);
+  }
+  SECTION("a row that saves x29 and x30 apart describes no record: the bound is used") {
+    Frame unpaired = fx.frame(Unpaired + 0x10, Stack + 0x30, /*exact=*/false);
+    unpaired.regs.set(X29, Stack + 0x40);
+    unpaired.spIsLowerBound = true;
+    UnwindResult r = unwinder.unwind(unpaired, fx.target());
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.sp() == Stack + 0x60);
+  }
 }

@@ -266,6 +266,7 @@ TEST_CASE("frame pointer: the caller comes from the frame record at [rbp]", "[fa
   // Nothing else is known: the callee may have changed any other register.
   CHECK(known(r.caller) == std::vector<unsigned>{Rbp, Rsp, Rip});
   CHECK_FALSE(r.callerIpIsExact);
+  CHECK_FALSE(r.callerSpIsLowerBound); // push rbp at entry: the record tops the frame
   CHECK_FALSE(r.trust);
 }
 
@@ -285,12 +286,16 @@ TEST_CASE("frame pointer on arm64: an interrupted frame returns to lr first, whe
   CHECK(r.caller.sp() == Stack + 0x10); // a leaf moved nothing
   CHECK(r.caller.get(X29) == Stack + 0x40);
 
-  SECTION("a caller frame follows the record instead") {
+  CHECK_FALSE(r.callerSpIsLowerBound);
+
+  SECTION("a caller frame follows the record instead, its stack pointer only bounded") {
     leaf.ipIsExact = false;
     leaf.trust = FrameTrust::Cfi;
     UnwindResult caller = unwinder.unwind(leaf, fx.target());
     REQUIRE(caller.status == Status::Caller);
     CHECK(caller.caller.sp() == Stack + 0x50);
+    // GCC puts an arm64 record at the bottom of its frame, clang at the top.
+    CHECK(caller.callerSpIsLowerBound);
   }
   SECTION("lr not after a call: the record") {
     leaf.regs.set(X30, NotAfterCall);

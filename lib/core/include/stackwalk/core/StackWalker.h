@@ -31,6 +31,11 @@ struct Frame {
   // The signal trampoline (glibc's __restore_rt): the kernel made its address
   // the handler's return address, so no call precedes it.
   bool signalTrampoline = false;
+  // True when sp is only a lower bound of the frame's stack pointer: the frame
+  // was found through its callee's frame record, which on arm64 and ARM may lie
+  // anywhere in the callee's frame (GCC puts it at the bottom), so this frame's
+  // stack pointer (its callee's CFA) may be higher than the record's end.
+  bool spIsLowerBound = false;
   // The bytes of stack arguments this frame pushed for the frame it called,
   // which lie at its stack pointer, where that callee's unwind data told
   // (32-bit Windows frame info); 0 when unknown.
@@ -53,6 +58,7 @@ struct UnwindResult {
   Status status = Status::NoInfo;
   RegisterFile caller;
   bool callerIpIsExact = false; // the caller was interrupted (signal frame)
+  bool callerSpIsLowerBound = false; // Frame::spIsLowerBound of the caller
   std::optional<FrameTrust> trust; // overrides the unwinder's own (e.g. dynamic)
   uint64_t argumentBytes = 0;      // the unwound frame's own stack arguments, where known
   std::string detail;           // why NoInfo / EndOfStack, for stop reasons (empty: not this unwinder's kind of frame)
