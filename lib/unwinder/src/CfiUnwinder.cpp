@@ -2,6 +2,7 @@
 
 #include "CfiDescription.h"
 #include "CfiSection.h"
+#include "FrameRecordAnchor.h"
 #include "stackwalk/core/Hex.h"
 
 #include "stackwalk/core/DwarfExpression.h"
@@ -70,31 +71,20 @@ public:
   }
 
 private:
-  // A frame whose stack pointer is only a lower bound (Frame::spIsLowerBound)
-  // still has an exact frame pointer: its callee's record held it, and it is
-  // the address of this frame's own record. Where the row saves the frame
-  // pointer and the link register as a record (fp at CFA+k, lr just above it:
-  // AAPCS64's `stp x29, x30`), the CFA is fp - k; a CFA from the stack pointer
-  // would be short by as much as the record lies below the frame's top, and
-  // its "saved" return address a stale word (a qemu-user arm64 core walked
-  // without libc's file gave main twice). Nullopt where the row says no such thing.
+  // Frame::spIsLowerBound: the CFA from the frame's own record (FrameRecordAnchor.h).
   std::optional<uint64_t> anchoredOnFrameRecord(const UnwindLocation &cfaRule) const {
-    if (!frame_.spIsLowerBound || cfaRule.getLocation() != UnwindLocation::RegPlusOffset ||
-        cfaRule.getRegister() != callee_.spRegister())
-      return std::nullopt;
-    std::optional<unsigned> link = callee_.linkRegister();
-    std::optional<uint64_t> fp = callee_.fp();
-    if (!link || !fp) return std::nullopt;
-    auto savedAt = [&](unsigned reg) -> std::optional<int64_t> {
-      std::optional<UnwindLocation> loc = row_.getRegisterLocations().getRegisterLocation(reg);
+    FrameRecordRules rules;
+    rules.cfaFromStackPointer =
+        cfaRule.getLocation() == UnwindLocation::RegPlusOffset && cfaRule.getRegister() == callee_.spRegister();
+    auto savedAt = [&](std::optional<unsigned> reg) -> std::optional<int64_t> {
+      if (!reg) return std::nullopt;
+      std::optional<UnwindLocation> loc = row_.getRegisterLocations().getRegisterLocation(*reg);
       if (!loc || loc->getLocation() != UnwindLocation::CFAPlusOffset || !isDereferenced(*loc)) return std::nullopt;
       return int64_t(loc->getOffset());
     };
-    std::optional<int64_t> fpAt = savedAt(callee_.fpRegister()), linkAt = savedAt(*link);
-    if (!fpAt || !linkAt || *linkAt != *fpAt + int64_t(pointerSize(target_.arch()))) return std::nullopt;
-    // This frame, and so its record, lies above its callee's record: at or above the bound.
-    if (*fp < frame_.sp) return std::nullopt;
-    return *fp - uint64_t(*fpAt);
+    rules.framePointerSavedAt = savedAt(callee_.fpRegister());
+    rules.returnAddressSavedAt = savedAt(callee_.linkRegister());
+    return cfaFromFrameRecord(frame_, rules, pointerSize(target_.arch()));
   }
 
   Expected<uint64_t> locationValue(const UnwindLocation &loc, std::optional<uint64_t> cfa) {

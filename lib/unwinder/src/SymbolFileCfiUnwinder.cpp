@@ -1,5 +1,6 @@
 #include "stackwalk/unwinder/SymbolFileCfiUnwinder.h"
 
+#include "FrameRecordAnchor.h"
 #include "PostfixExpression.h"
 
 namespace stackwalk {
@@ -17,6 +18,33 @@ const BreakpadSymbolFile::CfiRule *ruleFor(const Rules &rules, llvm::StringRef r
 std::optional<unsigned> registerNamed(Arch arch, llvm::StringRef name) {
   name.consume_front("$");
   return registerByName(arch, name);
+}
+
+// "REG K +": the rule's register and K; "`.cfa K + ^`": ".cfa" and K.
+std::optional<std::pair<llvm::StringRef, int64_t>> offsetFrom(llvm::StringRef expression, bool dereferenced) {
+  llvm::SmallVector<llvm::StringRef, 4> tokens;
+  expression.split(tokens, ' ', -1, /*KeepEmpty=*/false);
+  int64_t offset = 0;
+  if (tokens.size() != (dereferenced ? 4u : 3u) || tokens[2] != "+" || (dereferenced && tokens[3] != "^") ||
+      tokens[1].getAsInteger(10, offset))
+    return std::nullopt;
+  return std::make_pair(tokens[0], offset);
+}
+
+// What the rules say of a frame record (FrameRecordAnchor.h).
+FrameRecordRules frameRecordRules(const Rules &rules, const RegisterFile &regs) {
+  FrameRecordRules out;
+  auto savedAt = [&](const BreakpadSymbolFile::CfiRule *rule) -> std::optional<int64_t> {
+    auto found = rule ? offsetFrom(rule->expression, /*dereferenced=*/true) : std::nullopt;
+    return found && found->first == ".cfa" ? std::optional<int64_t>(found->second) : std::nullopt;
+  };
+  if (const BreakpadSymbolFile::CfiRule *cfa = ruleFor(rules, ".cfa"))
+    if (auto base = offsetFrom(cfa->expression, /*dereferenced=*/false))
+      out.cfaFromStackPointer = registerNamed(regs.arch(), base->first) == regs.spRegister();
+  for (const auto &rule : rules)
+    if (registerNamed(regs.arch(), rule.reg) == regs.fpRegister()) out.framePointerSavedAt = savedAt(&rule);
+  out.returnAddressSavedAt = savedAt(ruleFor(rules, ".ra"));
+  return out;
 }
 
 } // namespace
@@ -39,7 +67,8 @@ UnwindResult SymbolFileCfiUnwinder::unwind(const Frame &frame, const Target &tar
     const BreakpadSymbolFile::CfiRule *rule = ruleFor(*rules, reg);
     return rule ? evaluatePostfix(rule->expression, variable, read) : std::nullopt;
   };
-  cfa = value(".cfa");
+  cfa = cfaFromFrameRecord(frame, frameRecordRules(*rules, frame.regs), size);
+  if (!cfa) cfa = value(".cfa");
   if (!cfa) return UnwindResult::noInfo("the STACK CFI rules give no CFA here");
   std::optional<uint64_t> returnAddress = value(".ra");
   if (!returnAddress) return UnwindResult::noInfo("the STACK CFI rules give no return address here");

@@ -24,12 +24,13 @@ std::optional<uint64_t> evaluate(llvm::StringRef expression) {
 
 constexpr uint64_t ModuleBase = 0x400000, StackTop = 0x7000;
 
-std::unique_ptr<Target> targetWithSymbols(const std::string &symbols, std::vector<uint8_t> stack) {
+std::unique_ptr<Target> targetWithSymbols(const std::string &symbols, std::vector<uint8_t> stack,
+                                          Arch arch = Arch::X86_64) {
   auto file = BreakpadSymbolFile::parse(llvm::MemoryBuffer::getMemBufferCopy(symbols), "app.sym");
   REQUIRE(bool(file));
   Module module = makeModule("app", ModuleBase, 0x10000);
   module.symbolFile = std::move(*file);
-  return makeTarget(Arch::X86_64, OS::Linux, makeMemory({{StackTop, std::move(stack)}}), {}, {std::move(module)});
+  return makeTarget(arch, OS::Linux, makeMemory({{StackTop, std::move(stack)}}), {}, {std::move(module)});
 }
 
 std::vector<uint8_t> words(std::vector<uint64_t> values) {
@@ -107,4 +108,28 @@ TEST_CASE("STACK CFI: a rule that cannot be evaluated gives no caller, or an unk
   CHECK_FALSE(result.caller.get(Rbx)); // its saved slot is not in the dump
   Frame noCfa = makeFrame(*target, ModuleBase + 0x3000, StackTop, FrameTrust::Context, {});
   CHECK(unwinder.unwind(noCfa, *target).status == Status::NoInfo);
+}
+
+TEST_CASE("STACK CFI on arm64: a frame found through its callee's frame record takes its CFA from its own record") {
+  // GCC's layout (stp x29, x30, [sp, #-48]!; mov x29, sp), as dump_syms writes
+  // it. The frame-record step gave this frame its exact x29 (StackTop+0x40,
+  // its own record) and only a bound on sp (StackTop+0x30); the CFA is StackTop+0x70.
+  constexpr uint64_t Stale = ModuleBase + 0x1010, Return = 0x401234;
+  auto target = targetWithSymbols("MODULE Linux arm64 00 app\n"
+                                  "STACK CFI INIT 1000 100 .cfa: sp 0 + .ra: x30\n"
+                                  "STACK CFI 1004 .cfa: sp 48 + .ra: .cfa -40 + ^ x29: .cfa -48 + ^ x19: .cfa -32 + ^\n",
+                                  words({0, 0, 0, 0, 0, 0, StackTop + 0x90, Stale, 0xf00d, Return, 0x1919}), Arch::Arm64);
+  Frame frame = makeFrame(*target, ModuleBase + 0x1010, StackTop + 0x30, FrameTrust::FramePointer, {}, Arch::Arm64);
+  frame.regs.set(29, StackTop + 0x40);
+  frame.spIsLowerBound = true;
+  SymbolFileCfiUnwinder unwinder;
+  UnwindResult result = unwinder.unwind(frame, *target);
+  REQUIRE(result.status == Status::Caller);
+  CHECK(result.caller.pc() == Return);
+  CHECK(result.caller.sp() == StackTop + 0x70);
+  CHECK(result.caller.get(29) == 0xf00du);
+  CHECK(result.caller.get(19) == 0x1919u);
+  // From the bound, the rules read a stale word for the return address.
+  frame.spIsLowerBound = false;
+  CHECK(unwinder.unwind(frame, *target).caller.pc() == Stale);
 }
