@@ -8,6 +8,7 @@
 // CFA from the stack pointer would be short by as much as the record lies
 // below the frame's top, and its saved return address a stale word. Shared by
 // the DWARF CFI and Breakpad STACK CFI unwinders, whose rules say the same.
+// arm64 only: 32-bit ARM's r11 may point elsewhere in its record.
 #pragma once
 
 #include "stackwalk/core/StackWalker.h"
