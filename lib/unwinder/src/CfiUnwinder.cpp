@@ -73,6 +73,7 @@ public:
 private:
   // Frame::spIsLowerBound: the CFA from the frame's own record (FrameRecordAnchor.h).
   std::optional<uint64_t> anchoredOnFrameRecord(const UnwindLocation &cfaRule) const {
+    if (!mayAnchorOnFrameRecord(frame_)) return std::nullopt;
     FrameRecordRules rules;
     rules.cfaFromStackPointer =
         cfaRule.getLocation() == UnwindLocation::RegPlusOffset && cfaRule.getRegister() == callee_.spRegister();

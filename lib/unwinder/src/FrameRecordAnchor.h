@@ -8,7 +8,6 @@
 // CFA from the stack pointer would be short by as much as the record lies
 // below the frame's top, and its saved return address a stale word. Shared by
 // the DWARF CFI and Breakpad STACK CFI unwinders, whose rules say the same.
-// arm64 only: 32-bit ARM's r11 may point elsewhere in its record.
 #pragma once
 
 #include "stackwalk/core/StackWalker.h"
@@ -24,8 +23,16 @@ struct FrameRecordRules {
   std::optional<int64_t> returnAddressSavedAt; // the return address saved at CFA + this
 };
 
-// The CFA from the frame's own record; nullopt where the frame's stack pointer
-// is exact, the rules say no such record, or the frame pointer lies below the
+// Whether the frame's CFA may come from its own record: asked before its
+// rules are read, which most frames (an exact stack pointer) never need.
+inline bool mayAnchorOnFrameRecord(const Frame &frame) {
+  // AAPCS64 has x29 point at its record; 32-bit ARM code need not (GCC's ARM
+  // mode points r11 at the saved lr: push {r11, lr}; add r11, sp, #4).
+  return frame.spIsLowerBound && frame.regs.arch() == Arch::Arm64;
+}
+
+// The CFA from the frame's own record; nullopt where mayAnchorOnFrameRecord
+// is false, the rules say no such record, or the frame pointer lies below the
 // bound (it is not this frame's record: this frame lies above its callee's).
 std::optional<uint64_t> cfaFromFrameRecord(const Frame &frame, const FrameRecordRules &rules, unsigned pointerSize);
 

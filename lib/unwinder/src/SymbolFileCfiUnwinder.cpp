@@ -20,7 +20,7 @@ std::optional<unsigned> registerNamed(Arch arch, llvm::StringRef name) {
   return registerByName(arch, name);
 }
 
-// "REG K +": the rule's register and K; "`.cfa K + ^`": ".cfa" and K.
+// "REG K +": the rule's register and K; ".cfa K + ^": ".cfa" and K.
 std::optional<std::pair<llvm::StringRef, int64_t>> offsetFrom(llvm::StringRef expression, bool dereferenced) {
   llvm::SmallVector<llvm::StringRef, 4> tokens;
   expression.split(tokens, ' ', -1, /*KeepEmpty=*/false);
@@ -67,7 +67,7 @@ UnwindResult SymbolFileCfiUnwinder::unwind(const Frame &frame, const Target &tar
     const BreakpadSymbolFile::CfiRule *rule = ruleFor(*rules, reg);
     return rule ? evaluatePostfix(rule->expression, variable, read) : std::nullopt;
   };
-  cfa = cfaFromFrameRecord(frame, frameRecordRules(*rules, frame.regs), size);
+  if (mayAnchorOnFrameRecord(frame)) cfa = cfaFromFrameRecord(frame, frameRecordRules(*rules, frame.regs), size);
   if (!cfa) cfa = value(".cfa");
   if (!cfa) return UnwindResult::noInfo("the STACK CFI rules give no CFA here");
   std::optional<uint64_t> returnAddress = value(".ra");
