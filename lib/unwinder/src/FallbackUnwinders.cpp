@@ -92,6 +92,60 @@ constexpr unsigned SymbolFileScanWords = 40;
 // followed (breakpad_symbols_test), where 128 and 512 words took them.
 constexpr unsigned CallerScanWords = 40;
 
+// Why a frame record's return address is none, or null.
+const char *recordReturnAddressProblem(const Target &target, uint64_t returnAddress) {
+  uint64_t code = target.codeAddress(returnAddress);
+  if (!target.isExecutable(code)) return "the frame record's return address is not in executable memory";
+  // A module's symbol file describes its code: a return address outside it is
+  // no return address (Breakpad's InstructionAddressSeemsValid).
+  const Module *module = target.moduleAt(code);
+  if (module && module->symbolFile && !module->symbolFile->describesCodeAt(code - 1 - module->base))
+    return "the frame record's return address is in no code its symbol file describes";
+  return nullptr;
+}
+
+// The most a scanned caller's frame pointer may lie above its stack pointer:
+// the frame's locals and spilled arguments (a -O0 frame's, say), not another
+// frame's record far up the stack.
+constexpr uint64_t MaxFrameRecordDistance = 64 * 1024;
+
+// Whether `fp` could be the frame pointer of a frame whose stack pointer is
+// `sp`, on x86, whose record (saved frame pointer, return address) is pushed
+// at the frame's top: at or above sp, its return address one that the
+// frame-pointer unwinder would follow and not after anything but a call. The
+// saved frame pointer is not checked: a caller that keeps none (glibc's
+// start_thread) left any value there.
+bool isFrameRecordAbove(const Target &target, PagedStackReader &words, uint64_t fp, uint64_t sp) {
+  unsigned size = pointerSize(target.arch());
+  if (fp < sp || fp - sp > MaxFrameRecordDistance || fp % size != 0) return false;
+  auto returnAddress = words.at(fp + size);
+  return returnAddress && !recordReturnAddressProblem(target, *returnAddress) &&
+         callBefore(target, *returnAddress) != CallBefore::No;
+}
+
+// A scanned caller's frame pointer, which its code may need to find its own
+// caller (a -O0 function's CFI: CFA = ebp + 8). The frames the scan passed over
+// preserved it (x86's frame pointer is callee-saved): either they left it in the
+// register, or one of them pushed it between the stack pointer and the return
+// address found. The register is tried first, then those words from the return
+// address down (a function pushes it on entry, so the outermost frame passed over,
+// the one the caller called, saved the caller's own value); the first that
+// points at a frame record above the caller's stack pointer is taken. Breakpad and
+// rust-minidump try the register and the word below the return address.
+std::optional<uint64_t> scannedCallerFramePointer(const Frame &frame, const Target &target,
+                                                  PagedStackReader &words, uint64_t returnSlot) {
+  unsigned size = pointerSize(target.arch());
+  uint64_t callerSp = returnSlot + size;
+  std::optional<uint64_t> inRegister = frame.regs.get(frame.regs.fpRegister());
+  if (inRegister && isFrameRecordAbove(target, words, *inRegister, callerSp)) return inRegister;
+  for (uint64_t slot = returnSlot; slot > frame.sp;) {
+    slot -= size;
+    auto value = words.at(slot);
+    if (value && isFrameRecordAbove(target, words, *value, callerSp)) return value;
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 bool StackScanUnwinder::isPlausibleReturnAddress(const Target &target, uint64_t value) {
@@ -156,14 +210,8 @@ UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &targ
   // A zero return address ends the chain, not necessarily the stack: code
   // that keeps no frame pointer leaves one behind by chance, so the scan is tried.
   if (*returnAddress == 0) return UnwindResult::noInfo("the frame-pointer chain ends");
-  uint64_t code = target.codeAddress(*returnAddress);
-  if (!target.isExecutable(code))
-    return UnwindResult::noInfo("the frame record's return address is not in executable memory");
-  // A module's symbol file describes its code: a return address outside it is
-  // no return address (Breakpad's InstructionAddressSeemsValid).
-  const Module *module = target.moduleAt(code);
-  if (module && module->symbolFile && !module->symbolFile->describesCodeAt(code - 1 - module->base))
-    return UnwindResult::noInfo("the frame record's return address is in no code its symbol file describes");
+  if (const char *problem = recordReturnAddressProblem(target, *returnAddress))
+    return UnwindResult::noInfo(problem);
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;
   result.caller = RegisterFile(frame.regs.arch());
@@ -195,6 +243,9 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
     result.caller = RegisterFile(frame.regs.arch());
     result.caller.setSp(slot + size);
     result.caller.setPc(*value);
+    if (!frame.regs.linkRegister())
+      if (auto fp = scannedCallerFramePointer(frame, target, words, slot))
+        result.caller.set(frame.regs.fpRegister(), *fp);
     return result;
   }
   return UnwindResult::noInfo("no return address found by scanning the stack");

@@ -591,6 +591,61 @@ TEST_CASE("stack scan on 32-bit x86 reads 4-byte words", "[fallback][scan]") {
   CHECK(r.caller.sp() == Stack + 0x2c);
 }
 
+// The frames a scan passes over (a library without its file, say) preserved
+// their caller's frame pointer, which the caller's own CFI may need (-O0 code:
+// CFA = ebp + 8): in the register, or pushed somewhere below the return address.
+// The caller's record lies above its stack pointer, 0x44 here: [0x60] the saved
+// frame pointer, [0x64] a return address.
+TEST_CASE("stack scan on x86: the caller's frame pointer, as the frames passed over preserved it",
+          "[fallback][scan]") {
+  Fixture fx(Arch::X86);
+  constexpr unsigned Ebp = 5;
+  fx.word(0x40, AfterCallRel32); // the return address the scan finds
+  fx.word(0x60, Stack + 0x100);
+  fx.word(0x64, AfterCallRax);
+  fx.word(0x80, 0); // another record, lower in the stack than the word that points at it
+  fx.word(0x84, AfterCallRax);
+  auto callerFp = [&](uint64_t calleeFp) {
+    UnwindResult r = StackScanUnwinder().unwind(fx.frame(CodeStart, Stack + 0x20, calleeFp), fx.target());
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == AfterCallRel32);
+    return r.caller.get(Ebp);
+  };
+  SECTION("left in the register") { CHECK(callerFp(Stack + 0x60) == Stack + 0x60); }
+  SECTION("pushed: the word nearest the return address that points at a record above the caller's sp") {
+    fx.word(0x24, Stack + 0x80);
+    fx.word(0x30, Stack + 0x40); // the return address's slot: below the caller's sp
+    fx.word(0x34, Stack + 0x60);
+    fx.word(0x38, Stack + 0x68); // no record there
+    CHECK(callerFp(Stack + 0x30) == Stack + 0x60);
+  }
+  SECTION("not found: unknown, as before") {
+    fx.word(0x30, Stack + 0x10); // below the caller's stack
+    fx.word(0x34, Stack + 0x62); // misaligned
+    CHECK_FALSE(callerFp(Stack + 0x30));
+  }
+  SECTION("a record's return address that follows no call is none") {
+    fx.word(0x64, NotAfterCall);
+    fx.word(0x34, Stack + 0x60);
+    CHECK_FALSE(callerFp(Stack + 0x60));
+  }
+}
+
+TEST_CASE("stack scan on arm64: no frame pointer taken from the stack (a frame record may lie anywhere in its frame)",
+          "[fallback][scan][arm64]") {
+  constexpr uint64_t AfterBl = 0x1704;
+  Fixture fx(Arch::Arm64);
+  put(fx.code, 0x700, {0x10, 0x00, 0x00, 0x94}); // bl
+  fx.word(0x40, AfterBl);
+  fx.word(0x60, Stack + 0x100); // a record above the caller's sp, which the frame's x29 points at
+  fx.word(0x68, AfterBl);
+  UnwindResult r = StackScanUnwinder().unwind(fx.frame(CodeStart, Stack + 0x20, Stack + 0x60), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == AfterBl);
+  CHECK(r.caller.sp() == Stack + 0x48);
+  CHECK_FALSE(r.caller.get(r.caller.fpRegister()));
+}
+
 // ---------------------------------------------------------------------------
 // The three chained by the walker, in the order the tool uses them.
 
