@@ -13,6 +13,8 @@ signal restorer: sigcontext's thread in a handler is compared up to it, and past
 it with the program's own record. A stripped program keeps only its .ARM.exidx
 (built twice: Thumb-2 and ARM code): its frames must be those of its twin with DWARF. Where both tools stop at an
 EXIDX_CANTUNWIND entry (cxx-throw), stackwalk's frames must begin with theirs.
+Each core is walked again without the libraries' files: no frame the walk with
+them lacks (cross_arch.without_libraries_failures).
 
 Skipped (77) without the cross compilers, qemu-arm, eu-stack, gdb-multiarch or the armhf libc.
 """
@@ -75,4 +77,4 @@ def stripped_twin(name, report, reports, eu_stack):
 
 if __name__ == "__main__":
     sys.exit(cross_arch.run(ARM, os.path.abspath(sys.argv[1]), cross_arch.qemu_capture(ARM), PROGRAMS, stripped_twin,
-                            last=cross_arch.pthread_kill_truth))
+                            last=cross_arch.pthread_kill_and_without_libraries))

@@ -10,6 +10,8 @@ compared with eu-stack and gdb (Debian's reads i386 cores, with the i386 libc's
 debug files from libc6-dbg:i386), as cross_arch.py says; sigcontext's thread in a
 handler is also checked against the program's own record past glibc's trampoline.
 gdb names the wrong pthread_kill in sigcontext (below): there the truth is checked.
+Each core is walked again without the libraries' files: no frame the walk with
+them lacks (cross_arch.without_libraries_failures).
 
 Skipped (77) without the i686 cross compilers, eu-stack, gdb or the i386 libc, when
 the kernel's core_pattern is not a plain file name, or when the kernel does not run
@@ -46,4 +48,4 @@ if __name__ == "__main__":
     if not dumps.kernel_runs_i386():
         print("SKIP: this kernel does not run i386 programs (no IA32 emulation)")
         sys.exit(77)
-    sys.exit(cross_arch.run(I386, os.path.abspath(sys.argv[1]), capture, last=cross_arch.pthread_kill_truth))
+    sys.exit(cross_arch.run(I386, os.path.abspath(sys.argv[1]), capture, last=cross_arch.pthread_kill_and_without_libraries))

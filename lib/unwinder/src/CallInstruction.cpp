@@ -25,13 +25,37 @@ unsigned readBefore(const Target &target, uint64_t address, uint8_t *bytes, unsi
   return 0;
 }
 
+// Where a direct call (its target in the instruction) could go: code, when the
+// dump records its mappings. Bytes that merely decode as a call mostly point
+// nowhere: ARM's PLT read as Thumb (the word before main, whose address
+// __libc_start_main keeps on the stack) is a `blx` 5 MB below every mapping.
+// Without mappings (minidumps without a memory-info stream) nothing is known.
+bool mayBeCallTarget(const Target &target, uint64_t address) {
+  return target.regions.empty() || target.isExecutable(address);
+}
+
+uint64_t signExtend(uint64_t value, unsigned bits) {
+  uint64_t sign = uint64_t(1) << (bits - 1);
+  return (value ^ sign) - sign;
+}
+
+// x86's call rel32, the 5 bytes before `returnAddress`: its target
+// is relative to the return address (32-bit on x86, where it wraps).
+uint64_t x86CallRel32Target(const Target &target, uint64_t returnAddress, const uint8_t *rel32) {
+  uint32_t displacement = uint32_t(rel32[0]) | uint32_t(rel32[1]) << 8 | uint32_t(rel32[2]) << 16 |
+                          uint32_t(rel32[3]) << 24;
+  uint64_t address = returnAddress + signExtend(displacement, 32);
+  return target.arch() == Arch::X86 ? address & 0xffffffff : address;
+}
+
 CallBefore x86CallBefore(const Target &target, uint64_t returnAddress) {
   constexpr unsigned Longest = 7; // FF /2 with SIB and disp32
   uint8_t bytes[Longest] = {};
   unsigned readable = readBefore(target, returnAddress, bytes, Longest);
   if (readable == 0) return CallBefore::Unknown;
   const uint8_t *end = bytes + Longest;
-  if (readable >= 5 && end[-5] == 0xE8) return CallBefore::Yes; // call rel32
+  if (readable >= 5 && end[-5] == 0xE8 && mayBeCallTarget(target, x86CallRel32Target(target, returnAddress, end - 4)))
+    return CallBefore::Yes; // call rel32
   for (unsigned length = 2; length <= readable; ++length) {
     const uint8_t *insn = end - length;
     if (insn[0] != 0xFF || ((insn[1] >> 3) & 7) != 2) continue;
@@ -42,11 +66,24 @@ CallBefore x86CallBefore(const Target &target, uint64_t returnAddress) {
 }
 
 CallBefore arm64CallBefore(const Target &target, uint64_t returnAddress) {
-  auto insn = target.readValue<uint32_t>(target.codeAddress(returnAddress) - 4);
+  uint64_t at = target.codeAddress(returnAddress) - 4;
+  auto insn = target.readValue<uint32_t>(at);
   if (!insn) return CallBefore::Unknown;
-  bool call = (*insn & 0xFC000000) == 0x94000000   // bl
+  bool call = ((*insn & 0xFC000000) == 0x94000000 && mayBeCallTarget(target, at + signExtend(*insn & 0x3ffffff, 26) * 4)) // bl
               || (*insn & 0xFFFFFC1F) == 0xD63F0000; // blr
   return call ? CallBefore::Yes : CallBefore::No;
+}
+
+// Where Thumb's 32-bit bl or blx <label> at `at` goes (the ARM ARM's T1 and T2
+// encodings): S:I1:I2:imm10:imm11:0 from the instruction + 4, I = NOT(J XOR S);
+// blx's target is ARM code, from the instruction + 4 aligned down to a word.
+uint64_t thumbCallTarget(uint64_t at, uint16_t first, uint16_t second) {
+  uint32_t s = first >> 10 & 1, j1 = second >> 13 & 1, j2 = second >> 11 & 1;
+  uint32_t i1 = !(j1 ^ s), i2 = !(j2 ^ s);
+  uint32_t offset = s << 24 | i1 << 23 | i2 << 22 | uint32_t(first & 0x3ff) << 12 | uint32_t(second & 0x7ff) << 1;
+  bool exchange = !(second & 0x1000); // blx: to ARM code
+  uint64_t from = exchange ? (at + 4) & ~uint64_t(3) : at + 4;
+  return (from + signExtend(offset, 25)) & 0xffffffff;
 }
 
 // ARM code: bl, blx <label> or blx <register> in the word before. Thumb code
@@ -61,13 +98,17 @@ CallBefore armCallBefore(const Target &target, uint64_t returnAddress) {
     auto first = target.readValue<uint16_t>(after - 4);
     if (!first) return CallBefore::Unknown;
     bool longBranch = (*first & 0xf800) == 0xf000 && (*last & 0xc000) == 0xc000; // bl, blx <label>
-    return longBranch ? CallBefore::Yes : CallBefore::No;
+    return longBranch && mayBeCallTarget(target, thumbCallTarget(after - 4, *first, *last)) ? CallBefore::Yes
+                                                                                           : CallBefore::No;
   }
-  auto insn = target.readValue<uint32_t>(returnAddress - 4);
+  uint64_t at = returnAddress - 4;
+  auto insn = target.readValue<uint32_t>(at);
   if (!insn) return CallBefore::Unknown;
-  bool call = ((*insn & 0x0f000000) == 0x0b000000 && (*insn >> 28) != 0xf) // bl<cond>
-              || (*insn & 0xfe000000) == 0xfa000000                     // blx <label>
-              || (*insn & 0x0ffffff0) == 0x012fff30;                    // blx<cond> rM
+  // Both direct forms branch by their 24-bit word offset from the instruction + 8.
+  uint64_t direct = (at + 8 + signExtend(*insn & 0xffffff, 24) * 4) & 0xffffffff;
+  bool call = ((*insn & 0x0f000000) == 0x0b000000 && (*insn >> 28) != 0xf && mayBeCallTarget(target, direct)) // bl<cond>
+              || ((*insn & 0xfe000000) == 0xfa000000 && mayBeCallTarget(target, direct | (*insn >> 23 & 2))) // blx <label>
+              || (*insn & 0x0ffffff0) == 0x012fff30; // blx<cond> rM
   return call ? CallBefore::Yes : CallBefore::No;
 }
 

@@ -58,3 +58,57 @@ TEST_CASE("ARM bl, blx <label> and blx <register>; Thumb's 32-bit bl and blx, 16
   CHECK_FALSE(followsArmCall({0x00, 0xbf, 0x00, 0xbf}, true));  // nop; nop
   CHECK_FALSE(followsArmCall({0x00, 0xf0, 0x10, 0xf8}, false)); // Thumb bytes read as ARM
 }
+
+namespace {
+// What callBefore says of `bytes` placed at 0x1010, the return address right after
+// them, where the dump maps [0x1000, 0x2000) as code, and `mappedAlso` if any.
+CallBefore directCall(std::vector<uint8_t> bytes, Arch arch, bool thumb = false,
+                      std::optional<MemoryRegion> mappedAlso = std::nullopt) {
+  auto memory = std::make_unique<BufferMemory>();
+  std::vector<uint8_t> code(0x10, 0);
+  code.insert(code.end(), bytes.begin(), bytes.end());
+  uint64_t returnAddress = 0x1000 + code.size() + (thumb ? 1 : 0);
+  memory->add(0x1000, code);
+  Target target(arch, OS::Linux, "test", std::move(memory));
+  target.regions = {{0x1000, 0x2000, true, false, true}};
+  if (mappedAlso) target.regions.push_back(*mappedAlso);
+  return callBefore(target, returnAddress);
+}
+} // namespace
+
+// Bytes that decode as a direct call in a stack scan's candidate are often
+// something else (ARM's PLT read as Thumb): the target must be code where the
+// dump says what code is. Each call below is at 0x1010.
+TEST_CASE("a direct call goes to code where the dump maps code") {
+  using enum CallBefore;
+  SECTION("x86-64 call rel32") {
+    CHECK(directCall({0xe8, 0xeb, 0xff, 0xff, 0xff}, Arch::X86_64) == Yes); // to 0x1000
+    CHECK(directCall({0xe8, 0x10, 0x20, 0x30, 0x40}, Arch::X86_64) == No);  // to 0x40303025
+  }
+  SECTION("32-bit x86 wraps at 4 GiB") {
+    MemoryRegion top{0xffff0000, 0xffff2000, true, false, true};
+    CHECK(directCall({0xe8, 0x00, 0x00, 0xff, 0xff}, Arch::X86, false, top) == Yes);   // to 0xffff1015
+    CHECK(directCall({0xe8, 0x00, 0x00, 0xff, 0xff}, Arch::X86_64, false, top) == No); // below zero
+  }
+  SECTION("arm64 bl") {
+    CHECK(directCall({0xfc, 0xff, 0xff, 0x97}, Arch::Arm64) == Yes); // bl 0x1000
+    CHECK(directCall({0x00, 0x00, 0x10, 0x94}, Arch::Arm64) == No);  // bl 0x401010
+    CHECK(directCall({0x00, 0x02, 0x3f, 0xd6}, Arch::Arm64) == Yes); // blr x16: no target to check
+  }
+  SECTION("ARM bl and blx <label>") {
+    CHECK(directCall({0xfa, 0xff, 0xff, 0xeb}, Arch::Arm) == Yes); // bl 0x1000
+    CHECK(directCall({0x00, 0x00, 0x10, 0xeb}, Arch::Arm) == No);  // bl 0x401018
+    CHECK(directCall({0xfa, 0xff, 0xff, 0xfa}, Arch::Arm) == Yes); // blx 0x1000
+    CHECK(directCall({0x00, 0x00, 0x10, 0xfa}, Arch::Arm) == No);  // blx 0x401018
+  }
+  SECTION("Thumb bl and blx <label>") {
+    CHECK(directCall({0x00, 0xf0, 0x10, 0xf8}, Arch::Arm, true) == Yes); // bl 0x1034
+    CHECK(directCall({0x00, 0xf1, 0x00, 0xf8}, Arch::Arm, true) == No);  // bl 0x101014
+    CHECK(directCall({0xff, 0xf7, 0xf6, 0xef}, Arch::Arm, true) == Yes); // blx 0x1000
+    // The ARM PLT entry before main (ldr pc, [ip, #1848]!), read as Thumb:
+    // blx 0xffb39b8c, where nothing is mapped.
+    CHECK(directCall({0x38, 0xf7, 0xbc, 0xe5}, Arch::Arm, true) == No);
+    CHECK(directCall({0x38, 0xf7, 0xbc, 0xe5}, Arch::Arm, true, 
+                     MemoryRegion{0xffb39000, 0xffb3a000, true, false, true}) == Yes);
+  }
+}

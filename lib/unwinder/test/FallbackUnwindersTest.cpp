@@ -27,7 +27,8 @@ constexpr uint64_t Stack = 0x8000, StackSize = 0x2000, StackEnd = Stack + StackS
 constexpr uint64_t Unmapped = 0x5000;
 
 // Addresses right after instructions placed in the code below.
-constexpr uint64_t AfterCallRel32 = 0x1105;     // e8 rel32          at 0x1100
+constexpr uint64_t AfterCallRel32 = 0x1105;     // e8 rel32          at 0x1100, to 0x1000
+constexpr uint64_t AfterCallNowhere = 0x1185;   // e8 rel32          at 0x1180, to 0x40303195: unmapped
 constexpr uint64_t AfterCallRax = 0x1202;       // ff d0 (call rax)  at 0x1200
 constexpr uint64_t AfterCallRipMem = 0x1306;    // ff 15 disp32      at 0x1300
 constexpr uint64_t AfterCallRspDisp = 0x1404;   // ff 54 24 08 (call [rsp+8]) at 0x1400
@@ -42,7 +43,8 @@ void put(std::vector<uint8_t> &bytes, uint64_t at, std::vector<uint8_t> insn) {
 
 struct Fixture {
   explicit Fixture(Arch arch = Arch::X86_64, OS os = OS::Linux) : arch(arch), os(os) {
-    put(code, 0x100, {0xe8, 0x10, 0x20, 0x30, 0x40});
+    put(code, 0x100, {0xe8, 0xfb, 0xfe, 0xff, 0xff});
+    put(code, 0x180, {0xe8, 0x10, 0x20, 0x30, 0x40});
     put(code, 0x200, {0xff, 0xd0});
     put(code, 0x300, {0xff, 0x15, 0x01, 0x02, 0x03, 0x04});
     put(code, 0x400, {0xff, 0x54, 0x24, 0x08});
@@ -102,6 +104,7 @@ TEST_CASE("a plausible return address follows a call in a module's executable me
   CHECK(StackScanUnwinder::isPlausibleReturnAddress(t, AfterCallRipMem));
   CHECK(StackScanUnwinder::isPlausibleReturnAddress(t, AfterCallRspDisp));
   CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(t, AfterJmpRax));        // jmp, not call
+  CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(t, AfterCallNowhere));   // a call to no code
   CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(t, NotAfterCall));       // int3s
   CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(t, AfterCallRel32 + 1)); // one byte off
   CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(t, DataAfterCallBytes)); // not executable
@@ -128,7 +131,7 @@ TEST_CASE("a module without a file or regions counts as code; its words still ne
 TEST_CASE("a call in the first bytes of readable code is still a call", "[fallback][scan]") {
   Fixture fx;
   constexpr uint64_t Start = 0x6000;
-  fx.extraMemory.push_back({Start, {0xff, 0xd0, 0xcc, 0xcc, 0xe8, 1, 2, 3, 4, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc}});
+  fx.extraMemory.push_back({Start, {0xff, 0xd0, 0xcc, 0xcc, 0xe8, 0xf7, 0xff, 0xff, 0xff, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc}});
   fx.target();
   fx.built->regions.push_back({Start, Start + 0x10, true, false, true});
   fx.built->modules.push_back(makeModule("lib", Start, 0x10));
