@@ -396,23 +396,24 @@ def compare_with_gdb(name, report, gdb, names=True):
     return failures, compared
 
 
-def parked_programs_against_gdb(stackwalk, capture, walk_args, check, summary, names=True):
-    """Each parking test program built for this machine and captured while parked:
-    `capture(exe)` gives (a core for gdb, the dump to walk); the dump is walked with
-    `walk_args(tmp)` and each thread's frames compared with gdb's on the core
-    (compare_with_gdb), `check(name, report)` adding failures of its own. The exit code."""
+def parked_programs_against_gdb(stackwalk, capture, walk_args, check, summary, names=True, platform=NATIVE):
+    """Each parking test program built for `platform` (this machine's by default, or one
+    it runs natively) and captured while parked: `capture(exe)` gives (a core for gdb,
+    the dump to walk); the dump is walked with `walk_args(tmp)` and each thread's frames
+    compared with gdb's on the core (compare_with_gdb), `check(name, report)` adding
+    failures of its own. The exit code."""
     failures, frames = [], 0
     programs = [p for p in PROGRAMS if p[3] == "park"]
     with tempfile.TemporaryDirectory(prefix="stackwalk-parked-") as tmp:
         for name, source, flags, _ in programs:
-            exe = build(NATIVE, name, source, flags, tmp)
+            exe = build(platform, name, source, flags, tmp)
             core, dump = capture(exe)
             out = subprocess.run([stackwalk, dump, "-a", "--json", *walk_args(tmp)], capture_output=True, text=True)
             if out.returncode != 0:
                 failures.append(f"{name}: stackwalk exit {out.returncode}: {out.stderr}")
                 continue
             report = json.loads(out.stdout)
-            found, compared = compare_with_gdb(name, report, gdb_frames(NATIVE, core, exe, tmp), names)
+            found, compared = compare_with_gdb(name, report, gdb_frames(platform, core, exe, tmp), names)
             found += check(name, report)
             failures += found
             frames += compared

@@ -9,7 +9,9 @@ createdump --full writes them), and gdb's gcore, which honours it, writes a full
 walks that core with an empty sysroot and --no-host-files: every ELF module (the program, libc,
 the dynamic loader) rebuilt from the dump's memory, unwound by its own .eh_frame and named by its
 dynamic symbols. Each thread's physical frames must be gdb's on the core with every file at hand,
-and every module with a build-id must be rebuilt. Skips when gdb or gcc is not installed.
+and every module with a build-id must be rebuilt. The same for the programs built for i386 (ELF32
+images), where the i386 toolchain and libc are installed and the kernel runs 32-bit programs.
+Skips when gdb or gcc is not installed.
 """
 import os
 import shutil
@@ -18,6 +20,7 @@ import sys
 
 import cross_arch
 import dumps
+import i386_test
 
 EVERY_MAPPING = "0x7f"  # private and shared, anonymous and file-backed, ELF headers, huge pages
 
@@ -54,8 +57,16 @@ def main():
         os.makedirs(empty, exist_ok=True)
         return ["--sysroot", empty, "--no-host-files"]
     # The program's own functions are in its symbol table, which no process maps: names are not compared.
-    return cross_arch.parked_programs_against_gdb(stackwalk, lambda exe: (full_core(exe),) * 2, without_files, rebuilt,
-                                                  "programs' full cores walked without module files", names=False)
+    def walk(platform):
+        return cross_arch.parked_programs_against_gdb(stackwalk, lambda exe: (full_core(exe),) * 2, without_files,
+                                                      rebuilt, f"{platform.name} programs' full cores walked without "
+                                                      "module files", names=False, platform=platform)
+    status = walk(cross_arch.NATIVE)
+    missing = i386_test.I386.missing()
+    if missing or not dumps.kernel_runs_i386():
+        print(f"note: i386 full cores not walked: {'not installed: ' + ' '.join(missing) if missing else 'this kernel does not run i386 programs'}")
+        return status
+    return max(status, walk(i386_test.I386))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@
 // file is absent from a dump that holds its pages (a full core), where the
 // .NET runtime's DotNetRuntimeContractDescriptor export is still found.
 // LLVM's ELFFile reads files in file layout; a loaded image is in memory
-// layout, with no section headers, so this view is ours. ELF64 little-endian.
+// layout, with no section headers, so this view is ours. Little-endian ELF32
+// (i386, ARM) and ELF64; a 32-bit image's header, program headers and symbols
+// are given widened to their 64-bit forms.
 #pragma once
 
 #include "stackwalk/core/Memory.h"
@@ -15,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,9 +43,14 @@ public:
   // (shared by a dump's modules: a dump's claims must not size the work).
   std::vector<Function> functions(uint64_t &budget) const;
 
-  // The ELF header and program headers as the dump holds them.
+  // ELFCLASS64, or ELFCLASS32: the size of its words and structures.
+  bool is64() const { return is64_; }
+  // The ELF header and program headers as the dump holds them (widened), and
+  // their bytes as they are, to be written back.
   const llvm::ELF::Elf64_Ehdr &header() const { return header_; }
   const std::vector<llvm::ELF::Elf64_Phdr> &programHeaders() const { return programHeaders_; }
+  const std::vector<uint8_t> &headerBytes() const { return headerBytes_; }
+  const std::vector<uint8_t> &programHeaderBytes() const { return programHeaderBytes_; }
   // The dynamic symbol table and its strings, at runtime addresses, with the
   // number of entries its hash table implies: what a file rebuilt from the
   // loaded image lists as .dynsym and .dynstr.
@@ -52,8 +60,13 @@ public:
   std::optional<DynamicSymbols> dynamicSymbols() const;
 
 private:
-  LoadedElf(const MemorySource &memory, uint64_t base) : memory_(&memory), base_(base) {}
-  llvm::Error readDynamic(uint64_t address, uint64_t size);
+  LoadedElf(const MemorySource &memory, uint64_t base, bool is64) : memory_(&memory), base_(base), is64_(is64) {}
+  template <class ELFT> static llvm::Expected<LoadedElf> readAs(const MemorySource &memory, uint64_t base);
+  template <class ELFT> llvm::Error readDynamic(uint64_t address, uint64_t size);
+  // The size of the image's words (the GNU hash table's bloom filter's, say).
+  unsigned wordSize() const { return is64_ ? 8 : 4; }
+  // The dynamic symbol at `index` of the table at `symtab`, widened.
+  std::optional<llvm::ELF::Elf64_Sym> symbolAt(uint64_t symtab, uint64_t index) const;
   // A dynamic entry's address as a runtime address: glibc's loader rewrites
   // DT_SYMTAB and its kind in place (adds the bias), other loaders do not.
   std::optional<uint64_t> dynamicAddress(int64_t tag) const;
@@ -67,10 +80,12 @@ private:
 
   const MemorySource *memory_;
   uint64_t base_;
+  bool is64_;
   uint64_t bias_ = 0;
   uint64_t extent_ = 0; // the loaded image's size, from its PT_LOAD segments
   llvm::ELF::Elf64_Ehdr header_{};
   std::vector<llvm::ELF::Elf64_Phdr> programHeaders_;
+  std::vector<uint8_t> headerBytes_, programHeaderBytes_;
   std::map<int64_t, uint64_t> dynamic_; // the first entry of each tag
 };
 
