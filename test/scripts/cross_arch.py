@@ -151,8 +151,8 @@ def qemu_capture(platform):
     return capture
 
 
-def stackwalk_report(stackwalk, core, exe):
-    out = subprocess.run([stackwalk, core, "-e", exe, "--all-threads", "--json"], capture_output=True, text=True)
+def stackwalk_report(stackwalk, core, exe, *args):
+    out = subprocess.run([stackwalk, core, "-e", exe, "--all-threads", "--json", *args], capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"stackwalk {core}: exit {out.returncode}: {out.stderr}")
     return json.loads(out.stdout)
@@ -438,7 +438,7 @@ def wrong_executable(stackwalk, core, other):
     return []
 
 
-def without_libraries_failures(stackwalk, cores):
+def without_libraries_failures(stackwalk, cores, alone_args=(), full_args=()):
     """Each core walked with its executable alone (--no-host-files: no library's file
     is read, as for a dump from elsewhere): the libraries' frames are found through
     frame records, their callers' through the executable's CFI. Each thread's frames
@@ -451,15 +451,16 @@ def without_libraries_failures(stackwalk, cores):
     second scan took stale return addresses (2 of 12 programs, before the scan took the
     frame pointer back from the frames it passed over); on ARM main's address, which
     __libc_start_main keeps, followed the PLT's last entry read as a Thumb blx
-    (3 of 17 programs, before a direct call's target had to be code)."""
+    (3 of 17 programs, before a direct call's target had to be code). `alone_args` and
+    `full_args` are added to the two walks (where the libraries are not the host's)."""
     failures, skipped, total = [], 0, 0
     for name, (core, exe) in sorted(cores.items()):
-        out = subprocess.run([stackwalk, core, "-e", exe, "--all-threads", "--json", "--no-host-files"],
+        out = subprocess.run([stackwalk, core, "-e", exe, "--all-threads", "--json", "--no-host-files", *alone_args],
                              capture_output=True, text=True, timeout=120)
         if out.returncode != 0:
             failures.append(f"{name} without its libraries: exit {out.returncode}: {out.stderr.strip()}")
             continue
-        full = stackwalk_report(stackwalk, core, exe)
+        full = stackwalk_report(stackwalk, core, exe, *full_args)
         for alone, whole in zip(json.loads(out.stdout)["threads"], full["threads"]):
             ours, theirs = [f["ip"] for f in physical(alone)], [f["ip"] for f in physical(whole)]
             remaining = iter(theirs)

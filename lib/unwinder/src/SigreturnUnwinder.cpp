@@ -31,9 +31,50 @@ constexpr std::array<uint16_t, 3> Thumb2RtSigreturn = {0xf04f, 0x07ad, 0xdf00},
 constexpr uint64_t ArmSigcontextRegs = 20 + 12, ArmSiginfo = 128;
 constexpr unsigned ArmSavedRegisters = 16 + 1; // r0-r15, cpsr
 
+// x86-64: glibc's __restore_rt, mov $15 (__NR_rt_sigreturn), %rax; syscall.
+constexpr std::array<uint8_t, 9> X86_64RtSigreturn = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+
+// The x86-64 rt_sigframe once the handler's return address (pretcode) is
+// popped: the ucontext (uc_flags, uc_link, uc_stack: 40 bytes), then the
+// sigcontext: r8-r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags,
+// cs/gs/fs/ss (one word), err, trapno, oldmask, cr2, fpstate. gdb's
+// amd64-linux-tdep.c reads it at sp + 40 too. arch/x86/include/uapi/asm/sigcontext.h.
+constexpr uint64_t X86_64Sigcontext = 40;
+constexpr unsigned X86_64SigcontextWords = 24;
+// Each of the first 17 sigcontext words' DWARF register.
+constexpr std::array<unsigned, 17> X86_64SigcontextRegisters = {8, 9, 10, 11, 12, 13, 14, 15, 5, 4, 6, 3, 1, 0, 2, 7, 16};
+constexpr unsigned X86_64Rip = 16, X86_64Segments = 18, X86_64Fpstate = 23;
+constexpr uint64_t X86_64UserCs = 0x33, X86_64UserSs = 0x2b;
+
+// A handler returned into code no one has (a Linux core leaves a library's
+// text out, and its file is not at hand): glibc's restorer cannot be told by
+// its instructions, so the kernel's rt_sigframe is recognised by what the
+// kernel wrote there. uc_flags holds only UC_FP_XSTATE, UC_SIGCONTEXT_SS and
+// UC_STRICT_RESTORE_SS, uc_link is null, the segment word is the user code
+// segment with null fs and gs and the user or a null stack segment, the
+// interrupted rip is code, and fpstate is null or lies in the frame above it
+// (where the kernel puts it). Chance leaves no such 200 bytes on a stack.
+bool isX86_64SignalFrameData(const Frame &frame, const Target &target) {
+  if (frame.trust == FrameTrust::Context) return false; // a handler returned here
+  auto head = target.readValue<std::array<uint64_t, 2>>(frame.sp);
+  auto context = target.readValue<std::array<uint64_t, X86_64SigcontextWords>>(frame.sp + X86_64Sigcontext);
+  if (!head || !context || (*head)[0] >= 8 || (*head)[1] != 0) return false;
+  uint64_t segments = (*context)[X86_64Segments], fpstate = (*context)[X86_64Fpstate];
+  uint64_t ss = segments >> 48;
+  if ((segments & 0xffffffffffff) != X86_64UserCs || (ss != X86_64UserSs && ss != 0)) return false;
+  constexpr uint64_t MaxFpstateDistance = 64 * 1024; // xsave areas are a few KiB
+  if (fpstate != 0 && (fpstate <= frame.sp || fpstate - frame.sp > MaxFpstateDistance)) return false;
+  return target.isExecutable((*context)[X86_64Rip]);
+}
+
 // Where the interrupted registers are, when the frame's code is a trampoline.
 std::optional<uint64_t> savedRegisters(const Frame &frame, const Target &target) {
   if (target.os() != OS::Linux) return std::nullopt;
+  if (target.arch() == Arch::X86_64) {
+    auto code = target.readValue<std::array<uint8_t, 9>>(frame.ip);
+    bool trampoline = code ? *code == X86_64RtSigreturn : isX86_64SignalFrameData(frame, target);
+    return trampoline ? std::optional(frame.sp + X86_64Sigcontext) : std::nullopt;
+  }
   if (target.arch() == Arch::Arm64) {
     auto code = target.readValue<std::array<uint32_t, 2>>(frame.ip);
     if (code && *code == Arm64Sigreturn) return frame.sp + Arm64SigcontextRegs;
@@ -68,6 +109,13 @@ UnwindResult SigreturnUnwinder::unwind(const Frame &frame, const Target &target)
   result.status = UnwindResult::Status::Caller;
   result.caller = RegisterFile(target.arch());
   result.callerIpIsExact = true;
+  if (target.arch() == Arch::X86_64) {
+    auto saved = target.readValue<std::array<uint64_t, X86_64SigcontextRegisters.size()>>(*at);
+    if (!saved) return UnwindResult::noInfo("the signal frame's registers are not in the dump");
+    for (unsigned i = 0; i < X86_64SigcontextRegisters.size(); ++i)
+      result.caller.set(X86_64SigcontextRegisters[i], (*saved)[i]);
+    return result;
+  }
   if (target.arch() == Arch::Arm64) {
     auto saved = target.readValue<std::array<uint64_t, Arm64SavedRegisters>>(*at);
     if (!saved) return UnwindResult::noInfo("the signal frame's registers are not in the dump");

@@ -1,4 +1,5 @@
-// The arm64 sigreturn trampoline recognised by its two instructions, and the
+// Signal trampolines recognised by their code (arm64, ARM, x86-64; on x86-64
+// without the code, by the rt_sigframe), and the
 // interrupted registers read from the rt_sigframe at the stack pointer, on a
 // synthetic stack laid out as Linux (and qemu-user) lays it out.
 #include "SyntheticStack.h"
@@ -96,4 +97,86 @@ TEST_CASE("sigreturn on ARM: glibc's Thumb-2 rt restorer, the registers after th
   CHECK(r.caller.sp() == ArmStack + 0x300);
   CHECK(r.caller.get(7) == 0x1007u);
   CHECK(isThumb(r.caller)); // cpsr's T bit (0x20)
+}
+
+namespace {
+
+// An x86-64 rt_sigframe as Linux writes it below an interrupted thread's stack,
+// after the handler's return: the ucontext at sp (uc_flags UC_FP_XSTATE |
+// UC_SIGCONTEXT_SS, uc_link null), its sigcontext at sp + 40 (r8-r15, rdi,
+// rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags, the segment word, err,
+// trapno, oldmask, cr2, fpstate), the fpstate above it. The interrupted code
+// is at 0x10040 in a mapped code page; the restorer's page at 0x4000 is in the
+// dump unless a test leaves it out.
+struct X86_64Frame {
+  static constexpr uint64_t Restorer = 0x4000, Code = 0x10000, Stack = 0x20000;
+  std::vector<uint8_t> restorer{0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05}; // mov $15, %rax; syscall
+  std::vector<uint8_t> stack = std::vector<uint8_t>(0x1000, 0);
+  bool codeInDump = true;
+  std::unique_ptr<Target> built;
+
+  X86_64Frame() {
+    word(0, 3);
+    for (unsigned i = 0; i < 15; ++i) word(40 + 8 * i, 0x1000 + i); // r8 ... rcx
+    word(40 + 8 * 15, Stack + 0x900);                              // rsp
+    word(40 + 8 * 16, Code + 0x40);                                // rip
+    word(40 + 8 * 18, 0x002b000000000033);                         // cs 0x33, gs, fs 0, ss 0x2b
+    word(40 + 8 * 23, Stack + 0x400);                              // fpstate
+  }
+  void word(uint64_t offset, uint64_t value) { std::memcpy(&stack[offset], &value, 8); }
+  const Target &target() {
+    if (!built) {
+      std::vector<std::pair<uint64_t, std::vector<uint8_t>>> memory = {{Stack, stack}};
+      if (codeInDump) memory.push_back({Restorer, restorer});
+      built = makeTarget(Arch::X86_64, OS::Linux, makeMemory(std::move(memory)),
+                         {{Restorer, Restorer + 0x1000, true, false, true}, {Code, Code + 0x1000, true, false, true},
+                          {Stack, Stack + 0x1000, true, true, false}},
+                         {});
+    }
+    return *built;
+  }
+  Frame frame(FrameTrust trust = FrameTrust::Cfi) { return makeFrame(target(), Restorer, Stack, trust, {}); }
+};
+
+} // namespace
+
+TEST_CASE("sigreturn on x86-64: glibc's restorer, or without its code the rt_sigframe the kernel wrote",
+          "[sigreturn][x86_64]") {
+  X86_64Frame fx;
+  fx.codeInDump = GENERATE(true, false);
+  CAPTURE(fx.codeInDump);
+  SigreturnUnwinder unwinder;
+  CHECK(unwinder.isSignalTrampoline(fx.frame(), fx.target()));
+  UnwindResult r = unwinder.unwind(fx.frame(), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.callerIpIsExact);
+  CHECK(r.caller.pc() == X86_64Frame::Code + 0x40);
+  CHECK(r.caller.sp() == X86_64Frame::Stack + 0x900);
+  CHECK(r.caller.get(Rbp) == 0x100a);
+  CHECK(r.caller.get(Rax) == 0x100d);
+  CHECK(r.caller.get(R15) == 0x1007);
+}
+
+TEST_CASE("sigreturn on x86-64: what is not a signal frame", "[sigreturn][x86_64]") {
+  X86_64Frame fx;
+  SigreturnUnwinder unwinder;
+  SECTION("other code, even above a signal frame") { fx.restorer[3] = 0x0e; }
+  SECTION("the thread's own context: no handler returned there") {
+    fx.codeInDump = false;
+    CHECK_FALSE(unwinder.isSignalTrampoline(fx.frame(FrameTrust::Context), fx.target()));
+    return;
+  }
+  SECTION("without the code, a stack that is no rt_sigframe") {
+    fx.codeInDump = false;
+    auto [offset, value] = GENERATE(std::pair(0u, uint64_t(8)),                          // uc_flags
+                                    std::pair(8u, uint64_t(0x20000)),                     // uc_link
+                                    std::pair(40u + 8 * 18, uint64_t(0x002b000000000023)), // a 32-bit cs
+                                    std::pair(40u + 8 * 18, uint64_t(0x0063000000000033)), // another ss
+                                    std::pair(40u + 8 * 16, uint64_t(0x50000)),           // rip in no code
+                                    std::pair(40u + 8 * 23, uint64_t(0x20000)));          // fpstate below the frame
+    CAPTURE(offset);
+    fx.word(offset, value);
+  }
+  CHECK_FALSE(unwinder.isSignalTrampoline(fx.frame(), fx.target()));
+  CHECK(unwinder.unwind(fx.frame(), fx.target()).status == Status::NoInfo);
 }

@@ -65,7 +65,10 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // its unwind info, so rbp is not followed there. A Breakpad symbol file's
   // STACK CFI stands in for a module file that is not at hand.
   if (os == OS::Windows) return {ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, Scan};
-  return {ManagedCode, Cfi, SymbolFileCfi, Dynamic, RuntimeTransitions, EntryFunction, BadCall, FramePointer, Scan};
+  // x86-64 Linux: a signal frame whose restorer has no CFI at hand (libc's
+  // file missing) is read from the rt_sigframe, after the unwind data.
+  return {ManagedCode,   Cfi,       SymbolFileCfi, Dynamic,     RuntimeTransitions,
+          EntryFunction, Sigreturn, BadCall,       FramePointer, Scan};
 }
 
 DumpUnwinders::DumpUnwinders(const Target &target, CfiUnwinder &cfi, Unwinder &dynamic)

@@ -10,7 +10,10 @@
 // glibc's restorers (mov r7, #173 or #119; svc #0, ARM or Thumb) carry EHABI
 // data that restores the registers but does not say the frame was
 // interrupted; they are read here, as gdb's arm-linux-tdep.c reads them.
-// Linux arm64 and ARM only.
+// On x86-64, glibc's __restore_rt has CFI, which describes the frame where
+// libc's file is at hand; without it (a core leaves libc's text out), the
+// restorer's code cannot be read, and the signal frame is recognised by the
+// ucontext the kernel wrote at the stack pointer. Linux x86-64, arm64 and ARM.
 #pragma once
 
 #include "stackwalk/core/StackWalker.h"
