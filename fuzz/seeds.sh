@@ -32,9 +32,8 @@ for map in $(find "$maps/.symmap" -type f -size -64k); do head -c -24 "$map" > "
 rm -rf "$maps"
 cp "$build"/dumps/bin/crash-segv "$build"/dumps/bin/stripped "$build"/dumps/windows/bin/threads-O2.exe "$out"/module_image/
 # 32-bit images (ELF32: i386's .eh_frame_hdr, ARM's .ARM.exidx), from the 32-bit tests' libraries.
-for lib in /usr/lib/i386-linux-gnu/libdl.so.2 /usr/arm-linux-gnueabihf/lib/libdl.so.2; do
-  [ -f "$lib" ] && cp "$lib" "$out/module_image/$(basename "$(dirname "$lib")")-$(basename "$lib")"
-done
+[ -f /usr/lib/i386-linux-gnu/libdl.so.2 ] && cp /usr/lib/i386-linux-gnu/libdl.so.2 "$out"/module_image/i386-libdl.so.2
+[ -f /usr/arm-linux-gnueabihf/lib/libdl.so.2 ] && cp /usr/arm-linux-gnueabihf/lib/libdl.so.2 "$out"/module_image/armhf-libdl.so.2
 # A file with zlib-compressed DWARF, as debug packages have theirs.
 objcopy --compress-debug-sections=zlib "$build"/dumps/bin/args-O0 "$out"/module_image/args-O0.zdebug
 # Programs whose DWARF has parameters, location lists and call sites (-O2), and a MinGW PE with DWARF.
