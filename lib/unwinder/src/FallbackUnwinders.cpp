@@ -104,6 +104,13 @@ const char *recordReturnAddressProblem(const Target &target, uint64_t returnAddr
   return nullptr;
 }
 
+// Where code that keeps a frame pointer pushes its record on entry, at the top of
+// its frame: x86, but not Windows x64, whose ABI keeps no chain (a function's
+// frame register, if any, points anywhere in its frame).
+bool pushesFrameRecords(const Target &target) {
+  return target.arch() == Arch::X86 || (target.arch() == Arch::X86_64 && target.os() != OS::Windows);
+}
+
 // The most a scanned caller's frame pointer may lie above its stack pointer:
 // the frame's locals and spilled arguments (a -O0 frame's, say), not another
 // frame's record far up the stack.
@@ -243,7 +250,7 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
     result.caller = RegisterFile(frame.regs.arch());
     result.caller.setSp(slot + size);
     result.caller.setPc(*value);
-    if (!frame.regs.linkRegister())
+    if (pushesFrameRecords(target))
       if (auto fp = scannedCallerFramePointer(frame, target, words, slot))
         result.caller.set(frame.regs.fpRegister(), *fp);
     return result;

@@ -634,6 +634,22 @@ TEST_CASE("stack scan on x86: the caller's frame pointer, as the frames passed o
   }
 }
 
+TEST_CASE("stack scan on Windows x64: no frame pointer taken from the stack (its ABI keeps no chain)",
+          "[fallback][scan]") {
+  Fixture fx(Arch::X86_64, OS::Windows);
+  fx.word(0x40, AfterCallRel32);
+  fx.word(0x60, Stack + 0x100); // what would be a record above the caller's sp, which rbp points at
+  fx.word(0x68, AfterCallRax);
+  UnwindResult r = StackScanUnwinder().unwind(fx.frame(CodeStart, Stack + 0x20, Stack + 0x60), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == AfterCallRel32);
+  CHECK_FALSE(r.caller.get(Rbp));
+  fx.os = OS::Linux; // the same stack on Linux: the record is taken
+  fx.built.reset();
+  CHECK(StackScanUnwinder().unwind(fx.frame(CodeStart, Stack + 0x20, Stack + 0x60), fx.target()).caller.get(Rbp) ==
+        Stack + 0x60);
+}
+
 TEST_CASE("stack scan on arm64: no frame pointer taken from the stack (a frame record may lie anywhere in its frame)",
           "[fallback][scan][arm64]") {
   constexpr uint64_t AfterBl = 0x1704;
