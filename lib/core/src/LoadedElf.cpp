@@ -76,6 +76,7 @@ template <class ELFT> Expected<LoadedElf> LoadedElf::readAs(const MemorySource &
   auto header = at<typename ELFT::Ehdr>(*headerBytes);
   if (header.e_phentsize != sizeof(typename ELFT::Phdr) || header.e_phnum > MaxProgramHeaders)
     return fail("its program header table is implausible");
+  if (header.e_phnum == 0) return fail("it has no PT_LOAD segment");
   auto tableBytes = readBytes<typename ELFT::Phdr>(memory, base + header.e_phoff, header.e_phnum);
   if (!tableBytes) return fail("its program headers are not in the dump");
   LoadedElf elf(memory, base, ELFT::Is64Bits);

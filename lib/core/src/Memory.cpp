@@ -51,7 +51,7 @@ bool BufferMemory::read(uint64_t address, std::span<uint8_t> out) const {
   for (const auto &[start, bytes] : ranges_) {
     if (address < start || address - start > bytes.size() || out.size() > bytes.size() - (address - start))
       continue;
-    std::memcpy(out.data(), bytes.data() + (address - start), out.size());
+    if (!out.empty()) std::memcpy(out.data(), bytes.data() + (address - start), out.size()); // an empty span's data may be null
     return true;
   }
   return false;

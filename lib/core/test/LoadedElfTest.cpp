@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstddef>
 #include <cstring>
 
 using namespace stackwalk;
@@ -177,6 +178,9 @@ TEST_CASE("a loaded image that cannot be read says why") {
   auto none = LoadedElf::read(empty, Base);
   REQUIRE(!none);
   CHECK(llvm::toString(none.takeError()) == "its ELF header at 0x7f0000000000 is not in the dump");
+  Image noHeaders(true, true); // no program header at all (fuzz_module_image: a zero-length read)
+  noHeaders.put(offsetof(Elf64_Ehdr, e_phnum), uint16_t(0));
+  CHECK(error(noHeaders.lookup("wanted")) == "it has no PT_LOAD segment");
   Image noDynamic(true, true);
   noDynamic.put(0x40 + sizeof(Elf64_Phdr), Elf64_Phdr{PT_NOTE, PF_R, 0, 0, 0, 0, 0, 4});
   CHECK(error(noDynamic.lookup("wanted")) == "it has no dynamic section (PT_DYNAMIC)");
