@@ -551,22 +551,25 @@ TEST_CASE("stack scan: the word limit", "[fallback][scan]") {
   }
 }
 
-TEST_CASE("stack scan: above a frame that made a call, 40 words", "[fallback][scan]") {
-  Fixture fx;
+TEST_CASE("stack scan: above a frame that made a call, 320 bytes: 40 words, or 80 of a 32-bit stack",
+          "[fallback][scan]") {
+  Fixture fx(GENERATE(Arch::X86_64, Arch::X86));
+  const uint64_t size = pointerSize(fx.arch), words = 320 / size;
+  CAPTURE(words);
   const uint64_t sp = Stack + 0x100;
   auto caller = [&] {
     Frame frame = fx.frame(CodeStart + 1, sp, std::nullopt, FrameTrust::Cfi);
     frame.ipIsExact = false; // a return address: its stale words lie farther up
     return frame;
   };
-  fx.word(0x100 + 40 * 8, AfterCallRax);
+  fx.word(0x100 + words * size, AfterCallRax);
   CHECK(StackScanUnwinder().unwind(caller(), fx.target()).status == Status::NoInfo);
   CHECK(StackScanUnwinder().unwind(fx.frame(CodeStart, sp, std::nullopt), fx.target()).status == Status::Caller);
   fx.built.reset();
-  fx.word(0x100 + 39 * 8, AfterCallRax);
+  fx.word(0x100 + (words - 1) * size, AfterCallRax);
   UnwindResult r = StackScanUnwinder().unwind(caller(), fx.target());
   REQUIRE(r.status == Status::Caller);
-  CHECK(r.caller.sp() == sp + 40 * 8);
+  CHECK(r.caller.sp() == sp + words * size);
 }
 
 TEST_CASE("stack scan: stops at the first unreadable word", "[fallback][scan]") {

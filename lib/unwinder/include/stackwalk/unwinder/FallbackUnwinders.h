@@ -32,8 +32,8 @@ public:
 // where no code bytes are at hand, into code its Breakpad symbol file describes
 // (BreakpadSymbolFile::describesCodeAt; within Breakpad's 40 words), other than
 // a function's own address. At most maxWords words above an interrupted
-// frame (160 by default, as Breakpad scans from the context frame), 40 above
-// one that made a call.
+// frame (160 by default, as Breakpad scans from the context frame), 320 bytes
+// above one that made a call (Breakpad's 40 words of 8 bytes; 80 on 32-bit stacks).
 class StackScanUnwinder : public Unwinder {
 public:
   explicit StackScanUnwinder(unsigned maxWords = 160) : maxWords_(maxWords) {}
