@@ -42,32 +42,27 @@ struct Image {
   void word(uint64_t at, uint64_t value) { is64 ? put(at, value) : put(at, uint32_t(value)); }
   unsigned wordSize() const { return is64 ? 8 : 4; }
 
-  void headers(uint16_t machine) {
-    if (is64) {
-      Elf64_Ehdr header{};
-      std::memcpy(header.e_ident, ElfMagic, 4);
-      header.e_ident[EI_CLASS] = ELFCLASS64;
-      header.e_ident[EI_DATA] = ELFDATA2LSB;
-      header.e_machine = machine;
-      header.e_phoff = 0x40;
-      header.e_phentsize = sizeof(Elf64_Phdr);
-      header.e_phnum = 2;
-      put(0, header);
-      put(0x40, Elf64_Phdr{PT_LOAD, PF_R | PF_X, 0, 0, 0, 0x1000, 0x1000, 0x1000});
-      put(0x40 + sizeof(Elf64_Phdr), Elf64_Phdr{PT_DYNAMIC, PF_R, Dynamic, Dynamic, Dynamic, 0x100, 0x100, 8});
-      return;
-    }
-    Elf32_Ehdr header{};
+  // The ELF header, then the program headers: a PT_LOAD of the image and its PT_DYNAMIC.
+  template <class Ehdr, class Phdr> void headers(unsigned char elfClass, uint16_t machine, Phdr load, Phdr dynamic) {
+    Ehdr header{};
     std::memcpy(header.e_ident, ElfMagic, 4);
-    header.e_ident[EI_CLASS] = ELFCLASS32;
+    header.e_ident[EI_CLASS] = elfClass;
     header.e_ident[EI_DATA] = ELFDATA2LSB;
     header.e_machine = machine;
-    header.e_phoff = 0x34;
-    header.e_phentsize = sizeof(Elf32_Phdr);
+    header.e_phoff = sizeof(Ehdr);
+    header.e_phentsize = sizeof(Phdr);
     header.e_phnum = 2;
     put(0, header);
-    put(0x34, Elf32_Phdr{PT_LOAD, 0, 0, 0, 0x1000, 0x1000, PF_R | PF_X, 0x1000});
-    put(0x34 + sizeof(Elf32_Phdr), Elf32_Phdr{PT_DYNAMIC, Dynamic, Dynamic, Dynamic, 0x100, 0x100, PF_R, 4});
+    put(sizeof(Ehdr), load);
+    put(sizeof(Ehdr) + sizeof(Phdr), dynamic);
+  }
+  void headers(uint16_t machine) {
+    if (is64)
+      headers<Elf64_Ehdr>(ELFCLASS64, machine, Elf64_Phdr{PT_LOAD, PF_R | PF_X, 0, 0, 0, 0x1000, 0x1000, 0x1000},
+                          Elf64_Phdr{PT_DYNAMIC, PF_R, Dynamic, Dynamic, Dynamic, 0x100, 0x100, 8});
+    else
+      headers<Elf32_Ehdr>(ELFCLASS32, machine, Elf32_Phdr{PT_LOAD, 0, 0, 0, 0x1000, 0x1000, PF_R | PF_X, 0x1000},
+                          Elf32_Phdr{PT_DYNAMIC, Dynamic, Dynamic, Dynamic, 0x100, 0x100, PF_R, 4});
   }
 
   void symbol(unsigned index, Symbol s) {
