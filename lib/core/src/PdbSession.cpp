@@ -1,5 +1,6 @@
 #include "stackwalk/core/PdbSession.h"
 
+#include "PdbPublicsCheck.h"
 #include "PdbScopeCheck.h"
 #include "PdbStreamCheck.h"
 
@@ -139,6 +140,7 @@ llvm::Error openPdbSession(std::unique_ptr<llvm::MemoryBuffer> bytes, std::uniqu
   if (llvm::Error error = checkModuleDescriptors(*opened)) return error;
   if (llvm::Error error = checkSectionContributions(*opened)) return error;
   if (llvm::Error error = checkModuleScopes(*opened)) return error;
+  if (llvm::Error error = checkPublicSymbols(opened->getPDBFile())) return error;
   session = std::move(opened);
   return llvm::Error::success();
 }

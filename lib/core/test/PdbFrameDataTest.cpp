@@ -154,6 +154,13 @@ TEST_CASE("a PDB that counts more modules than it describes is refused (fuzz/fin
   CHECK_FALSE(refused(STACKWALK_CORE_TEST_DATA "/fpo.pdb"));
 }
 
+TEST_CASE("a PDB whose public symbol does not decode is refused (fuzz/findings/llvm19-pdb-open-leak-9cdca142)") {
+  // LLVM 19's lookup of a public by address would decode it with cantFail:
+  // unreachable code in a release build, the error and its message leaked.
+  CHECK_THAT(refusal(STACKWALK_FINDINGS_DIR "/llvm19-pdb-open-leak-9cdca142"), Catch::Contains("public symbol"));
+  CHECK_FALSE(refused(STACKWALK_CORE_TEST_DATA "/fpo.pdb"));
+}
+
 // A copy of the PDB at `path` in which `stream` is deleted, as the MSF
 // directory records one: its size 0xFFFFFFFF (nil) and no blocks. Its path;
 // the caller removes it.
