@@ -8,6 +8,7 @@ unpacked test dumps: dumps.json, bin/, sysroot/). Measures, side by side:
 
   batch       stackwalk P1 .. Pn --json -a --sysroot S --module-path B          (default --jobs)
   batch -j1   the same with --jobs 1
+  batch --untrusted   the same with --untrusted: each dump walked in a worker process of its own
   separate    stackwalk P --json -a --sysroot S --module-path B, once per path, one after another
   separate, warm cache    the same with --symbol-cache DIR (filled by the warm-up pass)
   eu-stack    eu-stack -i -s --core P -e EXE, once per path (EXE: the dump's executable in B)
@@ -19,7 +20,7 @@ out) and the largest peak RSS of any of them. One untimed warm-up pass over the 
 first, then N rounds, in the order above; medians over the rounds.
 
 Checks (after the timed rounds): the batch's output has n lines, each valid JSON, the i-th
-naming the i-th path, with no error objects; both batches' outputs equal the separate runs'
+naming the i-th path, with no error objects; the three batches' outputs equal the separate runs'
 documents; and per dump, stackwalk's frames (inline frames included) against eu-stack -i -s's
 frame lines.
 
@@ -79,7 +80,8 @@ def main():
     for d in sep_dirs.values():
         os.makedirs(d, exist_ok=True)
     batch_out = {"batch": os.path.join(args.out, "out-batch.ndjson"),
-                 "batch1": os.path.join(args.out, "out-batch-j1.ndjson")}
+                 "batch1": os.path.join(args.out, "out-batch-j1.ndjson"),
+                 "untrusted": os.path.join(args.out, "out-batch-untrusted.ndjson")}
 
     def batch(label, extra):
         wall, rss, code = run_once([sw] + paths + common + extra, batch_out[label], batch_out[label] + ".err")
@@ -105,6 +107,7 @@ def main():
     kinds = [
         ("batch", f"stackwalk batch (--jobs default = {os.cpu_count()})", lambda: batch("batch", [])),
         ("batch1", "stackwalk batch --jobs 1", lambda: batch("batch1", ["--jobs", "1"])),
+        ("untrusted", "stackwalk batch --untrusted", lambda: batch("untrusted", ["--untrusted"])),
         ("sw", f"stackwalk x {n} separate", lambda: separate("sw", sw_one)),
         ("swc", f"stackwalk x {n} separate, warm cache", lambda: separate("swc", sw_cached)),
         ("eu", f"eu-stack -i -s x {n} separate", lambda: separate("eu", eu_one)),
@@ -138,11 +141,12 @@ def main():
     print(f"(separate runs: wall = sum of the {n} runs' spawn-to-reaped times, peak RSS = the largest; "
           f"with the driver's own time between runs: stackwalk {rows['sw']['driver']:.2f} s, "
           f"eu-stack {rows['eu']['driver']:.2f} s)")
-    b, b1, s, sc, e = (rows[k] for k in ("batch", "batch1", "sw", "swc", "eu"))
+    b, b1, u, s, sc, e = (rows[k] for k in ("batch", "batch1", "untrusted", "sw", "swc", "eu"))
     print()
     for label, x, y in ((f"batch (default jobs) / {n} separate stackwalk runs", b, s),
                         (f"batch --jobs 1 / {n} separate stackwalk runs", b1, s),
                         ("batch (default jobs) / batch --jobs 1", b, b1),
+                        ("batch --untrusted / batch (default jobs)", u, b),
                         (f"batch (default jobs) / {n} eu-stack runs", b, e),
                         (f"batch --jobs 1 / {n} eu-stack runs", b1, e),
                         (f"{n} separate stackwalk runs / {n} eu-stack runs", s, e),
@@ -174,7 +178,7 @@ def main():
           f"to the runs without: {'OK' if not cached_differ else 'FAILED'}")
     if cached_differ or set(sc["codes"]) != {0}:
         failed.append(f"separate runs with the cache: exit {sc['codes']}, outputs differ at {cached_differ[:5]}")
-    for key in ("batch", "batch1"):
+    for key in ("batch", "batch1", "untrusted"):
         label = rows[key]["label"]
         if set(rows[key]["codes"]) != {0}:
             failed.append(f"{label}: exit {sorted(rows[key]['codes'])} (stderr: {batch_out[key]}.err)")

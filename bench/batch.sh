@@ -15,6 +15,7 @@
 # (copies, on tmpfs when there is one), then bench/batch.py measures side by side:
 #   stackwalk P1 .. P1000 --json -a --sysroot S --module-path B          (default --jobs)
 #   stackwalk P1 .. P1000 --json -a --sysroot S --module-path B --jobs 1
+#   stackwalk P1 .. P1000 --json -a --sysroot S --module-path B --untrusted   (a worker process per dump)
 #   stackwalk P --json -a --sysroot S --module-path B                    x 1000, one after another
 #   eu-stack -i -s --core P -e EXE                                      x 1000, one after another
 # and checks the batch's output: 1000 lines, each a JSON document of the dump given at that place.
