@@ -518,7 +518,7 @@ bool ModuleImage::readAtFileAddress(uint64_t vaddr, std::span<uint8_t> out) cons
     if (delta > seg.fileSize || out.size() > seg.fileSize - delta) return false;
     uint64_t offset = seg.fileOffset + delta;
     if (offset > bytes.size() || out.size() > bytes.size() - offset) return false;
-    std::memcpy(out.data(), bytes.data() + offset, out.size());
+    if (!out.empty()) std::memcpy(out.data(), bytes.data() + offset, out.size()); // an empty span's data may be null
     return true;
   }
   return false;
@@ -527,7 +527,7 @@ bool ModuleImage::readAtFileAddress(uint64_t vaddr, std::span<uint8_t> out) cons
 bool ModuleImage::readAtFileOffset(uint64_t offset, std::span<uint8_t> out) const {
   StringRef bytes = buffer_->getBuffer();
   if (offset > bytes.size() || out.size() > bytes.size() - offset) return false;
-  std::memcpy(out.data(), bytes.data() + offset, out.size());
+  if (!out.empty()) std::memcpy(out.data(), bytes.data() + offset, out.size());
   return true;
 }
 
