@@ -34,6 +34,9 @@ public:
 // a function's own address. At most maxWords words above an interrupted
 // frame (160 by default, as Breakpad scans from the context frame), 320 bytes
 // above one that made a call (Breakpad's 40 words of 8 bytes; 80 on 32-bit stacks).
+// The caller gets its stack and instruction pointers, and on x86 (not Windows
+// x64) the frame pointer the frames passed over preserved for it, when one
+// points at a frame record above its stack pointer.
 class StackScanUnwinder : public Unwinder {
 public:
   explicit StackScanUnwinder(unsigned maxWords = 160) : maxWords_(maxWords) {}
