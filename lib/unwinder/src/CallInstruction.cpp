@@ -1,5 +1,8 @@
 #include "CallInstruction.h"
 
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/MathExtras.h"
+
 namespace stackwalk {
 namespace {
 
@@ -34,17 +37,10 @@ bool mayBeCallTarget(const Target &target, uint64_t address) {
   return target.regions.empty() || target.isExecutable(address);
 }
 
-uint64_t signExtend(uint64_t value, unsigned bits) {
-  uint64_t sign = uint64_t(1) << (bits - 1);
-  return (value ^ sign) - sign;
-}
-
 // x86's call rel32, the 5 bytes before `returnAddress`: its target
 // is relative to the return address (32-bit on x86, where it wraps).
 uint64_t x86CallRel32Target(const Target &target, uint64_t returnAddress, const uint8_t *rel32) {
-  uint32_t displacement = uint32_t(rel32[0]) | uint32_t(rel32[1]) << 8 | uint32_t(rel32[2]) << 16 |
-                          uint32_t(rel32[3]) << 24;
-  uint64_t address = returnAddress + signExtend(displacement, 32);
+  uint64_t address = returnAddress + llvm::SignExtend64(llvm::support::endian::read32le(rel32), 32);
   return target.arch() == Arch::X86 ? address & 0xffffffff : address;
 }
 
@@ -69,7 +65,7 @@ CallBefore arm64CallBefore(const Target &target, uint64_t returnAddress) {
   uint64_t at = target.codeAddress(returnAddress) - 4;
   auto insn = target.readValue<uint32_t>(at);
   if (!insn) return CallBefore::Unknown;
-  bool call = ((*insn & 0xFC000000) == 0x94000000 && mayBeCallTarget(target, at + signExtend(*insn & 0x3ffffff, 26) * 4)) // bl
+  bool call = ((*insn & 0xFC000000) == 0x94000000 && mayBeCallTarget(target, at + llvm::SignExtend64(*insn & 0x3ffffff, 26) * 4)) // bl
               || (*insn & 0xFFFFFC1F) == 0xD63F0000; // blr
   return call ? CallBefore::Yes : CallBefore::No;
 }
@@ -83,7 +79,7 @@ uint64_t thumbCallTarget(uint64_t at, uint16_t first, uint16_t second) {
   uint32_t offset = s << 24 | i1 << 23 | i2 << 22 | uint32_t(first & 0x3ff) << 12 | uint32_t(second & 0x7ff) << 1;
   bool exchange = !(second & 0x1000); // blx: to ARM code
   uint64_t from = exchange ? (at + 4) & ~uint64_t(3) : at + 4;
-  return (from + signExtend(offset, 25)) & 0xffffffff;
+  return (from + llvm::SignExtend64(offset, 25)) & 0xffffffff;
 }
 
 // ARM code: bl, blx <label> or blx <register> in the word before. Thumb code
@@ -105,7 +101,7 @@ CallBefore armCallBefore(const Target &target, uint64_t returnAddress) {
   auto insn = target.readValue<uint32_t>(at);
   if (!insn) return CallBefore::Unknown;
   // Both direct forms branch by their 24-bit word offset from the instruction + 8.
-  uint64_t direct = (at + 8 + signExtend(*insn & 0xffffff, 24) * 4) & 0xffffffff;
+  uint64_t direct = (at + 8 + llvm::SignExtend64(*insn & 0xffffff, 24) * 4) & 0xffffffff;
   bool call = ((*insn & 0x0f000000) == 0x0b000000 && (*insn >> 28) != 0xf && mayBeCallTarget(target, direct)) // bl<cond>
               || ((*insn & 0xfe000000) == 0xfa000000 && mayBeCallTarget(target, direct | (*insn >> 23 & 2))) // blx <label>
               || (*insn & 0x0ffffff0) == 0x012fff30; // blx<cond> rM
