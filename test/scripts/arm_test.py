@@ -12,7 +12,8 @@ eu-stack and gdb-multiarch, as cross_arch.py says. eu-stack stops at glibc's
 signal restorer: sigcontext's thread in a handler is compared up to it, and past
 it with the program's own record. A stripped program keeps only its .ARM.exidx
 (built twice: Thumb-2 and ARM code): its frames must be those of its twin with DWARF. Where both tools stop at an
-EXIDX_CANTUNWIND entry (cxx-throw), stackwalk's frames must begin with theirs.
+EXIDX_CANTUNWIND entry (cxx-throw), stackwalk's frames must begin with theirs,
+and the program's own frames past it must be the functions its source calls there.
 Each core is walked again without the libraries' files: no frame the walk with
 them lacks (cross_arch.without_libraries_failures).
 
@@ -32,6 +33,8 @@ ARM = cross_arch.Platform(name="arm", triplet="arm-linux-gnueabihf", libc="/lib/
                           tools_stop_at_trampoline=True, thumb_bit=True,
                           outermost_stops=frozenset({"end_of_stack", "no_unwind_info"}),
                           tools_stop_early={"cxx-throw": CANTUNWIND},
+                          # thrower's __cxa_throw, in libstdc++, calls _Unwind_RaiseException
+                          own_frames_past_stop={"cxx-throw": ("thrower", "must_not_throw", "terminate_worker")},
                           gdb_args_wrong={"sigcontext": cross_arch.PTHREAD_KILL})
 
 # Plain C on armhf has no unwind tables: the stripped program is built with

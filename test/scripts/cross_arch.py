@@ -69,6 +69,9 @@ class Platform:
     # Programs where both tools stop early (code they have no unwind data for),
     # and why: stackwalk's frames must begin with theirs; the rest are counted.
     tools_stop_early: dict = dataclasses.field(default_factory=dict)
+    # Of those, the program's own functions past where the tools stop, as its
+    # source calls them (innermost first): what stackwalk finds there must be these.
+    own_frames_past_stop: dict = dataclasses.field(default_factory=dict)
     # How a walk may end past a signal frame (the outermost frame's unwind data
     # says so; ARM's clone has none, and nothing unwinds past it).
     outermost_stops: frozenset = frozenset({"end_of_stack"})
@@ -336,6 +339,17 @@ def without_parameters(function):
     return function
 
 
+def past_stop_failures(platform, name, tid, past, main):
+    """The program's own frames a thread has past where the tools stop, against
+    the functions its source calls there (a stale return address the scan took
+    would show as a function out of place or repeated)."""
+    wanted = platform.own_frames_past_stop.get(name)
+    own = [without_parameters(f["function"]) for f in past if f["module"] == main]
+    if not past or wanted is None or own == list(wanted):
+        return []
+    return [f"{name} thread {tid}: the program's frames past where the tools stop are {own}, its source's {wanted}"]
+
+
 def compare(platform, name, report, eu_stack, gdb, output):
     """Each thread's frames against eu-stack's, or gdb's where the two disagree
     (eu-stack follows a stale frame pointer from a bad call's frame); the names of
@@ -358,6 +372,7 @@ def compare(platform, name, report, eu_stack, gdb, output):
             failures += own_record_failures(platform, name, thread, output)
         if name in platform.tools_stop_early and ips[:len(expected)] == expected:
             extra += len(ips) - len(expected)
+            failures += past_stop_failures(platform, name, tid, frames[len(expected):], main)
             ips = ips[:len(expected)]
         compared += len(expected)
         if ips != expected:

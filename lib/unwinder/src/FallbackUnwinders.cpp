@@ -158,7 +158,45 @@ std::optional<uint64_t> scannedCallerFramePointer(const Frame &frame, const Targ
   return std::nullopt;
 }
 
+// Whether a value read where unwind data puts a frame's return address shows
+// the frame to be a stale copy: a pointer to data the dump maps, or to code
+// that follows no call, is another frame's live value in that slot. A value
+// that points nowhere says nothing: a frame whose return address was
+// overwritten (a smashed stack; smashed-stack's smash_and_block, blocked in
+// read) still made the call the scan found. Nor does code that is not at hand.
+bool showsStaleFrame(const Target &target, uint64_t returnAddress) {
+  uint64_t code = target.codeAddress(returnAddress);
+  if (const MemoryRegion *region = target.regionAt(code); region && !region->executable) return true;
+  return callBefore(target, returnAddress) == CallBefore::No;
+}
+
 } // namespace
+
+// The scan's candidate as the walk would make its frame, unwound by the unwind
+// data that describes its code, if any: on ARM, above a frame that no table
+// describes (_Unwind_RaiseException, EXIDX_CANTUNWIND), copies of main's return
+// address that the frames below had saved were taken before the true caller.
+bool StackScanUnwinder::refutedByUnwindData(const RegisterFile &caller, const Target &target) const {
+  Frame frame;
+  frame.trust = FrameTrust::Scan;
+  frame.ipIsExact = false;
+  frame.regs = caller;
+  uint64_t returnAddress = caller.pc().value_or(0);
+  noteInstructionSet(frame.regs, returnAddress);
+  frame.ip = target.codeAddress(returnAddress);
+  frame.regs.setPc(frame.ip);
+  frame.sp = caller.sp().value_or(0);
+  frame.module = target.moduleAt(frame.lookupAddress());
+  for (Unwinder *unwinder : unwindData_) {
+    UnwindResult result = unwinder->unwind(frame, target);
+    if (result.status == UnwindResult::Status::NoInfo) continue;
+    if (result.status == UnwindResult::Status::EndOfStack || result.callerIpIsExact) return false;
+    std::optional<uint64_t> next = result.caller.pc();
+    if (!next || *next == 0) return false; // the outermost frame
+    return showsStaleFrame(target, *next);
+  }
+  return false;
+}
 
 bool StackScanUnwinder::isPlausibleReturnAddress(const Target &target, uint64_t value) {
   return returnAddressEvidence(target, value) != Evidence::None;
@@ -258,6 +296,7 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
     if (pushesFrameRecords(target))
       if (auto fp = scannedCallerFramePointer(frame, target, words, slot))
         result.caller.set(frame.regs.fpRegister(), *fp);
+    if (refutedByUnwindData(result.caller, target)) continue;
     return result;
   }
   return UnwindResult::noInfo("no return address found by scanning the stack");

@@ -586,6 +586,76 @@ TEST_CASE("stack scan: stops at the first unreadable word", "[fallback][scan]") 
   CHECK(unwinder.unwind(fx.frame(CodeStart, 0x7fff0000, std::nullopt), fx.target()).status == Status::NoInfo);
 }
 
+namespace {
+
+// Unwind data for the code after the calls at 0x1200 and 0x1300 (as CFI would
+// say: the return address at sp + 8, the caller's sp 16 bytes up), or an
+// outermost frame, or nothing: what the scan checks its candidates by.
+class TableUnwinder : public Unwinder {
+public:
+  enum class Says { Caller, EndOfStack, Nothing };
+  explicit TableUnwinder(Says says = Says::Caller) : says_(says) {}
+  FrameTrust trust() const override { return FrameTrust::Cfi; }
+  UnwindResult unwind(const Frame &frame, const Target &target) override {
+    ++asked;
+    if (says_ == Says::Nothing || frame.lookupAddress() < 0x1200 || frame.lookupAddress() >= 0x1400)
+      return UnwindResult::noInfo("no table entry");
+    if (says_ == Says::EndOfStack) return UnwindResult::endOfStack("the outermost frame");
+    UnwindResult result;
+    result.status = UnwindResult::Status::Caller;
+    result.caller = RegisterFile(frame.regs.arch());
+    result.caller.setSp(frame.sp + 16);
+    result.caller.setPc(target.readPointer(frame.sp + 8, 8).value_or(0));
+    return result;
+  }
+  unsigned asked = 0;
+
+private:
+  Says says_;
+};
+
+} // namespace
+
+// Above a frame no unwind data describes, a scan meets copies of return
+// addresses that calls made earlier left where other frames now keep their
+// values: the candidate's own unwind data, read from there, gives a caller
+// that is none (on ARM, above _Unwind_RaiseException: main's return address
+// twice before the true caller).
+TEST_CASE("stack scan: a candidate whose unwind data gives a caller that cannot be one is a stale copy",
+          "[fallback][scan]") {
+  Fixture fx;
+  fx.word(0x20, AfterCallRax);    // stale: its caller's slot, 0x28 + 8, ...
+  fx.word(0x40, AfterCallRipMem); // the caller: its own caller at 0x48 + 8 follows a call
+  fx.word(0x50, AfterCallRel32);
+  auto scanned = [&](uint64_t staleCallersSlotValue, TableUnwinder::Says says = TableUnwinder::Says::Caller) {
+    fx.word(0x30, staleCallersSlotValue);
+    fx.built.reset();
+    TableUnwinder table(says);
+    UnwindResult r = StackScanUnwinder(160, {&table}).unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt),
+                                                              fx.target());
+    REQUIRE(r.status == Status::Caller);
+    CHECK(table.asked > 0);
+    return *r.caller.pc();
+  };
+  SECTION("a pointer to data is no return address") { CHECK(scanned(DataStart + 0x10) == AfterCallRipMem); }
+  SECTION("code that follows no call is none") { CHECK(scanned(NotAfterCall) == AfterCallRipMem); }
+  SECTION("a return address: the candidate stands") { CHECK(scanned(AfterCallRel32) == AfterCallRax); }
+  SECTION("a value that points nowhere says nothing (a smashed return address)") {
+    CHECK(scanned(Unmapped) == AfterCallRax);
+    CHECK(scanned(0x4141414141414141) == AfterCallRax);
+  }
+  SECTION("a null return address: the outermost frame") { CHECK(scanned(0) == AfterCallRax); }
+  SECTION("unwind data that ends the stack there, or says nothing, refutes nothing") {
+    CHECK(scanned(DataStart + 0x10, TableUnwinder::Says::EndOfStack) == AfterCallRax);
+    CHECK(scanned(DataStart + 0x10, TableUnwinder::Says::Nothing) == AfterCallRax);
+  }
+  SECTION("without unwind data, as before") {
+    fx.word(0x30, DataStart + 0x10);
+    CHECK(StackScanUnwinder().unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt), fx.target()).caller.pc() ==
+          AfterCallRax);
+  }
+}
+
 TEST_CASE("stack scan on 32-bit x86 reads 4-byte words", "[fallback][scan]") {
   Fixture fx(Arch::X86);
   fx.word(0x20, 0);

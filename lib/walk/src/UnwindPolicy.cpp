@@ -72,7 +72,24 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
 }
 
 DumpUnwinders::DumpUnwinders(const Target &target, CfiUnwinder &cfi, Unwinder &dynamic)
-    : steps_(unwindPolicy(target.arch(), target.os())), cfi_(cfi), dynamic_(dynamic) {}
+    : steps_(unwindPolicy(target.arch(), target.os())), cfi_(cfi), dynamic_(dynamic),
+      scan_(160, unwindDataOf(steps_)) {}
+
+// The unwinders of the tables modules carry, which the scan checks its candidates by.
+std::vector<Unwinder *> DumpUnwinders::unwindDataOf(const std::vector<UnwindStep> &steps) {
+  std::vector<Unwinder *> tables;
+  for (UnwindStep step : steps) {
+    switch (step) {
+    case UnwindStep::Win64UnwindInfo: tables.push_back(&win64_); break;
+    case UnwindStep::Cfi: tables.push_back(&cfi_); break;
+    case UnwindStep::ArmExidx: tables.push_back(&armExidx_); break;
+    case UnwindStep::SymbolFileCfi: tables.push_back(&symbolFileCfi_); break;
+    case UnwindStep::StackWin: tables.push_back(&stackWin_); break;
+    default: break;
+    }
+  }
+  return tables;
+}
 
 std::vector<Unwinder *> DumpUnwinders::chainFor(ManagedThreadWalk *managed) {
   std::vector<Unwinder *> chain;

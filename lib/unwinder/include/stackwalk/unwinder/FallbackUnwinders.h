@@ -3,6 +3,8 @@
 
 #include "stackwalk/core/StackWalker.h"
 
+#include <vector>
+
 namespace stackwalk {
 
 // A thread that called through a null or wild pointer stops with its
@@ -37,9 +39,16 @@ public:
 // The caller gets its stack and instruction pointers, and on x86 (not Windows
 // x64) the frame pointer the frames passed over preserved for it, when one
 // points at a frame record above its stack pointer.
+//
+// A candidate whose code the module's own unwind data describes (`unwindData`:
+// the unwinders of CFI, .ARM.exidx, function tables, symbol files' records) is
+// unwound one step by it: a caller it gives that cannot be one (a return address
+// in memory that is not code, or after no call) refutes the candidate, which is
+// then a stale copy of a return address, not the frame's caller.
 class StackScanUnwinder : public Unwinder {
 public:
-  explicit StackScanUnwinder(unsigned maxWords = 160) : maxWords_(maxWords) {}
+  explicit StackScanUnwinder(unsigned maxWords = 160, std::vector<Unwinder *> unwindData = {})
+      : maxWords_(maxWords), unwindData_(std::move(unwindData)) {}
   FrameTrust trust() const override { return FrameTrust::Scan; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
 
@@ -47,7 +56,10 @@ public:
   static bool isPlausibleReturnAddress(const Target &target, uint64_t value);
 
 private:
+  bool refutedByUnwindData(const RegisterFile &caller, const Target &target) const;
+
   unsigned maxWords_;
+  std::vector<Unwinder *> unwindData_;
 };
 
 } // namespace stackwalk

@@ -53,6 +53,8 @@ public:
   std::vector<Unwinder *> chainFor(ManagedThreadWalk *managed);
 
 private:
+  std::vector<Unwinder *> unwindDataOf(const std::vector<UnwindStep> &steps);
+
   std::vector<UnwindStep> steps_;
   CfiUnwinder &cfi_;
   Unwinder &dynamic_;
