@@ -96,16 +96,21 @@ std::vector<Module> modulesFromFileNote(const std::vector<FileMapping> &mappings
       i = addPeModule(mappings, i, memory, modules);
       continue;
     }
-    // An ELF module is a run of mappings of one file that starts at file offset 0.
+    // An ELF module is a run of mappings of one file that starts at file offset 0
+    // and, where its program headers are in the dump, starts within their PT_LOAD
+    // extent: a process may map part of the file again far away (node remaps its
+    // text), and the anonymous mappings between (a JIT's code) are not in the note.
+    bool elf = first.fileOffset == 0 && (!readable || std::memcmp(magic, llvm::ELF::ElfMagic, 4) == 0);
+    Module module = makeModule(first.path, first.start, 0);
+    if (elf) readIdentityFromMemory(module, memory); // the PT_LOAD extent as its size, when known
+    uint64_t limit = module.size ? first.start + module.size : UINT64_MAX;
     size_t j = i + 1;
-    while (j < mappings.size() && mappings[j].path == first.path && mappings[j].fileOffset != 0) ++j;
-    uint64_t end = mappings[j - 1].end;
+    while (j < mappings.size() && mappings[j].path == first.path && mappings[j].fileOffset != 0 &&
+           mappings[j].start < limit)
+      ++j;
+    module.size = mappings[j - 1].end - first.start;
     i = j;
-    if (first.fileOffset != 0) continue;
-    if (readable && std::memcmp(magic, llvm::ELF::ElfMagic, 4) != 0) continue; // a data file
-    Module module = makeModule(first.path, first.start, end - first.start);
-    readIdentityFromMemory(module, memory);
-    modules.push_back(std::move(module));
+    if (elf) modules.push_back(std::move(module)); // not a data file, nor a file mapped from its middle
   }
   return modules;
 }

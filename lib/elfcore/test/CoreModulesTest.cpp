@@ -97,3 +97,46 @@ TEST_CASE("a vDSO the dump does not hold is no module, and says why") {
   REQUIRE_FALSE(bool(unmapped));
   CHECK(llvm::toString(unmapped.takeError()) == "the vDSO at 0x7fff0000 has no mapping");
 }
+
+// node maps part of its executable again, far above (its text remapped into
+// huge pages), with its JIT's anonymous code between, which NT_FILE leaves out:
+// the executable's module ends where its program headers say, and no JIT frame
+// is named after the executable's last symbol.
+TEST_CASE("NT_FILE: a module's mappings end at its PT_LOAD extent, not at a far mapping of the same file") {
+  using namespace llvm::ELF;
+  BufferMemory memory;
+  Elf64_Ehdr header{};
+  std::memcpy(header.e_ident, ElfMagic, 4);
+  header.e_ident[EI_CLASS] = ELFCLASS64;
+  header.e_ident[EI_DATA] = ELFDATA2LSB;
+  header.e_type = ET_EXEC;
+  header.e_machine = EM_X86_64;
+  header.e_phoff = sizeof header;
+  header.e_phentsize = sizeof(Elf64_Phdr);
+  header.e_phnum = 2;
+  Elf64_Phdr text{}, data{};
+  text.p_type = data.p_type = PT_LOAD;
+  text.p_memsz = 0x3000;
+  data.p_vaddr = 0x3000;
+  data.p_offset = 0x3000;
+  data.p_memsz = 0x1800;
+  std::vector<uint8_t> headers = bytesOf(header);
+  for (const Elf64_Phdr &p : {text, data}) {
+    std::vector<uint8_t> b = bytesOf(p);
+    headers.insert(headers.end(), b.begin(), b.end());
+  }
+  memory.add(ExecutableBase, headers);
+  std::vector<FileMapping> mappings = {{ExecutableBase, ExecutableBase + 0x3000, 0, "/usr/bin/node"},
+                                       {ExecutableBase + 0x3000, ExecutableBase + 0x5000, 0x3000, "/usr/bin/node"},
+                                       {0x7f0000000000, 0x7f0000002000, 0x1000, "/usr/bin/node"}};
+  std::vector<Module> modules = modulesFromFileNote(mappings, memory);
+  REQUIRE(modules.size() == 1);
+  CHECK(modules[0].base == ExecutableBase);
+  CHECK(modules[0].size == 0x5000);
+  SECTION("without program headers in the dump, the run of the file's mappings, as before") {
+    BufferMemory headerless;
+    modules = modulesFromFileNote(mappings, headerless);
+    REQUIRE(modules.size() == 1);
+    CHECK(modules[0].size == 0x7f0000002000 - ExecutableBase);
+  }
+}
