@@ -282,6 +282,14 @@ struct CfiUnwinder::Found {
   std::string why;
 };
 
+bool CfiUnwinder::startsFunctionAt(uint64_t address, const Target &target) {
+  Frame entry;
+  entry.ip = address;
+  entry.module = target.moduleAt(address);
+  const Found &found = find(entry, target);
+  return found.entry && found.entry->fde->getInitialLocation() == found.fileAddress;
+}
+
 const CfiUnwinder::Found &CfiUnwinder::find(const Frame &frame, const Target &target) {
   const ModuleImage *image = frame.module ? frame.module->image.get() : nullptr;
   uint64_t fileAddress = image ? frame.lookupAddress() - frame.module->loadBias() : 0;

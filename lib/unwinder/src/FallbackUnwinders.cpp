@@ -176,7 +176,8 @@ bool showsStaleFrame(const Target &target, uint64_t returnAddress) {
 // data that describes its code, if any: on ARM, above a frame that no table
 // describes (_Unwind_RaiseException, EXIDX_CANTUNWIND), copies of main's return
 // address that the frames below had saved were taken before the true caller.
-bool StackScanUnwinder::refutedByUnwindData(const RegisterFile &caller, const Target &target) const {
+StackScanUnwinder::Verdict StackScanUnwinder::unwindDataVerdict(const RegisterFile &caller,
+                                                                const Target &target) const {
   Frame frame;
   frame.trust = FrameTrust::Scan;
   frame.ipIsExact = false;
@@ -190,12 +191,26 @@ bool StackScanUnwinder::refutedByUnwindData(const RegisterFile &caller, const Ta
   for (Unwinder *unwinder : unwindData_) {
     UnwindResult result = unwinder->unwind(frame, target);
     if (result.status == UnwindResult::Status::NoInfo) continue;
-    if (result.status == UnwindResult::Status::EndOfStack || result.callerIpIsExact) return false;
+    if (result.status == UnwindResult::Status::EndOfStack || result.callerIpIsExact) return Verdict::Silent;
     std::optional<uint64_t> next = result.caller.pc();
-    if (!next || *next == 0) return false; // the outermost frame
-    return showsStaleFrame(target, *next);
+    if (!next || *next == 0) return Verdict::Silent; // the outermost frame, or a value read as none
+    if (showsStaleFrame(target, *next)) return Verdict::Refuted;
+    uint64_t code = target.codeAddress(*next);
+    return target.moduleAt(code) || target.isExecutable(code) ? Verdict::Confirmed : Verdict::Silent;
   }
-  return false;
+  return Verdict::Silent;
+}
+
+// A function's first byte follows a call only where the function before ends
+// with a call that does not return (abort, _Unwind_Resume): a word equal to it
+// is far more often the function's address (main's, which __libc_start_main
+// keeps, in stripped Debian programs walked without libc, after a cold fragment
+// that calls abort). It is taken only when its unwind data leads on to a return
+// address in a module or code, as a frame that made that call would.
+bool StackScanUnwinder::startsFunction(uint64_t returnAddress, const Target &target) const {
+  uint64_t code = target.codeAddress(returnAddress);
+  return std::any_of(unwindData_.begin(), unwindData_.end(),
+                     [&](Unwinder *unwinder) { return unwinder->startsFunctionAt(code, target); });
 }
 
 bool StackScanUnwinder::isPlausibleReturnAddress(const Target &target, uint64_t value) {
@@ -296,7 +311,8 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
     if (pushesFrameRecords(target))
       if (auto fp = scannedCallerFramePointer(frame, target, words, slot))
         result.caller.set(frame.regs.fpRegister(), *fp);
-    if (refutedByUnwindData(result.caller, target)) continue;
+    Verdict verdict = unwindDataVerdict(result.caller, target);
+    if (verdict == Verdict::Refuted || (verdict != Verdict::Confirmed && startsFunction(*value, target))) continue;
     return result;
   }
   return UnwindResult::noInfo("no return address found by scanning the stack");

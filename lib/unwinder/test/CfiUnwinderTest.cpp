@@ -349,6 +349,15 @@ TEST_CASE("CfiUnwinder: a return address is looked up at the call, one byte befo
   CHECK(exact.status == Status::EndOfStack);
 }
 
+TEST_CASE("CfiUnwinder: which addresses begin an FDE's function", "[cfi]") {
+  Fixture fx;
+  CfiUnwinder unwinder;
+  CHECK(unwinder.startsFunctionAt(Base + F, fx.target()));
+  CHECK(unwinder.startsFunctionAt(Base + Outer, fx.target())); // where F ends
+  CHECK_FALSE(unwinder.startsFunctionAt(Base + F + 0x10, fx.target()));
+  CHECK_FALSE(unwinder.startsFunctionAt(Stack, fx.target())); // no module
+}
+
 TEST_CASE("CfiUnwinder: DW_CFA_undefined rip marks the outermost frame", "[cfi]") {
   Fixture fx;
   fx.word(0x00, ReturnAddress); // there, but the CFI says there is no caller

@@ -608,7 +608,9 @@ public:
     result.caller.setPc(target.readPointer(frame.sp + 8, 8).value_or(0));
     return result;
   }
+  bool startsFunctionAt(uint64_t address, const Target &) override { return address == functionStart; }
   unsigned asked = 0;
+  uint64_t functionStart = 0; // where the table has a function begin
 
 private:
   Says says_;
@@ -653,6 +655,38 @@ TEST_CASE("stack scan: a candidate whose unwind data gives a caller that cannot 
     fx.word(0x30, DataStart + 0x10);
     CHECK(StackScanUnwinder().unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt), fx.target()).caller.pc() ==
           AfterCallRax);
+  }
+}
+
+// A function's first byte follows a call only when the function before ends
+// with a call that never returns; a word equal to it is mostly a pointer to the
+// function (main's, kept by __libc_start_main). Taken when its unwind data
+// leads on to a return address; else the scan goes on.
+TEST_CASE("stack scan: a candidate at a function's first byte must be confirmed by its unwind data",
+          "[fallback][scan]") {
+  Fixture fx;
+  fx.word(0x20, AfterCallRax);    // where the table has a function begin
+  fx.word(0x40, AfterCallRipMem); // an ordinary return address
+  fx.word(0x50, AfterCallRel32);
+  auto scanned = [&](uint64_t callersSlotValue, TableUnwinder::Says says = TableUnwinder::Says::Caller) {
+    fx.word(0x30, callersSlotValue);
+    fx.built.reset();
+    TableUnwinder table(says);
+    table.functionStart = AfterCallRax;
+    UnwindResult r = StackScanUnwinder(160, {&table}).unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt),
+                                                              fx.target());
+    REQUIRE(r.status == Status::Caller);
+    return *r.caller.pc();
+  };
+  SECTION("leading on to a return address: a call that never returned, taken") {
+    CHECK(scanned(AfterCallRel32) == AfterCallRax);
+  }
+  SECTION("leading on to a value that points nowhere, or to none: the function's address, passed over") {
+    CHECK(scanned(0x4141414141414141) == AfterCallRipMem);
+    CHECK(scanned(0) == AfterCallRipMem);
+  }
+  SECTION("without unwind data for its call, passed over") {
+    CHECK(scanned(0, TableUnwinder::Says::Nothing) == AfterCallRipMem);
   }
 }
 

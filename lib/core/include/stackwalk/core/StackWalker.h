@@ -94,6 +94,10 @@ public:
   // module (a JIT's code heaps): a return address there is code even where
   // the dump shows no executable memory (Wine's minidumps have no regions).
   virtual bool describesCodeAt(uint64_t address, const Target &target) { return false; }
+  // Whether this unwinder's data has a function (an FDE) that begins at
+  // `address`: a stack word equal to it is far more often a pointer to the
+  // function than the return of a call that ends the function before.
+  virtual bool startsFunctionAt(uint64_t address, const Target &target) { return false; }
 };
 
 // Why a walk ended. The names are part of the JSON contract (stop_reason).

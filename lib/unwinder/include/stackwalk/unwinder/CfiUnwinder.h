@@ -23,6 +23,7 @@ public:
   FrameTrust trust() const override { return FrameTrust::Cfi; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
   bool isSignalTrampoline(const Frame &frame, const Target &target) override;
+  bool startsFunctionAt(uint64_t address, const Target &target) override;
 
   // --unwind-info: the CFI that governs `address` in `module`, in words: the
   // section and file, the CIE and FDE as llvm-dwarfdump prints them (with

@@ -44,7 +44,9 @@ public:
 // the unwinders of CFI, .ARM.exidx, function tables, symbol files' records) is
 // unwound one step by it: a caller it gives that cannot be one (a return address
 // in memory that is not code, or after no call) refutes the candidate, which is
-// then a stale copy of a return address, not the frame's caller.
+// then a stale copy of a return address, not the frame's caller. A candidate
+// at a function's first byte (by that data) must be confirmed by it: unwound,
+// it must lead to a return address in a module or in code.
 class StackScanUnwinder : public Unwinder {
 public:
   explicit StackScanUnwinder(unsigned maxWords = 160, std::vector<Unwinder *> unwindData = {})
@@ -56,7 +58,11 @@ public:
   static bool isPlausibleReturnAddress(const Target &target, uint64_t value);
 
 private:
-  bool refutedByUnwindData(const RegisterFile &caller, const Target &target) const;
+  // What the unwind data of a candidate's code says of it: it is a stale copy,
+  // it leads on to a return address, or nothing either way.
+  enum class Verdict { Refuted, Confirmed, Silent };
+  Verdict unwindDataVerdict(const RegisterFile &caller, const Target &target) const;
+  bool startsFunction(uint64_t returnAddress, const Target &target) const;
 
   unsigned maxWords_;
   std::vector<Unwinder *> unwindData_;
