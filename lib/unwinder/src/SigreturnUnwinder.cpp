@@ -30,6 +30,14 @@ constexpr std::array<uint16_t, 3> Thumb2RtSigreturn = {0xf04f, 0x07ad, 0xdf00},
 // rt_sigframe puts the siginfo (128 bytes) first. arch/arm/kernel/signal.c.
 constexpr uint64_t ArmSigcontextRegs = 20 + 12, ArmSiginfo = 128;
 constexpr unsigned ArmSavedRegisters = 16 + 1; // r0-r15, cpsr
+constexpr unsigned ArmPc = 15, ArmCpsr = 16;
+// After the sigcontext (21 words) and the 128-byte sigset, the ucontext's
+// regspace begins with the VFP registers' record, tagged VFP_MAGIC, on every
+// kernel with VFP (armhf's) and in qemu-arm's frames; XScale's iWMMXt and
+// ep93xx's Crunch records, where configured, would come first.
+constexpr uint64_t ArmRegspace = 20 + 84 + 128;
+constexpr uint32_t ArmVfpMagic = 0x56465001;
+constexpr uint32_t ArmModeBits = 0x1f, ArmUserMode = 0x10;
 
 // x86-64: glibc's __restore_rt, mov $15 (__NR_rt_sigreturn), %rax; syscall.
 constexpr std::array<uint8_t, 9> X86_64RtSigreturn = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
@@ -67,6 +75,30 @@ bool isX86_64SignalFrameData(const Frame &frame, const Target &target) {
   return target.isExecutable((*context)[X86_64Rip]);
 }
 
+// Whether a ucontext the ARM kernel wrote lies at `at`: a null uc_link, the
+// interrupted cpsr in user mode, its pc in code, and the VFP record where the
+// regspace begins.
+bool isArmUcontext(uint64_t at, const Target &target) {
+  auto link = target.readValue<uint32_t>(at + 4);
+  auto saved = target.readValue<std::array<uint32_t, ArmSavedRegisters>>(at + ArmSigcontextRegs);
+  auto magic = target.readValue<uint32_t>(at + ArmRegspace);
+  return link && *link == 0 && saved && ((*saved)[ArmCpsr] & ArmModeBits) == ArmUserMode && magic &&
+         *magic == ArmVfpMagic && target.isExecutable((*saved)[ArmPc]);
+}
+
+// As on x86-64, a handler that returned into code no one has (qemu-arm's cores
+// leave glibc's text out): an rt_sigframe (a siginfo whose signal number is
+// one, then the ucontext) or a sigframe (the ucontext at sp), by its data.
+std::optional<uint64_t> armSignalFrameData(const Frame &frame, const Target &target) {
+  if (frame.trust == FrameTrust::Context) return std::nullopt; // a handler returned here
+  constexpr uint32_t LargestSignal = 64;
+  auto signal = target.readValue<uint32_t>(frame.sp);
+  if (signal && *signal >= 1 && *signal <= LargestSignal && isArmUcontext(frame.sp + ArmSiginfo, target))
+    return frame.sp + ArmSiginfo + ArmSigcontextRegs;
+  if (isArmUcontext(frame.sp, target)) return frame.sp + ArmSigcontextRegs;
+  return std::nullopt;
+}
+
 // Where the interrupted registers are, when the frame's code is a trampoline.
 std::optional<uint64_t> savedRegisters(const Frame &frame, const Target &target) {
   if (target.os() != OS::Linux) return std::nullopt;
@@ -91,6 +123,7 @@ std::optional<uint64_t> savedRegisters(const Frame &frame, const Target &target)
       if (*code == Thumb2RtSigreturn) return frame.sp + ArmSiginfo + ArmSigcontextRegs;
       if (*code == Thumb2Sigreturn) return frame.sp + ArmSigcontextRegs;
     }
+    if (!target.readValue<uint16_t>(frame.ip)) return armSignalFrameData(frame, target);
   }
   return std::nullopt;
 }
@@ -125,7 +158,7 @@ UnwindResult SigreturnUnwinder::unwind(const Frame &frame, const Target &target)
   }
   auto saved = target.readValue<std::array<uint32_t, ArmSavedRegisters>>(*at);
   if (!saved) return UnwindResult::noInfo("the signal frame's registers are not in the dump");
-  // r0-r15 are DWARF 0-15; cpsr follows them, as RegisterFile numbers it (16).
+  // r0-r15 are DWARF 0-15; cpsr follows them, as RegisterFile numbers it (ArmCpsr).
   for (unsigned reg = 0; reg < ArmSavedRegisters; ++reg) result.caller.set(reg, (*saved)[reg]);
   return result;
 }

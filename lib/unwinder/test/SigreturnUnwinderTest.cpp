@@ -1,5 +1,5 @@
 // Signal trampolines recognised by their code (arm64, ARM, x86-64; on x86-64
-// without the code, by the rt_sigframe), and the
+// and ARM without the code, by the frame the kernel wrote), and the
 // interrupted registers read from the rt_sigframe at the stack pointer, on a
 // synthetic stack laid out as Linux (and qemu-user) lays it out.
 #include "SyntheticStack.h"
@@ -97,6 +97,87 @@ TEST_CASE("sigreturn on ARM: glibc's Thumb-2 rt restorer, the registers after th
   CHECK(r.caller.sp() == ArmStack + 0x300);
   CHECK(r.caller.get(7) == 0x1007u);
   CHECK(isThumb(r.caller)); // cpsr's T bit (0x20)
+}
+
+namespace {
+
+// An ARM signal frame as Linux and qemu-arm write it, at the stack pointer the
+// handler returned with: an rt_sigframe (siginfo, then the ucontext) or a
+// sigframe (the ucontext first); the ucontext's uc_flags, uc_link, uc_stack
+// (20 bytes), sigcontext (trap_no, error_code, oldmask, r0-r15, cpsr,
+// fault_address), sigset (128 bytes), then the regspace's VFP record. The
+// restorer's code (glibc's, at 0x4000) is in the dump or not.
+struct ArmFrame {
+  static constexpr uint64_t Restorer = 0x4000, Code = 0x10000, Stack = 0x20000;
+  std::vector<uint8_t> restorer{0x4f, 0xf0, 0xad, 0x07, 0x00, 0xdf}; // mov.w r7, #173; svc #0
+  std::vector<uint8_t> stack = std::vector<uint8_t>(0x800, 0);
+  bool codeInDump = false;
+  uint64_t ucontext = 128; // where the ucontext begins: after the siginfo of an rt_sigframe
+  std::unique_ptr<Target> built;
+
+  void write(uint64_t offset, uint32_t value) { std::memcpy(&stack[offset], &value, 4); }
+  void lay() {
+    write(0, 10); // si_signo: SIGUSR1 (a sigframe's uc_flags there: 0)
+    for (unsigned reg = 0; reg < 17; ++reg)
+      write(ucontext + 32 + 4 * reg, reg == 13 ? uint32_t(Stack + 0x700) : reg == 15 ? uint32_t(Code + 0x40)
+                                                : reg == 16                    ? 0x600c0030 // user mode, Thumb
+                                                                               : 0x1000 + reg);
+    write(ucontext + 232, 0x56465001); // VFP_MAGIC
+  }
+  const Target &target() {
+    if (!built) {
+      std::vector<std::pair<uint64_t, std::vector<uint8_t>>> memory = {{Stack, stack}};
+      if (codeInDump) memory.push_back({Restorer, restorer});
+      built = makeTarget(Arch::Arm, OS::Linux, makeMemory(std::move(memory)),
+                         {{Restorer, Restorer + 0x1000, true, false, true}, {Code, Code + 0x1000, true, false, true},
+                          {Stack, Stack + 0x1000, true, true, false}},
+                         {});
+    }
+    return *built;
+  }
+  Frame frame(FrameTrust trust = FrameTrust::Cfi) { return makeFrame(target(), Restorer, Stack, trust, {}, Arch::Arm); }
+};
+
+} // namespace
+
+TEST_CASE("sigreturn on ARM without the restorer's code: the frame the kernel wrote, by its data", "[sigreturn][arm]") {
+  ArmFrame fx;
+  fx.ucontext = GENERATE(128u, 0u); // rt_sigframe, sigframe
+  CAPTURE(fx.ucontext);
+  fx.lay();
+  SigreturnUnwinder unwinder;
+  CHECK(unwinder.isSignalTrampoline(fx.frame(), fx.target()));
+  UnwindResult r = unwinder.unwind(fx.frame(), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.callerIpIsExact);
+  CHECK(r.caller.pc() == ArmFrame::Code + 0x40);
+  CHECK(r.caller.sp() == ArmFrame::Stack + 0x700);
+  CHECK(r.caller.get(7) == 0x1007u);
+  CHECK(isThumb(r.caller));
+}
+
+TEST_CASE("sigreturn on ARM: what is not a signal frame", "[sigreturn][arm]") {
+  ArmFrame fx;
+  fx.lay();
+  SigreturnUnwinder unwinder;
+  SECTION("the thread's own context: no handler returned there") {
+    CHECK_FALSE(unwinder.isSignalTrampoline(fx.frame(FrameTrust::Context), fx.target()));
+    return;
+  }
+  SECTION("other code in the dump, even above a signal frame") {
+    fx.codeInDump = true;
+    fx.restorer[2] = 0xae; // mov.w r7, #174
+  }
+  SECTION("without the code, a stack that is no signal frame") {
+    auto [offset, value] = GENERATE(std::pair(128u + 4, uint32_t(0x20000)), // uc_link
+                                    std::pair(128u + 32 + 64, uint32_t(0x600c0013)), // cpsr: supervisor mode
+                                    std::pair(128u + 32 + 60, uint32_t(0x50000)),    // pc in no code
+                                    std::pair(128u + 232, uint32_t(0)));              // no VFP record
+    CAPTURE(offset);
+    fx.write(offset, value);
+  }
+  CHECK_FALSE(unwinder.isSignalTrampoline(fx.frame(), fx.target()));
+  CHECK(unwinder.unwind(fx.frame(), fx.target()).status == Status::NoInfo);
 }
 
 namespace {
