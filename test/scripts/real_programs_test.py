@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Programs nobody here wrote, as Debian ships them (stripped, their debug info absent), each
+caught by gdb's gcore while every thread is asleep in a system call.
+
+Usage: real_programs_test.py STACKWALK
+
+Each core is walked as it is: every thread's frames equal gdb's on the same core (the
+program's own frames' names too, where gdb has them). Then walked again with the executable
+alone (cross_arch.without_libraries_failures): no frame the walk with every file lacks.
+What these caught, in an oracle sweep of 23 such programs: sort and gdb walked without
+libc took main's address, which __libc_start_main keeps, after a cold fragment's call to
+abort; perl blocked in its SIGALRM handler crosses a signal frame whose restorer is libc's.
+What is not checked, and why: STALE_WITHOUT_LIBRARIES.
+
+Skipped without gdb, gcore or any of the programs.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import cross_arch
+import dumps
+
+# Threads asleep in different places: time.sleep, a lock, a queue, the main thread joining.
+PYTHON_THREADS = """
+import queue, threading, time
+lock = threading.Lock(); lock.acquire()
+waiting = queue.Queue()
+for work in (lambda: time.sleep(100), lock.acquire, waiting.get):
+    threading.Thread(target=work, daemon=True).start()
+threading.Event().wait(100)
+"""
+# perl's handler (unsafe signals: it runs inside the kernel's signal frame) blocks in select.
+PERL_HANDLER = "$SIG{ALRM} = sub { select(undef, undef, undef, 100) }; alarm 1; select(undef, undef, undef, 100)"
+
+# Walks without the library files that take a stale return address nothing local refutes:
+# not checked, and why.
+STALE_WITHOUT_LIBRARIES = {
+    "gdb": "a static constructor's return address (condition_variable's, called from __libc_start_main's "
+           "initialisers) lies in __libc_start_call_main's frame, and its CFI leads back to __libc_start_main's "
+           "return address: in most runs the scan takes it (libc's code, which would show the frame, is absent)",
+}
+
+# (name, command, environment, seconds to wait before the threads are where they block)
+PROGRAMS = [
+    ("python3", [sys.executable, "-c", PYTHON_THREADS], {}, 0.3),
+    ("perl", ["perl", "-e", PERL_HANDLER], {"PERL_SIGNALS": "unsafe"}, 1.3),
+    ("sort", ["sort"], {}, 0.2),  # reading its standard input, which the test holds open
+    ("gdb", ["gdb", "-batch", "-nx", "-ex", "python import time; time.sleep(100)"], {}, 0.5),
+]
+
+
+def capture(command, env, settle, tmp, name):
+    """(core, executable) of the program started asleep, or None when it could not be caught."""
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env=dict(os.environ, **env), cwd=tmp)
+    try:
+        time.sleep(settle)
+        if not dumps.wait_until_asleep(process.pid):
+            return None
+        executable = os.readlink(f"/proc/{process.pid}/exe")
+        prefix = os.path.join(tmp, name)
+        subprocess.run(["gcore", "-o", prefix, str(process.pid)], capture_output=True, check=True, timeout=60)
+        return f"{prefix}.{process.pid}", executable
+    finally:
+        process.kill()
+        process.wait()
+
+
+def main(stackwalk, options):
+    missing = [t for t in ("gdb", "gcore", "perl", "sort") if not shutil.which(t)]
+    if missing:
+        dumps.skip("not installed: " + " ".join(missing))
+    failures, frames, cores = [], 0, {}  # cores: those checked without their libraries
+    with tempfile.TemporaryDirectory(prefix="stackwalk-real-") as tmp:
+        for name, command, env, settle in PROGRAMS:
+            caught = capture(command, env, settle, tmp, name)
+            if not caught:
+                failures.append(f"{name}: its threads were not all asleep, no core")
+                continue
+            core, executable = caught
+            cores[name] = caught
+            report = cross_arch.stackwalk_report(stackwalk, core, executable)
+            program = os.path.basename(executable)
+            gdb = cross_arch.gdb_frames(cross_arch.NATIVE, core, executable, tmp)
+            found, compared = cross_arch.compare_with_gdb(program, report, gdb)
+            failures += found
+            frames += compared
+            print(f"{'ok  ' if not found else 'FAIL'} {name} ({executable}): {len(report['threads'])} threads, "
+                  f"{compared} frames as gdb's")
+        for name, why in STALE_WITHOUT_LIBRARIES.items():
+            if cores.pop(name, None):
+                print(f"     {name} without its libraries: not checked: {why}")
+        failures += cross_arch.without_libraries_failures(stackwalk, cores)
+    return dumps.failures_summary(failures, f"{len(PROGRAMS)} programs, {frames} frames compared with gdb")
+
+
+if __name__ == "__main__":
+    dumps.script_main(main, __doc__, 1)
