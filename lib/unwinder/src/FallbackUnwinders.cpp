@@ -174,8 +174,8 @@ bool showsStaleFrame(const Target &target, uint64_t returnAddress) {
 
 // The scan's candidate as the walk would make its frame, unwound by the unwind
 // data that describes its code, if any: on ARM, above a frame that no table
-// describes (_Unwind_RaiseException, EXIDX_CANTUNWIND), copies of main's return
-// address that the frames below had saved were taken before the true caller.
+// describes (_Unwind_RaiseException, EXIDX_CANTUNWIND), two copies of a return
+// address that libgcc's unwinder had written there were taken before the true caller.
 StackScanUnwinder::Verdict StackScanUnwinder::unwindDataVerdict(const RegisterFile &caller,
                                                                 const Target &target) const {
   Frame frame;

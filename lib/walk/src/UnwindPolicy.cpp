@@ -73,7 +73,7 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
 
 DumpUnwinders::DumpUnwinders(const Target &target, CfiUnwinder &cfi, Unwinder &dynamic)
     : steps_(unwindPolicy(target.arch(), target.os())), cfi_(cfi), dynamic_(dynamic),
-      scan_(160, unwindDataOf(steps_)) {}
+      scan_(StackScanUnwinder::ContextScanWords, unwindDataOf(steps_)) {}
 
 // The unwinders of the tables modules carry, which the scan checks its candidates by.
 std::vector<Unwinder *> DumpUnwinders::unwindDataOf(const std::vector<UnwindStep> &steps) {

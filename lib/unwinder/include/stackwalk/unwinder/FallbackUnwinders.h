@@ -49,7 +49,9 @@ public:
 // it must lead to a return address in a module or in code.
 class StackScanUnwinder : public Unwinder {
 public:
-  explicit StackScanUnwinder(unsigned maxWords = 160, std::vector<Unwinder *> unwindData = {})
+  // Breakpad's window above the context frame (4 times its kRASearchWords).
+  static constexpr unsigned ContextScanWords = 160;
+  explicit StackScanUnwinder(unsigned maxWords = ContextScanWords, std::vector<Unwinder *> unwindData = {})
       : maxWords_(maxWords), unwindData_(std::move(unwindData)) {}
   FrameTrust trust() const override { return FrameTrust::Scan; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
