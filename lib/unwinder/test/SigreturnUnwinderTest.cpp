@@ -101,19 +101,43 @@ TEST_CASE("sigreturn on ARM: glibc's Thumb-2 rt restorer, the registers after th
 
 namespace {
 
+// A signal frame on a synthetic stack at 0x20000, after the handler's return
+// into the restorer at 0x4000 (its code in the dump or not); the interrupted
+// code is at 0x10040 in a mapped code page.
+struct SignalFrameFixture {
+  static constexpr uint64_t Restorer = 0x4000, Code = 0x10000, Stack = 0x20000;
+  SignalFrameFixture(Arch arch, std::vector<uint8_t> restorer, bool codeInDump)
+      : arch(arch), restorer(std::move(restorer)), codeInDump(codeInDump) {}
+
+  const Target &target() {
+    if (!built) {
+      std::vector<std::pair<uint64_t, std::vector<uint8_t>>> memory = {{Stack, stack}};
+      if (codeInDump) memory.push_back({Restorer, restorer});
+      built = makeTarget(arch, OS::Linux, makeMemory(std::move(memory)),
+                         {{Restorer, Restorer + 0x1000, true, false, true}, {Code, Code + 0x1000, true, false, true},
+                          {Stack, Stack + 0x1000, true, true, false}},
+                         {});
+    }
+    return *built;
+  }
+  Frame frame(FrameTrust trust = FrameTrust::Cfi) { return makeFrame(target(), Restorer, Stack, trust, {}, arch); }
+
+  Arch arch;
+  std::vector<uint8_t> restorer;
+  bool codeInDump;
+  std::vector<uint8_t> stack = std::vector<uint8_t>(0x1000, 0);
+  std::unique_ptr<Target> built;
+};
+
 // An ARM signal frame as Linux and qemu-arm write it, at the stack pointer the
 // handler returned with: an rt_sigframe (siginfo, then the ucontext) or a
 // sigframe (the ucontext first); the ucontext's uc_flags, uc_link, uc_stack
 // (20 bytes), sigcontext (trap_no, error_code, oldmask, r0-r15, cpsr,
 // fault_address), sigset (128 bytes), then the regspace's VFP record. The
-// restorer's code (glibc's, at 0x4000) is in the dump or not.
-struct ArmFrame {
-  static constexpr uint64_t Restorer = 0x4000, Code = 0x10000, Stack = 0x20000;
-  std::vector<uint8_t> restorer{0x4f, 0xf0, 0xad, 0x07, 0x00, 0xdf}; // mov.w r7, #173; svc #0
-  std::vector<uint8_t> stack = std::vector<uint8_t>(0x800, 0);
-  bool codeInDump = false;
+// restorer's code (glibc's) is not in the dump unless a test puts it there.
+struct ArmFrame : SignalFrameFixture {
+  ArmFrame() : SignalFrameFixture(Arch::Arm, {0x4f, 0xf0, 0xad, 0x07, 0x00, 0xdf}, false) {} // mov.w r7, #173; svc #0
   uint64_t ucontext = 128; // where the ucontext begins: after the siginfo of an rt_sigframe
-  std::unique_ptr<Target> built;
 
   void write(uint64_t offset, uint32_t value) { std::memcpy(&stack[offset], &value, 4); }
   void lay() {
@@ -124,18 +148,6 @@ struct ArmFrame {
                                                                                : 0x1000 + reg);
     write(ucontext + 232, 0x56465001); // VFP_MAGIC
   }
-  const Target &target() {
-    if (!built) {
-      std::vector<std::pair<uint64_t, std::vector<uint8_t>>> memory = {{Stack, stack}};
-      if (codeInDump) memory.push_back({Restorer, restorer});
-      built = makeTarget(Arch::Arm, OS::Linux, makeMemory(std::move(memory)),
-                         {{Restorer, Restorer + 0x1000, true, false, true}, {Code, Code + 0x1000, true, false, true},
-                          {Stack, Stack + 0x1000, true, true, false}},
-                         {});
-    }
-    return *built;
-  }
-  Frame frame(FrameTrust trust = FrameTrust::Cfi) { return makeFrame(target(), Restorer, Stack, trust, {}, Arch::Arm); }
 };
 
 } // namespace
@@ -186,17 +198,11 @@ namespace {
 // after the handler's return: the ucontext at sp (uc_flags UC_FP_XSTATE |
 // UC_SIGCONTEXT_SS, uc_link null), its sigcontext at sp + 40 (r8-r15, rdi,
 // rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags, the segment word, err,
-// trapno, oldmask, cr2, fpstate), the fpstate above it. The interrupted code
-// is at 0x10040 in a mapped code page; the restorer's page at 0x4000 is in the
-// dump unless a test leaves it out.
-struct X86_64Frame {
-  static constexpr uint64_t Restorer = 0x4000, Code = 0x10000, Stack = 0x20000;
-  std::vector<uint8_t> restorer{0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05}; // mov $15, %rax; syscall
-  std::vector<uint8_t> stack = std::vector<uint8_t>(0x1000, 0);
-  bool codeInDump = true;
-  std::unique_ptr<Target> built;
-
-  X86_64Frame() {
+// trapno, oldmask, cr2, fpstate), the fpstate above it. The restorer's code
+// is in the dump unless a test leaves it out.
+struct X86_64Frame : SignalFrameFixture {
+  X86_64Frame()
+      : SignalFrameFixture(Arch::X86_64, {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05}, true) { // mov $15, %rax; syscall
     word(0, 3);
     for (unsigned i = 0; i < 15; ++i) word(40 + 8 * i, 0x1000 + i); // r8 ... rcx
     word(40 + 8 * 15, Stack + 0x900);                              // rsp
@@ -205,18 +211,6 @@ struct X86_64Frame {
     word(40 + 8 * 23, Stack + 0x400);                              // fpstate
   }
   void word(uint64_t offset, uint64_t value) { std::memcpy(&stack[offset], &value, 8); }
-  const Target &target() {
-    if (!built) {
-      std::vector<std::pair<uint64_t, std::vector<uint8_t>>> memory = {{Stack, stack}};
-      if (codeInDump) memory.push_back({Restorer, restorer});
-      built = makeTarget(Arch::X86_64, OS::Linux, makeMemory(std::move(memory)),
-                         {{Restorer, Restorer + 0x1000, true, false, true}, {Code, Code + 0x1000, true, false, true},
-                          {Stack, Stack + 0x1000, true, true, false}},
-                         {});
-    }
-    return *built;
-  }
-  Frame frame(FrameTrust trust = FrameTrust::Cfi) { return makeFrame(target(), Restorer, Stack, trust, {}); }
 };
 
 } // namespace
