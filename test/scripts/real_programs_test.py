@@ -17,7 +17,6 @@ Skipped without gdb, gcore or any of the programs.
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -46,7 +45,7 @@ STALE_WITHOUT_LIBRARIES = {
 
 # (name, command, environment, seconds to wait before the threads are where they block)
 PROGRAMS = [
-    ("python3", [sys.executable, "-c", PYTHON_THREADS], {}, 0.3),
+    ("python3", ["/usr/bin/python3", "-c", PYTHON_THREADS], {}, 0.3),
     ("perl", ["perl", "-e", PERL_HANDLER], {"PERL_SIGNALS": "unsafe"}, 1.3),
     ("sort", ["sort"], {}, 0.2),  # reading its standard input, which the test holds open
     ("gdb", ["gdb", "-batch", "-nx", "-ex", "python import time; time.sleep(100)"], {}, 0.5),
@@ -71,7 +70,7 @@ def capture(command, env, settle, tmp, name):
 
 
 def main(stackwalk, options):
-    missing = [t for t in ("gdb", "gcore", "perl", "sort") if not shutil.which(t)]
+    missing = [t for t in ("gdb", "gcore", "perl", "sort", "/usr/bin/python3") if not shutil.which(t)]
     if missing:
         dumps.skip("not installed: " + " ".join(missing))
     failures, frames, cores = [], 0, {}  # cores: those checked without their libraries
