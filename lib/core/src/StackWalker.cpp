@@ -52,15 +52,22 @@ std::optional<Frame> StackWalker::stop(StopReason reason, std::string detail) {
   return std::nullopt;
 }
 
-Frame StackWalker::makeFrame(const RegisterFile &regs, FrameTrust trust, bool ipIsExact) const {
+Frame frameOf(const Target &target, const RegisterFile &regs, FrameTrust trust, bool ipIsExact) {
   Frame frame;
   frame.regs = regs;
   frame.trust = trust;
   frame.ipIsExact = ipIsExact;
   frame.ip = regs.pc().value_or(0);
   frame.sp = regs.sp().value_or(0);
-  frame.module = target_.moduleAt(frame.lookupAddress());
+  frame.module = target.moduleAt(frame.lookupAddress());
   return frame;
+}
+
+void takeReturnAddress(const Target &target, RegisterFile &caller) {
+  if (std::optional<uint64_t> pc = caller.pc()) {
+    noteInstructionSet(caller, *pc);
+    caller.setPc(target.codeAddress(*pc));
+  }
 }
 
 std::optional<Frame> StackWalker::next() {
@@ -71,13 +78,13 @@ std::optional<Frame> StackWalker::next() {
     regs.setPc(start_->ip);
     regs.setSp(start_->sp);
     if (start_->fp) regs.set(regs.fpRegister(), *start_->fp);
-    frame = makeFrame(regs, FrameTrust::Manual, /*ipIsExact=*/false);
+    frame = frameOf(target_, regs, FrameTrust::Manual, /*ipIsExact=*/false);
   } else if (!previous_) {
     const RegisterFile &context = thread_.context;
     if (thread_.contextAbsent) return stop(StopReason::NoContext, "the dump records no context for this thread");
     if (!context.pc() || !context.sp())
       return stop(StopReason::NoContext, "the thread's context has no instruction or stack pointer");
-    frame = makeFrame(context, FrameTrust::Context, /*ipIsExact=*/true);
+    frame = frameOf(target_, context, FrameTrust::Context, /*ipIsExact=*/true);
   } else {
     if (previous_->index + 1 >= limits_.maxFrames)
       return stop(StopReason::MaxFrames, "the frame limit (" + std::to_string(limits_.maxFrames) + ") was reached");
@@ -145,12 +152,9 @@ std::optional<Frame> StackWalker::unwindOnce() {
       said(result.detail);
       continue;
     }
-    if (auto pc = result.caller.pc(); pc && !result.callerIpIsExact) {
-      noteInstructionSet(result.caller, *pc);
-      result.caller.setPc(target_.codeAddress(*pc));
-    }
+    if (!result.callerIpIsExact) takeReturnAddress(target_, result.caller);
     bool exact = result.callerIpIsExact || recordedAsInterrupted(result.caller);
-    Frame caller = makeFrame(result.caller, result.trust.value_or(unwinder->trust()), exact);
+    Frame caller = frameOf(target_, result.caller, result.trust.value_or(unwinder->trust()), exact);
     caller.calleeArgumentBytes = result.argumentBytes;
     caller.spIsLowerBound = result.callerSpIsLowerBound;
     // Unwind info that yields a null return address describes the outermost

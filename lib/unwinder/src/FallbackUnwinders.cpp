@@ -178,16 +178,9 @@ bool showsStaleFrame(const Target &target, uint64_t returnAddress) {
 // address that libgcc's unwinder had written there were taken before the true caller.
 StackScanUnwinder::Verdict StackScanUnwinder::unwindDataVerdict(const RegisterFile &caller,
                                                                 const Target &target) const {
-  Frame frame;
-  frame.trust = FrameTrust::Scan;
-  frame.ipIsExact = false;
-  frame.regs = caller;
-  uint64_t returnAddress = caller.pc().value_or(0);
-  noteInstructionSet(frame.regs, returnAddress);
-  frame.ip = target.codeAddress(returnAddress);
-  frame.regs.setPc(frame.ip);
-  frame.sp = caller.sp().value_or(0);
-  frame.module = target.moduleAt(frame.lookupAddress());
+  RegisterFile regs = caller;
+  takeReturnAddress(target, regs);
+  Frame frame = frameOf(target, regs, FrameTrust::Scan, /*ipIsExact=*/false);
   for (Unwinder *unwinder : unwindData_) {
     UnwindResult result = unwinder->unwind(frame, target);
     if (result.status == UnwindResult::Status::NoInfo) continue;

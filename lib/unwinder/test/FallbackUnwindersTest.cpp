@@ -621,8 +621,8 @@ private:
 // Above a frame no unwind data describes, a scan meets copies of return
 // addresses that calls made earlier left where other frames now keep their
 // values: the candidate's own unwind data, read from there, gives a caller
-// that is none (on ARM, above _Unwind_RaiseException: main's return address
-// twice before the true caller).
+// that is none (on ARM, above _Unwind_RaiseException: two copies of
+// must_not_throw's return address before the true caller).
 TEST_CASE("stack scan: a candidate whose unwind data gives a caller that cannot be one is a stale copy",
           "[fallback][scan]") {
   Fixture fx;
@@ -633,7 +633,7 @@ TEST_CASE("stack scan: a candidate whose unwind data gives a caller that cannot 
     fx.word(0x30, staleCallersSlotValue);
     fx.built.reset();
     TableUnwinder table(says);
-    UnwindResult r = StackScanUnwinder(160, {&table}).unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt),
+    UnwindResult r = StackScanUnwinder(StackScanUnwinder::ContextScanWords, {&table}).unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt),
                                                               fx.target());
     REQUIRE(r.status == Status::Caller);
     CHECK(table.asked > 0);
@@ -673,7 +673,7 @@ TEST_CASE("stack scan: a candidate at a function's first byte must be confirmed 
     fx.built.reset();
     TableUnwinder table(says);
     table.functionStart = AfterCallRax;
-    UnwindResult r = StackScanUnwinder(160, {&table}).unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt),
+    UnwindResult r = StackScanUnwinder(StackScanUnwinder::ContextScanWords, {&table}).unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt),
                                                               fx.target());
     REQUIRE(r.status == Status::Caller);
     return *r.caller.pc();

@@ -100,6 +100,13 @@ public:
   virtual bool startsFunctionAt(uint64_t address, const Target &target) { return false; }
 };
 
+// A frame of `regs` as the walk makes one: its ip, sp and module.
+Frame frameOf(const Target &target, const RegisterFile &regs, FrameTrust trust, bool ipIsExact);
+// A caller's pc that an unwinder found as a return address, made its code
+// address: ARM's Thumb bit noted in the caller's cpsr, arm64's authentication
+// bits stripped.
+void takeReturnAddress(const Target &target, RegisterFile &caller);
+
 // Why a walk ended. The names are part of the JSON contract (stop_reason).
 enum class StopReason {
   None,             // not stopped yet
@@ -144,7 +151,6 @@ private:
   bool isCode(const Frame &caller) const;
   bool recordedAsInterrupted(const RegisterFile &caller) const;
   std::optional<Frame> stop(StopReason reason, std::string detail);
-  Frame makeFrame(const RegisterFile &regs, FrameTrust trust, bool ipIsExact) const;
 
   const Target &target_;
   const ThreadInfo &thread_;
