@@ -1,5 +1,6 @@
 #include "stackwalk/core/ModuleResolver.h"
 #include "stackwalk/core/DynamicSectionIdentity.h"
+#include "stackwalk/core/ElfHeaders.h"
 #include "stackwalk/core/LoadedElf.h"
 #include "stackwalk/core/PdbSession.h"
 #include "stackwalk/core/RegularFile.h"
@@ -358,7 +359,10 @@ void ModuleResolver::resolve(Target &target) const {
   // Symbol entries read from the dump's memory, for all its modules together.
   uint64_t exportBudget = uint64_t(1) << 20;
   for (Module &module : target.modules)
-    if (!module.image && target.os() != OS::Windows) readExportedFunctions(target, module, exportBudget);
+    if (!module.image && target.os() != OS::Windows) {
+      readExportedFunctions(target, module, exportBudget);
+      readSegmentsInDump(target, module);
+    }
   summarize(target);
 }
 
@@ -473,6 +477,17 @@ void ModuleResolver::readExportedFunctions(const Target &target, Module &module,
     frame.functionStart = function.start - module.base; // a file address: the module has no image
     module.exportedFunctions.push_back({function.start, function.size, {std::move(frame)}});
   }
+}
+
+void ModuleResolver::readSegmentsInDump(const Target &target, Module &module) {
+  constexpr size_t MaxProgramHeaders = 256;
+  std::optional<ElfImageHeaders> headers = readElfHeaders(target, module.base, MaxProgramHeaders);
+  if (!headers) return;
+  uint64_t lowest = lowestLoadAddress(headers->programHeaders);
+  for (const ElfProgramHeader &ph : headers->programHeaders)
+    if (ph.type == llvm::ELF::PT_LOAD && ph.vaddr >= lowest)
+      module.segmentsInDump.push_back(
+          {ph.vaddr - lowest, ph.memsz, ph.offset, ph.filesz, bool(ph.flags & llvm::ELF::PF_X)});
 }
 
 void ModuleResolver::summarize(Target &target) const {

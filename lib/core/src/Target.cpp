@@ -79,11 +79,13 @@ bool Target::isExecutable(uint64_t address) const {
   if (const MemoryRegion *region = regionAt(address)) return region->executable;
   const Module *module = moduleAt(address);
   if (!module) return false;
-  if (!module->image) return true;
-  uint64_t fileAddress = address - module->loadBias();
-  for (const LoadSegment &seg : module->image->segments())
-    if (fileAddress >= seg.vaddr && fileAddress - seg.vaddr < seg.memSize) return seg.executable;
-  return false;
+  auto inExecutableSegment = [](const std::vector<LoadSegment> &segments, uint64_t at) {
+    for (const LoadSegment &seg : segments)
+      if (at >= seg.vaddr && at - seg.vaddr < seg.memSize) return seg.executable;
+    return false;
+  };
+  if (module->image) return inExecutableSegment(module->image->segments(), address - module->loadBias());
+  return module->segmentsInDump.empty() || inExecutableSegment(module->segmentsInDump, address - module->base);
 }
 
 } // namespace stackwalk

@@ -180,3 +180,33 @@ TEST_CASE("the resolver rebuilds a module without a file from memory, or notes w
     CHECK(target.modules[0].imageNote.find("rebuilt") == std::string::npos);
   }
 }
+
+TEST_CASE("a module not rebuilt keeps the program headers' segments: its code and data told apart") {
+  LoadedSelf partial(/*cutCode=*/true);
+  Target target(Arch::X86_64, OS::Linux, "elf-core", std::make_unique<BufferMemory>(partial.memory));
+  Module module;
+  module.name = "core_tests";
+  module.base = Base;
+  module.size = 1 << 30;
+  target.modules = {module};
+  ModuleSearchOptions search;
+  search.hostFiles = false;
+  ModuleResolver(search).resolve(target);
+  const Module &resolved = target.modules[0];
+  REQUIRE_FALSE(resolved.image);
+  REQUIRE(resolved.segmentsInDump.size() == partial.file->segments().size());
+  uint64_t bias = Base - partial.file->preferredBase();
+  for (const LoadSegment &segment : partial.file->segments()) {
+    CHECK(target.isExecutable(bias + segment.vaddr) == segment.executable);
+    CHECK(target.isExecutable(bias + segment.vaddr + segment.memSize - 1) == segment.executable);
+  }
+  const LoadSegment &last = partial.file->segments().back();
+  CHECK_FALSE(target.isExecutable(bias + last.vaddr + last.memSize + 0x100000)); // in the module's extent, no segment's
+  SECTION("without its headers in the dump, the module's extent counts as code") {
+    Target bare(Arch::X86_64, OS::Linux, "elf-core", std::make_unique<BufferMemory>());
+    bare.modules = {module};
+    ModuleResolver(search).resolve(bare);
+    CHECK(bare.modules[0].segmentsInDump.empty());
+    CHECK(bare.isExecutable(Base + 0x100));
+  }
+}

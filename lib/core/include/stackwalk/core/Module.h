@@ -66,6 +66,11 @@ struct Module {
     std::vector<SourceFrame> frames;
   };
   std::vector<ExportedFunction> exportedFunctions;
+  // An image-less ELF module whose program headers the dump holds: its
+  // PT_LOAD segments, vaddr counted from `base`. They tell its code from its
+  // data where the dump records no mapping (gcore leaves read-only file
+  // pages out of its cores, and so leaves no PT_LOAD of its own for them).
+  std::vector<LoadSegment> segmentsInDump;
 
   bool contains(uint64_t address) const {
     return address >= base && address - base < size;

@@ -65,6 +65,8 @@ private:
   void noteOrigins(Module &module) const;
   std::string shown(const std::string &path) const;
   static void readExportedFunctions(const Target &target, Module &module, uint64_t &budget);
+  // Its PT_LOAD segments, where the dump holds its program headers (Module::segmentsInDump).
+  static void readSegmentsInDump(const Target &target, Module &module);
   // One warning per kind of module without a file.
   void summarize(Target &target) const;
   // Within the dump's budget for copied images (DumpBudget.h).

@@ -116,10 +116,10 @@ public:
 
   const MemoryRegion *regionAt(uint64_t address) const;
   // Executable per the dump's mapping permissions, else the module file's
-  // segments; inside a module whose file is missing, where the dump records
-  // no mapping, the module's extent counts as code (nothing better is known,
-  // as Breakpad and rust-minidump assume): macOS and iOS minidumps, Crashpad's
-  // and Wine's have no memory-info stream.
+  // segments, else those of the program headers the dump holds; inside a
+  // module with none of these, the module's extent counts as code (nothing
+  // better is known, as Breakpad and rust-minidump assume): macOS and iOS
+  // minidumps, Crashpad's and Wine's have no memory-info stream.
   bool isExecutable(uint64_t address) const;
 
 private:
