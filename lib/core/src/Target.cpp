@@ -29,6 +29,15 @@ const MemoryRegion *regionContaining(std::span<const MemoryRegion> sorted, uint6
 
 const MemoryRegion *Target::regionAt(uint64_t address) const { return regionContaining(regions, address); }
 
+std::optional<uint64_t> Target::stackEnd(uint64_t sp) const {
+  const MemoryRegion *region = regionAt(sp);
+  if (!region || !region->writable) return std::nullopt;
+  // The kernel splits a stack's mapping where its pages differ (a huge page, a madvise).
+  const MemoryRegion *last = &regions.back();
+  while (region != last && region[1].start == region->end && region[1].writable) ++region;
+  return region->end;
+}
+
 bool Target::read(uint64_t address, std::span<uint8_t> out) const {
   if (readWhole(address, out)) return true;
   // A large read may span pages the dump holds and pages only a module file

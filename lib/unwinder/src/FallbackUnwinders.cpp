@@ -261,7 +261,9 @@ UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &targ
   std::optional<uint64_t> fp = frame.regs.get(fpRegister);
   unsigned size = pointerSize(target.arch());
   if (!fp) return UnwindResult::noInfo("the frame pointer is unknown");
-  if (*fp < frame.sp || *fp % size != 0) return UnwindResult::noInfo("the frame pointer does not point into the stack");
+  std::optional<uint64_t> stackEnd = target.stackEnd(frame.sp);
+  if (*fp < frame.sp || *fp % size != 0 || (stackEnd && (*fp >= *stackEnd || *stackEnd - *fp < 2 * size)))
+    return UnwindResult::noInfo("the frame pointer does not point into the stack");
   auto savedFp = target.readPointer(*fp, size);
   auto returnAddress = target.readPointer(*fp + size, size);
   if (!savedFp || !returnAddress) return UnwindResult::noInfo("the frame record is not in the dump");

@@ -351,6 +351,37 @@ TEST_CASE("frame pointer: what it refuses", "[fallback][fp]") {
   }
 }
 
+TEST_CASE("frame pointer: the record must lie on the stack that holds sp, or the run of writable mappings it "
+          "is in", "[fallback][fp]") {
+  // A JIT (Erlang's) keeps rbp for its own data: a record-like pair of words
+  // in a heap mapping above the stack is no frame of this thread's.
+  constexpr uint64_t Heap = 0xc000, HeapEnd = Heap + PageSize;
+  Fixture fx;
+  std::vector<uint8_t> heap(PageSize, 0);
+  std::memcpy(&heap[0x40], &Heap, 8);
+  std::memcpy(&heap[0x48], &AfterCallRax, 8);
+  fx.extraMemory.push_back({Heap, heap});
+  fx.target();
+  fx.built->regions.push_back({Heap, HeapEnd, true, true, false});
+  FramePointerUnwinder unwinder;
+  UnwindResult r = unwinder.unwind(fx.frame(CodeStart + 0x20, Stack + 0x10, Heap + 0x40), fx.target());
+  CHECK(r.status == Status::NoInfo);
+  CHECK(r.detail == "the frame pointer does not point into the stack");
+  SECTION("the same words on a writable mapping adjacent to the stack's: the same stack, split") {
+    Fixture joined;
+    joined.extraMemory.push_back({StackEnd, heap});
+    joined.target();
+    joined.built->regions.push_back({StackEnd, StackEnd + PageSize, true, true, false});
+    UnwindResult split = unwinder.unwind(joined.frame(CodeStart + 0x20, Stack + 0x10, StackEnd + 0x40), joined.target());
+    REQUIRE(split.status == Status::Caller);
+    CHECK(split.caller.pc() == AfterCallRax);
+  }
+  SECTION("no mapping recorded for the stack: not bounded") {
+    fx.built->regions.clear();
+    CHECK(unwinder.unwind(fx.frame(CodeStart + 0x20, Stack + 0x10, Heap + 0x40), fx.target()).status == Status::Caller);
+  }
+}
+
 TEST_CASE("frame pointer: the saved return address must be executable", "[fallback][fp]") {
   Fixture fx;
   uint64_t value = 0;

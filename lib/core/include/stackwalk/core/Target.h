@@ -115,6 +115,10 @@ public:
   uint64_t codeAddress(uint64_t returnAddress) const;
 
   const MemoryRegion *regionAt(uint64_t address) const;
+  // Where the stack that holds `sp` ends: the end of the run of adjacent
+  // writable mappings holding it; nullopt where the dump records no mapping
+  // there. A frame's record above it is on no stack of this thread's.
+  std::optional<uint64_t> stackEnd(uint64_t sp) const;
   // Executable per the dump's mapping permissions, else the module file's
   // segments, else those of the program headers the dump holds; inside a
   // module with none of these, the module's extent counts as code (nothing
