@@ -1,10 +1,10 @@
 #include "stackwalk/core/BreakpadSymbolFile.h"
+#include "stackwalk/core/Demangle.h"
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/core/RegularFile.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Demangle/Demangle.h"
 
 #include <algorithm>
 
@@ -82,7 +82,7 @@ std::optional<InlineRecord> parseInline(StringRef afterKeyword, uint64_t offset)
   return record;
 }
 
-std::string demangled(StringRef name) { return llvm::demangle(name.str()); }
+std::string demangled(StringRef name) { return demangledName(name); }
 
 // "STACK WIN <type> <start> <size> <prolog> <epilog> <parameters> <saved
 // registers> <locals> <max stack> <has program> <program | allocates ebp>":

@@ -1,4 +1,5 @@
 #include "stackwalk/core/ModuleResolver.h"
+#include "stackwalk/core/Demangle.h"
 #include "stackwalk/core/DynamicSectionIdentity.h"
 #include "stackwalk/core/ElfHeaders.h"
 #include "stackwalk/core/LoadedElf.h"
@@ -6,7 +7,6 @@
 #include "stackwalk/core/RegularFile.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Demangle/Demangle.h"
 #include "llvm/DebugInfo/PDB/Native/InfoStream.h"
 #include "llvm/DebugInfo/PDB/Native/NativeSession.h"
 #include "llvm/DebugInfo/PDB/Native/PDBFile.h"
@@ -473,7 +473,7 @@ void ModuleResolver::readExportedFunctions(const Target &target, Module &module,
   for (LoadedElf::Function &function : elf->functions(budget)) {
     if (!module.contains(function.start)) continue;
     SourceFrame frame;
-    frame.function = llvm::demangle(function.name);
+    frame.function = demangledName(function.name);
     frame.functionStart = function.start - module.base; // a file address: the module has no image
     module.exportedFunctions.push_back({function.start, function.size, {std::move(frame)}});
   }

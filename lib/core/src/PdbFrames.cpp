@@ -1,5 +1,6 @@
 #include "stackwalk/core/PdbFrames.h"
 
+#include "stackwalk/core/Demangle.h"
 #include "stackwalk/core/X86NameDecoration.h"
 
 #include "llvm/DebugInfo/PDB/IPDBEnumChildren.h"
@@ -10,7 +11,6 @@
 #include "llvm/DebugInfo/PDB/PDBSymbolFunc.h"
 #include "llvm/DebugInfo/PDB/PDBSymbolPublicSymbol.h"
 #include "llvm/DebugInfo/PDB/PDBSymbolTypeFunctionSig.h"
-#include "llvm/Demangle/Demangle.h"
 
 using namespace llvm;
 using namespace llvm::pdb;
@@ -41,7 +41,7 @@ std::vector<SourceFrame> pdbFramesAt(IPDBSession &session, uint32_t rva) {
     auto *named = dyn_cast<PDBSymbolPublicSymbol>(publicSymbol.get());
     if (!named) return {};
     bool x86 = session.getGlobalScope()->getMachineType() == PDB_Machine::x86;
-    physical.function = x86 ? undecoratedX86Name(demangle(named->getName())) : demangle(named->getName());
+    physical.function = x86 ? undecoratedX86Name(demangledName(named->getName())) : demangledName(named->getName());
     physical.functionStart = named->getRelativeVirtualAddress();
   } else {
     return {};

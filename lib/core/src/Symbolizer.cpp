@@ -2,6 +2,7 @@
 
 #include "stackwalk/core/DebugSectionTwin.h"
 #include "stackwalk/core/DecompressedDebugCache.h"
+#include "stackwalk/core/Demangle.h"
 #include "stackwalk/core/ElfSymbolTable.h"
 #include "ElfSymbolizableModule.h"
 #include "stackwalk/core/PdbFrames.h"
@@ -21,7 +22,6 @@
 #include "llvm/DebugInfo/PDB/PDBSymbolTypeFunctionSig.h"
 #include "llvm/Object/COFF.h"
 #include "llvm/DebugInfo/Symbolize/SymbolizableObjectFile.h"
-#include "llvm/Demangle/Demangle.h"
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
@@ -447,7 +447,7 @@ std::vector<SourceFrame> Symbolizer::framesAt(const ModuleImage &image, uint64_t
     if (physical && named && !line.StartAddress) line.StartAddress = pdbFunctionStart(image, fileAddress);
     SourceFrame frame;
     if (line.FunctionName != DILineInfo::BadString)
-      frame.function = decoratesCNames ? undecoratedX86Name(demangle(line.FunctionName)) : demangle(line.FunctionName);
+      frame.function = decoratesCNames ? undecoratedX86Name(demangledName(line.FunctionName)) : demangledName(line.FunctionName);
     if (line.FileName != DILineInfo::BadString) frame.file = line.FileName;
     if (line.Line) frame.line = line.Line;
     frame.inlined = !physical;
