@@ -7,6 +7,7 @@
 #include "stackwalk/core/RegularFile.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/BinaryFormat/Magic.h"
 #include "llvm/DebugInfo/PDB/Native/InfoStream.h"
 #include "llvm/DebugInfo/PDB/Native/NativeSession.h"
 #include "llvm/DebugInfo/PDB/Native/PDBFile.h"
@@ -155,8 +156,11 @@ llvm::Expected<std::shared_ptr<ModuleImage>> ModuleResolver::open(const std::str
 std::shared_ptr<ModuleImage> ModuleResolver::findImage(Module &module) const {
   std::string &note = module.imageNote;
   std::string mismatches;
+  bool onlyDataFiles = true; // no file found had an object file's magic number
   for (const std::string &path : imageCandidates(module)) {
     if (!isRegularFile(path)) continue;
+    llvm::file_magic magic;
+    onlyDataFiles = onlyDataFiles && !llvm::identify_magic(path, magic) && magic == llvm::file_magic::unknown;
     auto image = open(path);
     if (!image) {
       mismatches += " " + shown(path) + " (" + llvm::toString(image.takeError()) + ")";
@@ -176,7 +180,10 @@ std::shared_ptr<ModuleImage> ModuleResolver::findImage(Module &module) const {
     if (module.size == 0) module.size = loadedExtent(**image);
     return *image;
   }
-  note = mismatches.empty() ? "no file found" : "no matching file; rejected:" + mismatches;
+  module.dataFile = !mismatches.empty() && onlyDataFiles;
+  note = mismatches.empty() ? "no file found"
+         : module.dataFile  ? "a data file, not an object file:" + mismatches
+                            : "no matching file; rejected:" + mismatches;
   return nullptr;
 }
 
@@ -493,7 +500,7 @@ void ModuleResolver::readSegmentsInDump(const Target &target, Module &module) {
 void ModuleResolver::summarize(Target &target) const {
   std::vector<std::string> missing, rejected, symbolFileOnly, exportsOnly;
   for (const Module &module : target.modules) {
-    if (module.image) continue;
+    if (module.image || module.dataFile) continue; // a data file has no code to miss
     if (module.symbolFile) symbolFileOnly.push_back(module.name);
     else if (!module.pdbPath.empty() || !module.exportedFunctions.empty()) exportsOnly.push_back(module.name);
     else (module.imageNote.starts_with("no file found") ? missing : rejected).push_back(module.name);

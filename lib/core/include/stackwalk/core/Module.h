@@ -48,6 +48,9 @@ struct Module {
   // The file was used although the dump records no identity to check it
   // against: its names do not go into crash signatures unless asked.
   bool identityUnchecked = false;
+  // Every file found for it is data, not an object file: a mapped locale
+  // archive or cache (NT_FILE lists every file mapping); no code is missing.
+  bool dataFile = false;
   // The dump's budget for debug info was spent before this module's turn:
   // it is named by its symbol tables only (lib/walk's DebugInfoBudget.h).
   bool debugInfoRefused = false;
