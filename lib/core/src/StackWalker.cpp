@@ -123,7 +123,7 @@ std::optional<std::pair<StopReason, std::string>> StackWalker::rejectCaller(cons
   // stays in a link register (arm64) may not move it at all: the caller of an
   // interrupted frame may share its stack pointer.
   bool leafCaller = callee.ipIsExact && callee.regs.linkRegister() && caller.sp == callee.sp;
-  if (!caller.ipIsExact && !leafCaller && caller.sp <= callee.sp)
+  if (!caller.ipIsExact && !leafCaller && !caller.onOtherStack && caller.sp <= callee.sp)
     return std::make_pair(StopReason::SpNotIncreasing, "the caller's stack pointer is not above the callee's");
   // Unwind info describes where the return address is saved, not whether the
   // slot still holds one: a value outside executable memory is no frame.
@@ -157,6 +157,7 @@ std::optional<Frame> StackWalker::unwindOnce() {
     Frame caller = frameOf(target_, result.caller, result.trust.value_or(unwinder->trust()), exact);
     caller.calleeArgumentBytes = result.argumentBytes;
     caller.spIsLowerBound = result.callerSpIsLowerBound;
+    caller.onOtherStack = result.callerOnOtherStack;
     // Unwind info that yields a null return address describes the outermost
     // frame (thread entry points do this); nothing lies beyond it.
     if (caller.regs.pc() == 0u)

@@ -10,6 +10,7 @@ std::string_view unwindStepName(UnwindStep step) {
   case UnwindStep::Win64UnwindInfo: return "win64_unwind_info";
   case UnwindStep::Cfi: return "cfi";
   case UnwindStep::Sigreturn: return "sigreturn";
+  case UnwindStep::GoStackSwitch: return "go_stack_switch";
   case UnwindStep::ArmExidx: return "arm_exidx";
   case UnwindStep::SymbolFileCfi: return "symbol_file_cfi";
   case UnwindStep::StackWin: return "stack_win";
@@ -66,9 +67,11 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // STACK CFI stands in for a module file that is not at hand.
   if (os == OS::Windows) return {ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, Scan};
   // x86-64 Linux: a signal frame whose restorer has no CFI at hand (libc's
-  // file missing) is read from the rt_sigframe, after the unwind data.
-  return {ManagedCode,   Cfi,       SymbolFileCfi, Dynamic,     RuntimeTransitions,
-          EntryFunction, Sigreturn, BadCall,       FramePointer, Scan};
+  // file missing) is read from the rt_sigframe, after the unwind data. Go's
+  // switch back from C to a goroutine's stack before the CFI, which
+  // describes it wrongly.
+  return {ManagedCode,        GoStackSwitch, Cfi,     SymbolFileCfi, Dynamic,
+          RuntimeTransitions, EntryFunction, Sigreturn, BadCall,     FramePointer, Scan};
 }
 
 DumpUnwinders::DumpUnwinders(const Target &target, CfiUnwinder &cfi, Unwinder &dynamic)
@@ -100,6 +103,7 @@ std::vector<Unwinder *> DumpUnwinders::chainFor(ManagedThreadWalk *managed) {
     case UnwindStep::Win64UnwindInfo: unwinder = &win64_; break;
     case UnwindStep::Cfi: unwinder = &cfi_; break;
     case UnwindStep::Sigreturn: unwinder = &sigreturn_; break;
+    case UnwindStep::GoStackSwitch: unwinder = &goStackSwitch_; break;
     case UnwindStep::ArmExidx: unwinder = &armExidx_; break;
     case UnwindStep::SymbolFileCfi: unwinder = &symbolFileCfi_; break;
     case UnwindStep::StackWin: unwinder = &stackWin_; break;

@@ -51,11 +51,11 @@ std::vector<FrameTrust> trusts(const std::vector<Unwinder *> &chain) {
 
 } // namespace
 
-TEST_CASE("x86-64 Linux: managed code, CFI (a file's, then a symbol file's), dynamic info, runtime Frames, the entry "
-          "function, a signal frame without CFI, then the fallbacks") {
-  CHECK(unwindPolicy(Arch::X86_64, OS::Linux) == std::vector<UnwindStep>{ManagedCode, Cfi, SymbolFileCfi, Dynamic,
-                                                                         RuntimeTransitions, EntryFunction, Sigreturn,
-                                                                         BadCall, FramePointer, Scan});
+TEST_CASE("x86-64 Linux: managed code, Go's cgo calls, CFI (a file's, then a symbol file's), dynamic info, runtime "
+          "Frames, the entry function, a signal frame without CFI, then the fallbacks") {
+  CHECK(unwindPolicy(Arch::X86_64, OS::Linux) ==
+        std::vector<UnwindStep>{ManagedCode, GoStackSwitch, Cfi, SymbolFileCfi, Dynamic, RuntimeTransitions,
+                                EntryFunction, Sigreturn, BadCall, FramePointer, Scan});
   // A dump whose OS is not recorded is walked as a Linux one.
   CHECK(unwindPolicy(Arch::X86_64, OS::Unknown) == unwindPolicy(Arch::X86_64, OS::Linux));
 }
@@ -100,12 +100,12 @@ TEST_CASE("arm64 Windows: function tables, then the frame-pointer chain the ABI 
 TEST_CASE("a thread without a managed runtime leaves the managed steps out") {
   Dump dump(Arch::X86_64, OS::Linux);
   std::vector<Unwinder *> chain = dump.unwinders.chainFor(nullptr);
-  REQUIRE(chain.size() == 8);
-  CHECK(chain[0] == &dump.cfi);
-  CHECK(chain[2] == &dump.dynamic);
-  CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::Cfi, FrameTrust::Cfi, FrameTrust::Dynamic, FrameTrust::Cfi,
-                                                  FrameTrust::Context, FrameTrust::Scan, FrameTrust::FramePointer,
-                                                  FrameTrust::Scan});
+  REQUIRE(chain.size() == 9);
+  CHECK(chain[1] == &dump.cfi);
+  CHECK(chain[3] == &dump.dynamic);
+  CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::RuntimeFrame, FrameTrust::Cfi, FrameTrust::Cfi,
+                                                  FrameTrust::Dynamic, FrameTrust::Cfi, FrameTrust::Context,
+                                                  FrameTrust::Scan, FrameTrust::FramePointer, FrameTrust::Scan});
 }
 
 TEST_CASE("a managed thread's code unwinder comes first, its Frames after the native unwind info") {
@@ -113,11 +113,11 @@ TEST_CASE("a managed thread's code unwinder comes first, its Frames after the na
   SECTION("Linux") {
     Dump dump(Arch::X86_64, OS::Linux);
     std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
-    REQUIRE(chain.size() == 10);
+    REQUIRE(chain.size() == 11);
     CHECK(chain[0] == &managed.code);
-    CHECK(chain[1] == &dump.cfi);
-    CHECK(chain[3] == &dump.dynamic);
-    CHECK(chain[4] == &managed.transitions);
+    CHECK(chain[2] == &dump.cfi);
+    CHECK(chain[4] == &dump.dynamic);
+    CHECK(chain[5] == &managed.transitions);
   }
   SECTION("Windows") {
     Dump dump(Arch::X86_64, OS::Windows);
@@ -134,7 +134,7 @@ TEST_CASE("a managed thread without a Frame chain has no transition step") {
   Dump dump(Arch::X86_64, OS::Linux);
   FakeManagedThread managed(/*withTransitions=*/false);
   std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
-  REQUIRE(chain.size() == 9);
+  REQUIRE(chain.size() == 10);
   CHECK(chain[0] == &managed.code);
   CHECK(std::find(chain.begin(), chain.end(), &managed.transitions) == chain.end());
 }

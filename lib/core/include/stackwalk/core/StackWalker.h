@@ -36,6 +36,10 @@ struct Frame {
   // anywhere in the callee's frame (GCC puts it at the bottom), so this frame's
   // stack pointer (its callee's CFA) may be higher than the record's end.
   bool spIsLowerBound = false;
+  // Reached across a switch of stacks its callee's runtime recorded (a Go cgo
+  // call's goroutine stack, below the system stack the C code ran on): its
+  // sp need not be above its callee's.
+  bool onOtherStack = false;
   // The bytes of stack arguments this frame pushed for the frame it called,
   // which lie at its stack pointer, where that callee's unwind data told
   // (32-bit Windows frame info); 0 when unknown.
@@ -59,6 +63,7 @@ struct UnwindResult {
   RegisterFile caller;
   bool callerIpIsExact = false; // the caller was interrupted (signal frame)
   bool callerSpIsLowerBound = false; // Frame::spIsLowerBound of the caller
+  bool callerOnOtherStack = false;   // Frame::onOtherStack of the caller
   std::optional<FrameTrust> trust; // overrides the unwinder's own (e.g. dynamic)
   uint64_t argumentBytes = 0;      // the unwound frame's own stack arguments, where known
   std::string detail;           // why NoInfo / EndOfStack, for stop reasons (empty: not this unwinder's kind of frame)

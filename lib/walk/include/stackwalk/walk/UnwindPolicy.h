@@ -10,6 +10,7 @@
 #include "stackwalk/unwinder/CfiUnwinder.h"
 #include "stackwalk/unwinder/EntryFunctionUnwinder.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
+#include "stackwalk/unwinder/GoStackSwitchUnwinder.h"
 #include "stackwalk/unwinder/SigreturnUnwinder.h"
 #include "stackwalk/unwinder/StackWinUnwinder.h"
 #include "stackwalk/unwinder/SymbolFileCfiUnwinder.h"
@@ -27,6 +28,7 @@ enum class UnwindStep {
   Win64UnwindInfo,    // a PE module's function table (.pdata, .xdata)
   Cfi,                // DWARF CFI: .eh_frame, .debug_frame (of the file or its debug file)
   Sigreturn,          // a signal trampoline without CFI, known by its instructions
+  GoStackSwitch,      // Go's cgo call: from the system stack back to the goroutine's
   ArmExidx,           // 32-bit ARM's exception index table (.ARM.exidx, .ARM.extab)
   SymbolFileCfi,      // STACK CFI records of a Breakpad symbol file
   StackWin,           // STACK WIN records of a Breakpad symbol file (32-bit Windows frame data)
@@ -62,6 +64,7 @@ private:
   EntryFunctionUnwinder entryFunction_;
   BadCallUnwinder badCall_;
   SigreturnUnwinder sigreturn_;
+  GoStackSwitchUnwinder goStackSwitch_;
   ArmExidxUnwinder armExidx_;
   SymbolFileCfiUnwinder symbolFileCfi_;
   StackWinUnwinder stackWin_;
