@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 
 namespace stackwalk {
