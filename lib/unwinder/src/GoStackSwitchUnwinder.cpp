@@ -37,9 +37,9 @@ std::optional<SavedStack> savedStackAt(const Target &target, uint64_t returnAddr
 } // namespace
 
 UnwindResult GoStackSwitchUnwinder::unwind(const Frame &frame, const Target &target) {
-  if (target.arch() != Arch::X86_64 || frame.ipIsExact) return {};
+  if (target.arch() != Arch::X86_64 || frame.ipIsExact) return UnwindResult();
   std::optional<SavedStack> saved = savedStackAt(target, frame.ip);
-  if (!saved) return {};
+  if (!saved) return UnwindResult();
   auto read = [&](uint64_t address) { return target.readValue<uint64_t>(address); };
   std::optional<uint64_t> entrySp; // asmcgocall's stack pointer on entry: at its return address
   if (saved->goroutine) {
