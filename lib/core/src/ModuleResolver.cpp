@@ -159,13 +159,14 @@ std::shared_ptr<ModuleImage> ModuleResolver::findImage(Module &module) const {
   bool onlyDataFiles = true; // no file found had an object file's magic number
   for (const std::string &path : imageCandidates(module)) {
     if (!isRegularFile(path)) continue;
-    llvm::file_magic magic;
-    onlyDataFiles = onlyDataFiles && !llvm::identify_magic(path, magic) && magic == llvm::file_magic::unknown;
     auto image = open(path);
     if (!image) {
+      llvm::file_magic magic;
+      onlyDataFiles = onlyDataFiles && !llvm::identify_magic(path, magic) && magic == llvm::file_magic::unknown;
       mismatches += " " + shown(path) + " (" + llvm::toString(image.takeError()) + ")";
       continue;
     }
+    onlyDataFiles = false;
     if (auto mismatch = identityMismatch(module, **image)) {
       mismatches += " " + shown(path) + " (" + *mismatch + ")";
       continue;

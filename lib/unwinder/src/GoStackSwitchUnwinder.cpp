@@ -36,8 +36,15 @@ std::optional<SavedStack> savedStackAt(const Target &target, uint64_t returnAddr
 
 } // namespace
 
+bool GoStackSwitchUnwinder::mayHoldGoRuntime(const Module *module) {
+  if (!module || !module->image) return true;
+  auto [known, fresh] = goImages_.try_emplace(module->image.get(), false);
+  if (fresh) known->second = module->image->section(".gopclntab").has_value();
+  return known->second;
+}
+
 UnwindResult GoStackSwitchUnwinder::unwind(const Frame &frame, const Target &target) {
-  if (target.arch() != Arch::X86_64 || frame.ipIsExact) return UnwindResult();
+  if (target.arch() != Arch::X86_64 || frame.ipIsExact || !mayHoldGoRuntime(frame.module)) return UnwindResult();
   std::optional<SavedStack> saved = savedStackAt(target, frame.ip);
   if (!saved) return UnwindResult();
   auto read = [&](uint64_t address) { return target.readValue<uint64_t>(address); };

@@ -18,6 +18,8 @@
 
 #include "stackwalk/core/StackWalker.h"
 
+#include <map>
+
 namespace stackwalk {
 
 class GoStackSwitchUnwinder : public Unwinder {
@@ -25,6 +27,14 @@ public:
   // The goroutine's frame comes from the runtime's own record of its stack.
   FrameTrust trust() const override { return FrameTrust::RuntimeFrame; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
+
+private:
+  // Whether the module may hold Go's runtime: a file with Go's function table
+  // (.gopclntab, which stripped Go programs keep), or no file to tell. Other
+  // modules' code is not read: it faulted in text pages nothing else reads
+  // (0.3 ms on the .NET test dump's 287 frames).
+  bool mayHoldGoRuntime(const Module *module);
+  std::map<const ModuleImage *, bool> goImages_;
 };
 
 } // namespace stackwalk
