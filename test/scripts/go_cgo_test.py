@@ -72,12 +72,12 @@ def goroutines_in_cgo(traceback):
 
 
 def behind_c(report):
-    """Each thread's functions after runtime.asmcgocall's frame, where it has one."""
+    """Each thread's frames after runtime.asmcgocall's, where it has one."""
     found = []
     for thread in report["threads"]:
         names = [frame["function"] for frame in thread["frames"]]
         if "runtime.asmcgocall" in names:
-            found.append(names[names.index("runtime.asmcgocall") + 1:])
+            found.append(thread["frames"][names.index("runtime.asmcgocall") + 1:])
     return found
 
 
@@ -89,14 +89,14 @@ def main(stackwalk, options):
         executable = build(tmp)
         core, traceback = capture(executable, tmp)
         report = cross_arch.stackwalk_report(stackwalk, core, executable)
-    expected, walked = goroutines_in_cgo(traceback), behind_c(report)
+    behind = behind_c(report)
+    expected, walked = goroutines_in_cgo(traceback), [[frame["function"] for frame in frames] for frames in behind]
     failures = []
     if len(expected) != 2:
         failures.append(f"Go's traceback lists {len(expected)} goroutines in a cgo call, not the program's 2")
     if sorted(walked) != sorted(expected):
         failures.append(f"behind C: {walked}, Go's traceback: {expected}")
-    trusts = [t["frames"][[f["function"] for f in t["frames"]].index("runtime.asmcgocall") + 1]["trust"]
-              for t in report["threads"] if any(f["function"] == "runtime.asmcgocall" for f in t["frames"])]
+    trusts = [frames[0]["trust"] for frames in behind if frames]
     if any(trust != "runtime_frame" for trust in trusts):
         failures.append(f"the goroutine's first frame found by {trusts}, not by what asmcgocall saved")
     for names in walked:
