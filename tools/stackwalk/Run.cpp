@@ -1,4 +1,5 @@
 #include "Run.h"
+#include "LeftToExit.h"
 #include "Progress.h"
 #include "RuntimeInfo.h"
 #include "ScanPrinter.h"
@@ -34,12 +35,11 @@ JsonForm jsonForm(const RunOptions &options) {
   return options.print.compact ? JsonForm::Compact : JsonForm::Pretty;
 }
 
-// Loads and walks a dump, printing its report; nullopt, or why there is none.
-std::optional<DumpFailure> walkDump(const std::string &path, const RunOptions &options, std::ostream &out,
-                                WalkSession &session) {
-  auto walk = ProcessWalk::open(path, options.walk, session);
-  if (!walk) return DumpFailure::fromError(walk.takeError());
-  const Target &target = (*walk)->target();
+// Prints an opened dump's report (or what --scan-from, --unwind-info or
+// --runtime-info ask for instead); nullopt, or why there is none.
+std::optional<DumpFailure> printWalk(ProcessWalk &walk, const std::string &path, const RunOptions &options,
+                                     std::ostream &out, WalkSession &session) {
+  const Target &target = walk.target();
   if (options.scanFrom) {
     std::vector<StackWord> words =
         scanStack(target, *options.scanFrom, options.scanWords, session.symbolizer, options.scanEveryWord);
@@ -53,14 +53,26 @@ std::optional<DumpFailure> walkDump(const std::string &path, const RunOptions &o
     return std::nullopt;
   }
   if (options.runtimeInfo) {
-    printRuntimeInfo(out, path, (*walk)->runtimeDetails(), jsonForm(options));
+    printRuntimeInfo(out, path, walk.runtimeDetails(), jsonForm(options));
     return std::nullopt;
   }
   std::unique_ptr<ReportPrinter> printer = makePrinter(options, out);
-  printer->begin((*walk)->report());
-  while (auto thread = (*walk)->nextThread()) printer->thread(*thread);
-  printer->end(printer->printsSignature() ? (*walk)->finish() : (*walk)->report());
+  printer->begin(walk.report());
+  while (auto thread = walk.nextThread()) printer->thread(*thread);
+  printer->end(printer->printsSignature() ? walk.finish() : walk.report());
   return std::nullopt;
+}
+
+enum class Teardown { AfterReport, AtProcessExit };
+
+// Loads and walks a dump, printing its report; nullopt, or why there is none.
+std::optional<DumpFailure> walkDump(const std::string &path, const RunOptions &options, std::ostream &out,
+                                    WalkSession &session, Teardown teardown) {
+  auto walk = ProcessWalk::open(path, options.walk, session);
+  if (!walk) return DumpFailure::fromError(walk.takeError());
+  std::optional<DumpFailure> failure = printWalk(**walk, path, options, out, session);
+  if (teardown == Teardown::AtProcessExit) leaveToProcessExit(std::move(*walk));
+  return failure;
 }
 
 // Allocates and touches memory until it runs out. The writes are volatile: an optimizer may drop a
@@ -110,13 +122,13 @@ std::unique_ptr<WalkSession> newSession(const RunOptions &options) {
 int reportDump(const std::string &path, const RunOptions &options, std::ostream &out, std::ostream &err) {
   if (options.isolation) return reportBatch({path}, options, out, err);
   std::unique_ptr<WalkSession> session = newSession(options);
-  if (auto failure = walkDump(path, options, out, *session)) {
-    err << "stackwalk: " << printable(failure->message) << "\n";
-    // A script reading JSON gets the error object a batch would print.
-    if (options.format == RunOptions::Format::Json) printJsonError(out, path, *failure, options.print.compact);
-    return failure->exitCode();
-  }
-  return ExitOk;
+  std::optional<DumpFailure> failure = walkDump(path, options, out, *session, Teardown::AtProcessExit);
+  leaveToProcessExit(std::move(session));
+  if (!failure) return ExitOk;
+  err << "stackwalk: " << printable(failure->message) << "\n";
+  // A script reading JSON gets the error object a batch would print.
+  if (options.format == RunOptions::Format::Json) printJsonError(out, path, *failure, options.print.compact);
+  return failure->exitCode();
 }
 
 int reportProcess(pid_t pid, const RunOptions &options, std::ostream &out, std::ostream &err) {
@@ -178,7 +190,7 @@ int reportBatch(const std::vector<std::string> &paths, const RunOptions &options
   WalkInWorker walk = [&](size_t index, std::ostream &report) {
     if (!session) session = newSession(options);
     injectTestFault(paths[index]);
-    return walkDump(paths[index], options, report, *session);
+    return walkDump(paths[index], options, report, *session, Teardown::AfterReport);
   };
   out << std::flush; // nothing buffered is copied into the workers
 
