@@ -20,7 +20,9 @@ on past `_start` (a .sym cannot say its return address is undefined) and past
 the last frame of some threads by scanning, and misses a frame gdb finds
 (crash-callnull's caller of the null call): those frames are listed, not
 required. The same minidumps walked with no symbols at all give only frames gdb
-finds. Skips when the tools cannot be had.
+finds. The JIT programs' minidumps (no mapping recorded: nothing says the JIT
+code is code) give, from the first JIT frame on, the return addresses the
+programs recorded themselves. Skips when the tools cannot be had.
 """
 import json
 import os
@@ -145,15 +147,21 @@ def gdb_pcs(unpacked, dump):
             for t in oracle["threads"]}
 
 
-def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp, walked):
-    name = dump["name"]
-    minidump = os.path.join(tmp, name + ".dmp")
+def as_minidump(tools, unpacked, dump, store, made, tmp):
+    """The dump's core written as a minidump in tmp, its modules' .sym files in the store."""
+    minidump = os.path.join(tmp, dump["name"] + ".dmp")
     core = core_to_minidump.Core(os.path.join(unpacked, dump["core"]))
     roots = [os.path.join(unpacked, "sysroot"), os.path.join(unpacked, "bin")]
     core_to_minidump.write(os.path.join(unpacked, dump["core"]), minidump, roots)
     for _, _, path, _ in core_to_minidump.modules(core, roots):
         make_symbols(tools[0], core_to_minidump.local_file(roots, path),
                      os.path.join(unpacked, "sysroot", "usr", "lib", "debug"), store, made)
+    return minidump
+
+
+def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp, walked):
+    name = dump["name"]
+    minidump = as_minidump(tools, unpacked, dump, store, made, tmp)
     result = subprocess.run([stackwalk, minidump, "-a", "--json", "--symbols-path", store, "--no-host-files"],
                             capture_output=True, text=True, timeout=120, cwd=tmp)
     if result.returncode != 0:
@@ -241,6 +249,40 @@ KNOWN_STALE = {
     # CRT's start-up below mainCRTStartup's frame.
     ("crash-av", 0x1400014f9),
 }
+
+
+# A stale return address the scan takes above a JIT frame whose code nothing
+# describes in a minidump (its libunwind registration lies in heap memory the
+# minidump lacks): explicit_bzero's, from before the thread called the JIT code.
+KNOWN_STALE_ABOVE_JIT = {("jit-libunwind", 25747, 0x7ffff7e52c7e)}
+
+
+def jit_threads(check, stackwalk, tools, unpacked, store, made, tmp):
+    """The JIT programs' cores as minidumps with .sym files: such a dump records
+    no mapping, so nothing says the JIT code is code; the unwind data of the
+    frame below it, and frame records that lead back into a module, find its
+    frames. From the first JIT frame on, each JIT thread's frames must be the
+    program's own record of its return addresses, in order (a JIT frame that
+    keeps no frame pointer may be passed over), but the listed stale one."""
+    for dump in dumps.manifest():
+        if "expected_return_addresses" not in dump or "jit_mapping" not in dump:
+            continue
+        minidump = as_minidump(tools, unpacked, dump, store, made, tmp)
+        report = json.loads(subprocess.run([stackwalk, minidump, "-a", "--json", "--symbols-path", store,
+                                            "--no-host-files"], capture_output=True, text=True, timeout=120).stdout)
+        for thread in report["threads"]:
+            record = [int(a, 16) for a in dump["expected_return_addresses"].get(str(thread["tid"]), [])]
+            if not record:
+                continue
+            ips = [int(f["ip"], 16) for f in thread["frames"] if not f["inlined"]]
+            past = ips[ips.index(record[0]):] if record[0] in ips else []
+            stale = {ip for name, tid, ip in KNOWN_STALE_ABOVE_JIT if (name, tid) == (dump["name"], thread["tid"])}
+            false = [hex(ip) for ip in not_in_order(past, record) if ip not in stale]
+            check(past and past[-1] == record[-1] and not false,
+                  f"{dump['name']} thread {thread['tid']} as a minidump: from its first JIT frame on, "
+                  f"{sum(ip in record for ip in past)} of the {len(record)} return addresses it recorded itself"
+                  + (f" (reached: {[hex(ip) for ip in ips]})" if not past else "")
+                  + (f" (not in it: {false})" if false else ""))
 
 
 def windows_without_images(check, stackwalk, tools, unpacked):
@@ -395,6 +437,7 @@ def main(stackwalk, unpacked, options):
             check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp, walked)
         served(check, stackwalk, store, walked, tmp)
         inline_frames(check, stackwalk, tools, tmp)
+        jit_threads(check, stackwalk, tools, unpacked, store, made, tmp)
     windows_without_images(check, stackwalk, tools, unpacked)
     return check.summary()
 

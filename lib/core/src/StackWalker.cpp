@@ -9,6 +9,17 @@ std::string hexAddress(uint64_t v) {
   std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
   return buffer;
 }
+
+// Whether a caller was found where its return address was saved: by unwind
+// data, or by a frame-pointer chain (FramePointerUnwinder takes one whose
+// return address the dump does not place only when the chain leads back into a
+// module). Where the dump does not place that address it may be a JIT's code;
+// the caller is taken there, as a walk of a core with its mappings takes it.
+// A scan's candidates must lie in modules.
+bool locatesReturnAddress(FrameTrust trust) {
+  return trust == FrameTrust::Cfi || trust == FrameTrust::UnwindInfo || trust == FrameTrust::Dynamic ||
+         trust == FrameTrust::FramePointer;
+}
 } // namespace
 
 std::string_view trustName(FrameTrust trust) {
@@ -127,7 +138,7 @@ std::optional<std::pair<StopReason, std::string>> StackWalker::rejectCaller(cons
     return std::make_pair(StopReason::SpNotIncreasing, "the caller's stack pointer is not above the callee's");
   // Unwind info describes where the return address is saved, not whether the
   // slot still holds one: a value outside executable memory is no frame.
-  if (!isCode(caller))
+  if (!isCode(caller) && !(locatesReturnAddress(caller.trust) && target_.mayBeUnplacedCode(caller.ip, caller.sp)))
     return std::make_pair(StopReason::IpNotExecutable, "the return address " + hexAddress(caller.ip) +
                                                            " is not in executable memory");
   if (seen_.count({caller.ip, caller.sp}))

@@ -179,6 +179,59 @@ TEST_CASE("a caller in code an unwinder describes needs no executable region (JI
   CHECK(f.walker->stopReason() == StopReason::IpNotExecutable); // 0x6001: nobody describes 0x6000
 }
 
+TEST_CASE("in a dump without mappings, unwind data's caller outside every module is taken (JIT code), a scan's "
+          "is not") {
+  constexpr uint64_t Jit = 0x7f0000001005;
+  Fixture f;
+  f.target.regions.clear(); // a Breakpad Windows dump, a core converted to a minidump
+  TableUnwinder unwinder(FrameTrust::Cfi);
+  unwinder.callers[0x1100] = {Jit, 0x8200};
+  for (FrameTrust trust : {FrameTrust::Cfi, FrameTrust::UnwindInfo, FrameTrust::Dynamic, FrameTrust::FramePointer}) {
+    TableUnwinder found(trust);
+    found.callers = unwinder.callers;
+    auto frames = f.walk({&found});
+    REQUIRE(frames.size() == 2);
+    CHECK(frames[1].ip == Jit);
+  }
+  SECTION("a scan's candidate must be in a module") {
+    TableUnwinder scan(FrameTrust::Scan);
+    scan.callers = unwinder.callers;
+    CHECK(f.walk({&scan}).size() == 1);
+    CHECK(f.walker->stopReason() == StopReason::IpNotExecutable);
+  }
+  SECTION("where the dump records mappings, it says what is code") {
+    f.target.regions.push_back({0x8000, 0x9000, true, true, false});
+    CHECK(f.walk({&unwinder}).size() == 1);
+    CHECK(f.walker->stopReason() == StopReason::IpNotExecutable);
+  }
+  SECTION("no user-space address: below 64 KiB, above 2^47 on x86-64") {
+    unwinder.callers[0x1100] = {0xfff0, 0x8200};
+    CHECK(f.walk({&unwinder}).size() == 1);
+    unwinder.callers[0x1100] = {uint64_t(1) << 47, 0x8200};
+    CHECK(f.walk({&unwinder}).size() == 1);
+  }
+}
+
+TEST_CASE("in a dump without mappings, an address on the stack is no code (_start's CFI in a symbol file reads a "
+          "pushed stack pointer)") {
+  constexpr uint64_t Stack = 0x7ffd00000000;
+  auto memory = std::make_unique<BufferMemory>();
+  memory->add(Stack, std::vector<uint8_t>(0x2000, 0));
+  Target target(Arch::X86_64, OS::Linux, "test", std::move(memory));
+  target.modules.push_back(Module{.name = "app", .base = 0x1000, .size = 0x1000});
+  ThreadInfo thread;
+  thread.context = RegisterFile(Arch::X86_64);
+  thread.context.setPc(0x1100);
+  thread.context.setSp(Stack + 0x100);
+  TableUnwinder cfi(FrameTrust::Cfi);
+  cfi.callers[0x1100] = {Stack + 0x1f00, Stack + 0x200}; // on the stack the dump holds
+  StackWalker walker(target, thread, {&cfi}, WalkLimits{10});
+  REQUIRE(walker.next());
+  CHECK_FALSE(walker.next());
+  CHECK(walker.stopReason() == StopReason::IpNotExecutable);
+  CHECK(target.mayBeUnplacedCode(Stack + 0x3000, Stack + 0x100)); // past the stack the dump holds: may be code
+}
+
 TEST_CASE("a null return address ends the walk without asking the fallbacks") {
   Fixture f;
   TableUnwinder cfi(FrameTrust::Cfi), scan(FrameTrust::Scan);

@@ -109,6 +109,34 @@ const char *recordReturnAddressProblem(const Target &target, uint64_t returnAddr
   return nullptr;
 }
 
+// How many records above one whose return address the dump does not place
+// the chain may pass (Java's interpreter frames, each a record) before it
+// returns into a module.
+constexpr unsigned MaxUnplacedRecords = 64;
+
+// Whether the records from `record` on, each higher on the stack (that holds
+// `sp`) than the one before (`below`), lead to a return address in a module that the frame-pointer
+// unwinder would take and that could follow a call, passing only return
+// addresses the dump does not place (JIT code, in a dump without mappings):
+// the evidence that a record's unplaced return address is a frame's, which a
+// value the frame-pointer register held for another purpose does not give.
+bool chainReturnsToModule(const Target &target, uint64_t record, uint64_t below, uint64_t sp) {
+  unsigned size = pointerSize(target.arch());
+  for (unsigned i = 0; i < MaxUnplacedRecords; ++i) {
+    if (record <= below || record % size != 0) return false;
+    auto savedFp = target.readPointer(record, size);
+    auto returnAddress = target.readPointer(record + size, size);
+    if (!savedFp || !returnAddress) return false;
+    uint64_t code = target.codeAddress(*returnAddress);
+    if (target.moduleAt(code))
+      return !recordReturnAddressProblem(target, *returnAddress) && callBefore(target, *returnAddress) != CallBefore::No;
+    if (!target.mayBeUnplacedCode(code, sp)) return false;
+    below = record;
+    record = *savedFp;
+  }
+  return false;
+}
+
 // Where code that keeps a frame pointer pushes its record on entry, at the top of
 // its frame: x86, but not Windows x64, whose ABI keeps no chain (a function's
 // frame register, if any, points anywhere in its frame).
@@ -271,7 +299,9 @@ UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &targ
   // that keeps no frame pointer leaves one behind by chance, so the scan is tried.
   if (*returnAddress == 0) return UnwindResult::noInfo("the frame-pointer chain ends");
   if (const char *problem = recordReturnAddressProblem(target, *returnAddress))
-    return UnwindResult::noInfo(problem);
+    if (!target.mayBeUnplacedCode(target.codeAddress(*returnAddress), frame.sp) ||
+        !chainReturnsToModule(target, *savedFp, *fp, frame.sp))
+      return UnwindResult::noInfo(problem);
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;
   result.caller = RegisterFile(frame.regs.arch());

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -391,6 +392,50 @@ TEST_CASE("frame pointer: the saved return address must be executable", "[fallba
   fx.word(0x40, Stack + 0x80);
   fx.word(0x48, value);
   CHECK(FramePointerUnwinder().unwind(fx.frame(CodeStart, Stack, Stack + 0x40), fx.target()).status == Status::NoInfo);
+}
+
+// Java's interpreter frames, each a record, between the VM's own frames: a
+// core converted to a minidump, or a Breakpad dump, does not place them. The
+// callee's record returns into JIT code, the JIT frame's record into the
+// module, after a call; `change` alters those words, and the target is one
+// without mappings unless it says otherwise.
+UnwindResult unwindIntoJit(const std::function<void(Fixture &)> &change = {}, bool mapped = false) {
+  Fixture fx;
+  fx.word(0x40, Stack + 0x80);
+  fx.word(0x48, 0x7f0000001005);
+  fx.word(0x80, Stack + 0xc0);
+  fx.word(0x88, AfterCallRax);
+  if (change) change(fx);
+  fx.target();
+  if (!mapped) fx.built->regions.clear();
+  return FramePointerUnwinder().unwind(fx.frame(CodeStart + 0x20, Stack + 0x10, Stack + 0x40), fx.target());
+}
+
+TEST_CASE("frame pointer in a dump without mappings: a return address outside every module is taken when the "
+          "chain returns into a module", "[fallback][fp]") {
+  UnwindResult r = unwindIntoJit();
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == 0x7f0000001005u);
+  CHECK(r.caller.fp() == Stack + 0x80);
+  CHECK(unwindIntoJit([](Fixture &fx) { // through more JIT frames
+          fx.word(0x80, Stack + 0xa0);
+          fx.word(0x88, 0x7f0000002005);
+          fx.word(0xa0, Stack + 0xc0);
+          fx.word(0xa8, AfterCallRax);
+        }).status == Status::Caller);
+
+  // Not: the chain ends before a module; the next record lies lower on the
+  // stack; the module's return address follows no call; a stack address.
+  CHECK(unwindIntoJit([](Fixture &fx) { fx.word(0x80, 0), fx.word(0x88, 0); }).status == Status::NoInfo);
+  CHECK(unwindIntoJit([](Fixture &fx) {
+          fx.word(0x40, Stack + 0x20);
+          fx.word(0x20, Stack + 0xc0);
+          fx.word(0x28, AfterCallRax);
+        }).status == Status::NoInfo);
+  CHECK(unwindIntoJit([](Fixture &fx) { fx.word(0x88, NotAfterCall); }).status == Status::NoInfo);
+  CHECK(unwindIntoJit([](Fixture &fx) { fx.word(0x48, Stack + 0x100); }).status == Status::NoInfo);
+  // Nor where the dump records mappings: JIT code there is mapped.
+  CHECK(unwindIntoJit({}, /*mapped=*/true).status == Status::NoInfo);
 }
 
 TEST_CASE("frame pointer: a null saved return address ends the chain, not the stack", "[fallback][fp]") {

@@ -125,6 +125,15 @@ public:
   // better is known, as Breakpad and rust-minidump assume): macOS and iOS
   // minidumps, Crashpad's and Wine's have no memory-info stream.
   bool isExecutable(uint64_t address) const;
+  // Whether `address` may be code that the dump does not place: it records no
+  // mapping at all (no memory-info or Linux-maps stream: Breakpad's Windows and
+  // macOS dumps, cores converted to minidumps) and no module holds it, so it
+  // may be a JIT's. It must still be a user-space address (above the lowest a
+  // system maps, 64 KiB; below the top of the architecture's user addresses)
+  // and not on the stack that holds `sp`: memory the dump holds without a gap
+  // from `sp` to it (_start's CFI in a Breakpad symbol file reads a pushed
+  // stack pointer as its return address).
+  bool mayBeUnplacedCode(uint64_t address, uint64_t sp) const;
 
 private:
   bool readWhole(uint64_t address, std::span<uint8_t> out) const;
