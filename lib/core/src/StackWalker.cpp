@@ -157,6 +157,8 @@ std::optional<Frame> StackWalker::unwindOnce() {
     UnwindResult result = unwinder->unwind(callee, target_);
     if (result.status == UnwindResult::Status::EndOfStack)
       return stop(StopReason::EndOfStack, result.detail);
+    if (result.status == UnwindResult::Status::CannotContinue)
+      return stop(StopReason::NoUnwindInfo, result.detail);
     if (result.status == UnwindResult::Status::NoInfo) {
       if (result.detail.empty()) continue; // not this unwinder's kind of frame
       if (!firstFailure) firstFailure = StopReason::NoUnwindInfo;

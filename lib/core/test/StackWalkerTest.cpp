@@ -232,6 +232,21 @@ TEST_CASE("in a dump without mappings, an address on the stack is no code (_star
   CHECK(target.mayBeUnplacedCode(Stack + 0x3000, Stack + 0x100)); // past the stack the dump holds: may be code
 }
 
+TEST_CASE("an unwinder that knows the caller cannot be found stops the walk: no later unwinder guesses") {
+  Fixture f;
+  class Knowing : public TableUnwinder {
+  public:
+    Knowing() : TableUnwinder(FrameTrust::RuntimeFrame) {}
+    UnwindResult unwind(const Frame &, const Target &) override { return UnwindResult::cannotContinue("known gap"); }
+  } knowing;
+  TableUnwinder scan(FrameTrust::Scan);
+  scan.callers[0x1100] = {0x1200, 0x8200};
+  CHECK(f.walk({&knowing, &scan}).size() == 1);
+  CHECK(f.walker->stopReason() == StopReason::NoUnwindInfo);
+  CHECK(f.walker->stopDetail() == "known gap");
+  CHECK(scan.calls == 0);
+}
+
 TEST_CASE("a null return address ends the walk without asking the fallbacks") {
   Fixture f;
   TableUnwinder cfi(FrameTrust::Cfi), scan(FrameTrust::Scan);

@@ -212,7 +212,7 @@ StackScanUnwinder::Verdict StackScanUnwinder::unwindDataVerdict(const RegisterFi
   for (Unwinder *unwinder : unwindData_) {
     UnwindResult result = unwinder->unwind(frame, target);
     if (result.status == UnwindResult::Status::NoInfo) continue;
-    if (result.status == UnwindResult::Status::EndOfStack || result.callerIpIsExact) return Verdict::Silent;
+    if (result.status != UnwindResult::Status::Caller || result.callerIpIsExact) return Verdict::Silent;
     std::optional<uint64_t> next = result.caller.pc();
     if (!next || *next == 0) return Verdict::Silent; // the outermost frame, or a value read as none
     if (showsStaleFrame(target, *next)) return Verdict::Refuted;

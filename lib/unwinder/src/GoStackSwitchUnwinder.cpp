@@ -1,11 +1,13 @@
 #include "stackwalk/unwinder/GoStackSwitchUnwinder.h"
 
+#include "stackwalk/core/BreakpadSymbolFile.h"
 #include "stackwalk/core/Registers.h"
 
 #include <array>
 #include <cstring>
 #include <initializer_list>
 #include <optional>
+#include <vector>
 
 namespace stackwalk {
 namespace {
@@ -34,6 +36,19 @@ std::optional<SavedStack> savedStackAt(const Target &target, uint64_t returnAddr
   return std::nullopt;
 }
 
+// Without the code (a minidump walked with Breakpad symbol files), a return
+// address in the function its module's symbol file names runtime.asmcgocall
+// still comes from C on the system stack: Go's CFI there reads the saved
+// goroutine pointer as the return address, and the way back lies at offsets
+// only the code gives.
+bool inAsmcgocallWithoutCode(const Frame &frame, const Target &target) {
+  const Module *module = frame.module;
+  uint8_t before = 0;
+  if (!module || !module->symbolFile || target.read(frame.lookupAddress(), {&before, 1})) return false;
+  std::vector<SourceFrame> frames = module->symbolFile->frames(frame.lookupAddress() - module->base);
+  return !frames.empty() && frames.back().function == "runtime.asmcgocall";
+}
+
 } // namespace
 
 bool GoStackSwitchUnwinder::mayHoldGoRuntime(const Module *module) {
@@ -46,6 +61,9 @@ bool GoStackSwitchUnwinder::mayHoldGoRuntime(const Module *module) {
 UnwindResult GoStackSwitchUnwinder::unwind(const Frame &frame, const Target &target) {
   if (target.arch() != Arch::X86_64 || frame.ipIsExact || !mayHoldGoRuntime(frame.module)) return UnwindResult();
   std::optional<SavedStack> saved = savedStackAt(target, frame.ip);
+  if (!saved && inAsmcgocallWithoutCode(frame, target))
+    return UnwindResult::cannotContinue("Go's cgo call: the goroutine's stack is found from what runtime.asmcgocall "
+                                        "saved, at offsets its code gives, and the dump does not hold its code");
   if (!saved) return UnwindResult();
   auto read = [&](uint64_t address) { return target.readValue<uint64_t>(address); };
   std::optional<uint64_t> entrySp; // asmcgocall's stack pointer on entry: at its return address

@@ -3,12 +3,14 @@
 // found from what asmcgocall saved on the system stack.
 #include "SyntheticStack.h"
 
+#include "stackwalk/core/BreakpadSymbolFile.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
 #include "stackwalk/unwinder/GoStackSwitchUnwinder.h"
 
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <string>
 
 using namespace stackwalk;
 using namespace stackwalk::synthetic;
@@ -140,4 +142,26 @@ TEST_CASE("Go cgo call: the walker takes the goroutine's frame below the system 
   CHECK(frames[2].sp < frames[1].sp);
   CHECK(frames[2].trust == FrameTrust::RuntimeFrame);
   CHECK(frames[2].onOtherStack);
+}
+
+TEST_CASE("Go cgo call without asmcgocall's code: the walk stops there, saying why, where a symbol file names it",
+          "[go]") {
+  // A minidump walked with Breakpad symbol files: stacks, no code bytes.
+  auto symbols = [](const char *function) {
+    std::string text = std::string("MODULE Linux x86_64 00 go\nFUNC 100 80 0 ") + function + "\n";
+    auto file = BreakpadSymbolFile::parse(llvm::MemoryBuffer::getMemBufferCopy(text), "go.sym");
+    REQUIRE(bool(file));
+    return std::move(*file);
+  };
+  auto unwindWithout = [](std::unique_ptr<BreakpadSymbolFile> file) {
+    Module module = makeModule("go", Code, Page);
+    module.symbolFile = std::move(file);
+    auto target = makeTarget(Arch::X86_64, OS::Linux, makeMemory({{SystemStack, std::vector<uint8_t>(Page, 0)}}), {},
+                             {std::move(module)});
+    return GoStackSwitchUnwinder().unwind(makeFrame(*target, AfterSwitchedCall, FrameSp, FrameTrust::Cfi, {}), *target);
+  };
+  UnwindResult r = unwindWithout(symbols("runtime.asmcgocall"));
+  CHECK(r.status == Status::CannotContinue);
+  CHECK(r.detail.starts_with("Go's cgo call: the goroutine's stack is found from what runtime.asmcgocall saved"));
+  CHECK(unwindWithout(symbols("runtime.cgocall")).status == Status::NoInfo); // another function: not its frame
 }

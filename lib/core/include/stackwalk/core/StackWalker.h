@@ -58,6 +58,9 @@ struct UnwindResult {
     NoInfo,    // this unwinder has nothing to say; try the next one
     EndOfStack, // the unwind info marks this frame as the outermost one
     Caller,     // `caller` holds the caller's registers
+    // This unwinder knows the frame, and that what the dump holds cannot lead
+    // to its caller: the walk stops (no_unwind_info), no other unwinder guesses.
+    CannotContinue,
   };
   Status status = Status::NoInfo;
   RegisterFile caller;
@@ -66,10 +69,16 @@ struct UnwindResult {
   bool callerOnOtherStack = false;   // Frame::onOtherStack of the caller
   std::optional<FrameTrust> trust; // overrides the unwinder's own (e.g. dynamic)
   uint64_t argumentBytes = 0;      // the unwound frame's own stack arguments, where known
-  std::string detail;           // why NoInfo / EndOfStack, for stop reasons (empty: not this unwinder's kind of frame)
+  std::string detail;           // why NoInfo / EndOfStack / CannotContinue, for stop reasons (empty: not this unwinder's kind of frame)
 
   static UnwindResult noInfo(std::string why) {
     UnwindResult r;
+    r.detail = std::move(why);
+    return r;
+  }
+  static UnwindResult cannotContinue(std::string why) {
+    UnwindResult r;
+    r.status = Status::CannotContinue;
     r.detail = std::move(why);
     return r;
   }

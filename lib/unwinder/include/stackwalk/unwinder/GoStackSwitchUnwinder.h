@@ -13,7 +13,9 @@
 // slots back (Go 1.19's asm_amd64.s; the slots' offsets are read from them,
 // so a Go whose frame differs is still read, and one whose code differs is
 // not touched). No symbol is needed: stripped Go programs keep this code.
-// x86-64 only.
+// Without the code (a minidump with Breakpad symbol files), a return address
+// in the function a symbol file names runtime.asmcgocall ends the walk with
+// the reason, where Go's CFI would read the saved goroutine pointer. x86-64 only.
 #pragma once
 
 #include "stackwalk/core/StackWalker.h"
