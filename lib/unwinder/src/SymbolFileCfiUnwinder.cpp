@@ -67,11 +67,17 @@ UnwindResult SymbolFileCfiUnwinder::unwind(const Frame &frame, const Target &tar
     const BreakpadSymbolFile::CfiRule *rule = ruleFor(*rules, reg);
     return rule ? evaluatePostfix(rule->expression, variable, read) : std::nullopt;
   };
+  // A rule that gives no value mostly read stack memory the dump did not keep.
+  auto noValue = [&](llvm::StringRef reg, const std::string &what) {
+    if (!ruleFor(*rules, reg)) return UnwindResult::noInfo("the STACK CFI rules give no " + what + " here");
+    return UnwindResult::noInfo("the STACK CFI rule for the " + what +
+                                " reads memory or a register the dump does not hold, or does not parse");
+  };
   if (mayAnchorOnFrameRecord(frame)) cfa = cfaFromFrameRecord(frame, frameRecordRules(*rules, frame.regs), size);
   if (!cfa) cfa = value(".cfa");
-  if (!cfa) return UnwindResult::noInfo("the STACK CFI rules give no CFA here");
+  if (!cfa) return noValue(".cfa", "CFA");
   std::optional<uint64_t> returnAddress = value(".ra");
-  if (!returnAddress) return UnwindResult::noInfo("the STACK CFI rules give no return address here");
+  if (!returnAddress) return noValue(".ra", "return address");
 
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;

@@ -101,13 +101,18 @@ TEST_CASE("STACK CFI: a rule that cannot be evaluated gives no caller, or an unk
                                   words({0x401234}));
   SymbolFileCfiUnwinder unwinder;
   Frame unreadable = makeFrame(*target, ModuleBase + 0x1000, StackTop, FrameTrust::Context, {Rbx});
-  CHECK(unwinder.unwind(unreadable, *target).status == Status::NoInfo);
+  UnwindResult notKept = unwinder.unwind(unreadable, *target);
+  CHECK(notKept.status == Status::NoInfo);
+  CHECK(notKept.detail ==
+        "the STACK CFI rule for the return address reads memory or a register the dump does not hold, or does not parse");
   Frame lostRbx = makeFrame(*target, ModuleBase + 0x2000, StackTop, FrameTrust::Context, {Rbx});
   UnwindResult result = unwinder.unwind(lostRbx, *target);
   REQUIRE(result.status == Status::Caller);
   CHECK_FALSE(result.caller.get(Rbx)); // its saved slot is not in the dump
   Frame noCfa = makeFrame(*target, ModuleBase + 0x3000, StackTop, FrameTrust::Context, {});
-  CHECK(unwinder.unwind(noCfa, *target).status == Status::NoInfo);
+  UnwindResult noRule = unwinder.unwind(noCfa, *target);
+  CHECK(noRule.status == Status::NoInfo);
+  CHECK(noRule.detail == "the STACK CFI rules give no CFA here");
 }
 
 TEST_CASE("STACK CFI on arm64: a frame found through its callee's frame record takes its CFA from its own record") {
