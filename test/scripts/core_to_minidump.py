@@ -87,6 +87,46 @@ def build_id(path):
     return None
 
 
+def elf_section(data, wanted):
+    """(file offset, size) of the section named `wanted`, either class; None without it."""
+    if elf_is_64(data):
+        shoff, = struct.unpack_from("<Q", data, 40)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 58)
+        layout, name_offset_size = "<IIQQQQ", (4, 5)
+    else:
+        shoff, = struct.unpack_from("<I", data, 32)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 46)
+        layout, name_offset_size = "<IIIIII", (4, 5)
+    if not shoff or shstrndx >= shnum:
+        return None
+    headers = [struct.unpack_from(layout, data, shoff + i * shentsize) for i in range(shnum)]
+    names = headers[shstrndx][name_offset_size[0]]
+    for header in headers:
+        start = names + header[0]
+        if data[start:data.index(b"\0", start)] == wanted:
+            return header[name_offset_size[0]], header[name_offset_size[1]]
+    return None
+
+
+def identity(path):
+    """The module's identity as Breakpad's client records it: its GNU build-id,
+    else (Go's and Mono's files have none) the XOR of the first page of its
+    .text in 16-byte blocks, which dump_syms also names its .sym by."""
+    ident = build_id(path)
+    if ident:
+        return ident
+    with open(path, "rb") as f:
+        data = f.read()
+    text = elf_section(data, b".text")
+    if not text:
+        return None
+    offset, size = text
+    hashed = bytearray(16)
+    for at, byte in enumerate(data[offset:offset + min(size, 4096)]):
+        hashed[at % 16] ^= byte
+    return bytes(hashed)
+
+
 class Core:
     def __init__(self, path):
         with open(path, "rb") as f:
@@ -209,13 +249,13 @@ def linked_modules(core, executable):
         if os.path.isfile(path):
             low, high = load_extent(path)
             base = (bias if path == executable else l_addr) + low
-            out.append((base, high - low, path, build_id(path)))
+            out.append((base, high - low, path, identity(path)))
         link = l_next
     return sorted(out)
 
 
 def modules(core, roots, executable=None):
-    """(base, size, recorded path, build-id) of each ELF file the core maps."""
+    """(base, size, recorded path, identity) of each ELF file the core maps."""
     if not core.files and executable:
         return linked_modules(core, executable)
     extents = {}
@@ -230,7 +270,7 @@ def modules(core, roots, executable=None):
         with open(local, "rb") as f:
             if f.read(4) != b"\x7fELF":
                 continue
-        out.append((first, high - first, path, build_id(local)))
+        out.append((first, high - first, path, identity(local)))
     return sorted(out)
 
 
