@@ -138,7 +138,7 @@ std::optional<std::pair<StopReason, std::string>> StackWalker::rejectCaller(cons
     return std::make_pair(StopReason::SpNotIncreasing, "the caller's stack pointer is not above the callee's");
   // Unwind info describes where the return address is saved, not whether the
   // slot still holds one: a value outside executable memory is no frame.
-  if (!isCode(caller) && !(locatesReturnAddress(caller.trust) && target_.mayBeUnplacedCode(caller.ip, caller.sp)))
+  if (!isCode(caller) && !(locatesReturnAddress(caller.trust) && target_.mayBeUnplacedCode(caller.ip)))
     return std::make_pair(StopReason::IpNotExecutable, "the return address " + hexAddress(caller.ip) +
                                                            " is not in executable memory");
   if (seen_.count({caller.ip, caller.sp}))

@@ -97,13 +97,13 @@ bool Target::isExecutable(uint64_t address) const {
   return module->segmentsInDump.empty() || inExecutableSegment(module->segmentsInDump, address - module->base);
 }
 
-bool Target::mayBeUnplacedCode(uint64_t address, uint64_t sp) const {
+bool Target::mayBeUnplacedCode(uint64_t address) const {
   constexpr uint64_t LowestMapped = 0x10000;
   // x86-64's and arm64's user address spaces end below bit 47 and bit 48 (Linux, Windows, macOS).
   uint64_t userEnd = arch_ == Arch::X86_64 ? uint64_t(1) << 47 : arch_ == Arch::Arm64 ? uint64_t(1) << 48 : uint64_t(1) << 32;
   if (!regions.empty() || moduleAt(address) || address < LowestMapped || address >= userEnd) return false;
-  uint64_t low = std::min(address, sp), high = std::max(address, sp);
-  return !readableThroughout(low, high - low + 1);
+  uint8_t held = 0;
+  return !readFromDump(address, {&held, 1});
 }
 
 } // namespace stackwalk

@@ -114,13 +114,13 @@ const char *recordReturnAddressProblem(const Target &target, uint64_t returnAddr
 // returns into a module.
 constexpr unsigned MaxUnplacedRecords = 64;
 
-// Whether the records from `record` on, each higher on the stack (that holds
-// `sp`) than the one before (`below`), lead to a return address in a module that the frame-pointer
+// Whether the records from `record` on, each higher on the stack than the one
+// before (`below`), lead to a return address in a module that the frame-pointer
 // unwinder would take and that could follow a call, passing only return
 // addresses the dump does not place (JIT code, in a dump without mappings):
 // the evidence that a record's unplaced return address is a frame's, which a
 // value the frame-pointer register held for another purpose does not give.
-bool chainReturnsToModule(const Target &target, uint64_t record, uint64_t below, uint64_t sp) {
+bool chainReturnsToModule(const Target &target, uint64_t record, uint64_t below) {
   unsigned size = pointerSize(target.arch());
   for (unsigned i = 0; i < MaxUnplacedRecords; ++i) {
     if (record <= below || record % size != 0) return false;
@@ -130,7 +130,7 @@ bool chainReturnsToModule(const Target &target, uint64_t record, uint64_t below,
     uint64_t code = target.codeAddress(*returnAddress);
     if (target.moduleAt(code))
       return !recordReturnAddressProblem(target, *returnAddress) && callBefore(target, *returnAddress) != CallBefore::No;
-    if (!target.mayBeUnplacedCode(code, sp)) return false;
+    if (!target.mayBeUnplacedCode(code)) return false;
     below = record;
     record = *savedFp;
   }
@@ -299,8 +299,7 @@ UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &targ
   // that keeps no frame pointer leaves one behind by chance, so the scan is tried.
   if (*returnAddress == 0) return UnwindResult::noInfo("the frame-pointer chain ends");
   if (const char *problem = recordReturnAddressProblem(target, *returnAddress))
-    if (!target.mayBeUnplacedCode(target.codeAddress(*returnAddress), frame.sp) ||
-        !chainReturnsToModule(target, *savedFp, *fp, frame.sp))
+    if (!target.mayBeUnplacedCode(target.codeAddress(*returnAddress)) || !chainReturnsToModule(target, *savedFp, *fp))
       return UnwindResult::noInfo(problem);
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;

@@ -130,10 +130,11 @@ public:
   // macOS dumps, cores converted to minidumps) and no module holds it, so it
   // may be a JIT's. It must still be a user-space address (above the lowest a
   // system maps, 64 KiB; below the top of the architecture's user addresses)
-  // and not on the stack that holds `sp`: memory the dump holds without a gap
-  // from `sp` to it (_start's CFI in a Breakpad symbol file reads a pushed
-  // stack pointer as its return address).
-  bool mayBeUnplacedCode(uint64_t address, uint64_t sp) const;
+  // that the dump holds no memory at: such dumps hold the threads' stacks and
+  // code only around each thread's pc, so what they hold is a stack (_start's
+  // CFI in a Breakpad symbol file reads a pushed stack pointer as its return
+  // address). A JIT frame whose code another thread runs is missed, not made.
+  bool mayBeUnplacedCode(uint64_t address) const;
 
 private:
   bool readWhole(uint64_t address, std::span<uint8_t> out) const;
