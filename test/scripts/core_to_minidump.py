@@ -92,19 +92,18 @@ def elf_section(data, wanted):
     if elf_is_64(data):
         shoff, = struct.unpack_from("<Q", data, 40)
         shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 58)
-        layout, name_offset_size = "<IIQQQQ", (4, 5)
+        layout = "<IIQQQQ"  # name, type, flags, address, offset, size
     else:
         shoff, = struct.unpack_from("<I", data, 32)
         shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 46)
-        layout, name_offset_size = "<IIIIII", (4, 5)
+        layout = "<IIIIII"
     if not shoff or shstrndx >= shnum:
         return None
     headers = [struct.unpack_from(layout, data, shoff + i * shentsize) for i in range(shnum)]
-    names = headers[shstrndx][name_offset_size[0]]
-    for header in headers:
-        start = names + header[0]
-        if data[start:data.index(b"\0", start)] == wanted:
-            return header[name_offset_size[0]], header[name_offset_size[1]]
+    names = headers[shstrndx][4]
+    for name, _, _, _, offset, size in headers:
+        if data[names + name:data.index(b"\0", names + name)] == wanted:
+            return offset, size
     return None
 
 

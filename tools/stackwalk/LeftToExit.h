@@ -1,9 +1,9 @@
 // What a run ends with is left to the end of the process instead of being torn
 // down: the kernel takes back a process's mappings and heap at once, where the
 // destructors unmap each module file and free each node of the caches one by
-// one. On the .NET test dump's warm walk that was 0.7 ms of 8.8 (41 alternating
-// runs), on the cold 6-thread core 0.8 of 21.8. Clang's driver skips its own
-// teardown the same way (-disable-free).
+// one. On the .NET test dump's warm walk that was 0.5 ms of 7.85 (41 alternating
+// runs), on the cold 6-thread core 0.3 of 18.8 (31). Clang's driver skips its
+// own teardown the same way (-disable-free).
 //
 // Only for what lives until the process ends anyway: a single dump's walk and
 // session, never a batch worker's walk of one dump among many. Sanitizer builds
