@@ -8,8 +8,8 @@ BUILD=${BUILD:-build}
 
 # Debian packages. To build: the toolchain, LLVM 19 (linked statically, by
 # LLVM's lld: CMakeLists.txt says why), CLI11, nlohmann/json, Catch2, libcurl
-# and libmspack (symbol servers, their cabinets) and libdeflate (compressed
-# DWARF). To test, also: gdb and elfutils for the oracle tests,
+# and libmspack (symbol servers, their cabinets), libdeflate and ISA-L
+# (compressed DWARF). To test, also: gdb and elfutils for the oracle tests,
 # python3-jsonschema for the schema, clang for the fuzz targets, Wine and
 # MinGW-w64 for the Windows tests (winedbg's oracle, .NET under Wine), lld
 # also for the 32-bit DLL and PDB of windows_fpo_test, debuginfod and gcab for
@@ -18,7 +18,7 @@ BUILD=${BUILD:-build}
 # cross compilers, qemu-user, gdb-multiarch and Debian's arm64, i386 and armhf
 # libc with its debug info (the multiarch packages eu-stack reads).
 BUILD_PACKAGES="cmake ninja-build g++ lld-19 python3 xz-utils llvm-19-dev libcli11-dev nlohmann-json3-dev catch2
-  libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev libcurl4-openssl-dev libdeflate-dev libmspack-dev libiberty-dev"
+  libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev libcurl4-openssl-dev libdeflate-dev libisal-dev libmspack-dev libiberty-dev"
 TEST_PACKAGES="llvm-19 gdb elfutils python3-jsonschema clang-19 libclang-rt-19-dev lld-19 wine wine64 gcc-mingw-w64-x86-64 strace debuginfod gcab lldb-19 parallel golang-go"
 # The arm64, i386 and arm tests' tools come from foreign architectures' package
 # lists, which a mirror can fail to serve: without them those tests skip, so

@@ -5,7 +5,8 @@
 // file rebuilt from that loaded image (ModuleImage::fromLoadedElf), read as
 // the file is; and, for the bytes as a file on disk, the symbol map
 // --symbol-cache makes of it (SymbolMap.h), which must say what the
-// Symbolizer says reading the file (the fuzzer stops when it does not).
+// Symbolizer says reading the file (the fuzzer stops when it does not), and
+// its DWARF prefetched and read a part at a time (PrefetchedTwin).
 #include "stackwalk/core/DebugSectionTwin.h"
 #include "stackwalk/core/LoadedElf.h"
 #include "stackwalk/core/ModuleImage.h"
@@ -86,6 +87,16 @@ static void compareSymbolMap(const uint8_t *data, size_t size) {
                         [&](const auto &a, const auto &b) { return key(a) == key(b); }))
           std::abort();
       }
+    // As a walk reads it: prefetched on other threads (a file's only), then as
+    // far as the units of the addresses expected (PrefetchedTwin::covering),
+    // and whole for an address past them.
+    stackwalk::Symbolizer prefetching(uint64_t(2) << 30, nullptr, /*readsVariables=*/false);
+    prefetching.prefetchDebugInfo(module);
+    for (const stackwalk::LoadSegment &segment : module.image->segments())
+      prefetching.expect(module, segment.vaddr + segment.memSize / 4);
+    for (const stackwalk::LoadSegment &segment : module.image->segments())
+      for (uint64_t address : {segment.vaddr + segment.memSize / 4, segment.vaddr + segment.memSize / 2})
+        (void)prefetching.symbolize(module, address);
   } else if (!image) {
     llvm::consumeError(image.takeError());
   }

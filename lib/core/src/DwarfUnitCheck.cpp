@@ -295,34 +295,37 @@ bool DwarfUnitCheck::unitHeadsReadable() {
   return true;
 }
 
-bool DwarfUnitCheck::readableAt(uint64_t fileAddress) {
+DwarfUnitCheck::Verdict DwarfUnitCheck::verdictAt(uint64_t fileAddress) {
   DWARFCompileUnit *unit = context_.getCompileUnitForCodeAddress(fileAddress);
-  return !unit || unitClosureReadable(*unit);
+  if (!unit) return partialEnd_ ? Verdict::PastPartialSection : Verdict::Readable;
+  return closureVerdict(*unit);
 }
 
 // Over references with a work list, not recursion: a hostile file can chain
 // units as deep as it likes.
-bool DwarfUnitCheck::unitClosureReadable(DWARFUnit &root) {
+DwarfUnitCheck::Verdict DwarfUnitCheck::closureVerdict(DWARFUnit &root) {
   auto known = closureVerdicts_.find(&root);
   if (known != closureVerdicts_.end()) return known->second;
   std::set<const DWARFUnit *> visited{&root};
   std::vector<DWARFUnit *> pending{&root};
-  bool readable = true;
-  while (readable && !pending.empty()) {
+  Verdict verdict = Verdict::Readable;
+  auto follow = [&](DWARFUnit *target) {
+    if (!target && partialEnd_ && verdict == Verdict::Readable)
+      verdict = Verdict::PastPartialSection; // it may be past the units at hand
+    else if (target && visited.insert(target).second) pending.push_back(target);
+  };
+  while (verdict == Verdict::Readable && !pending.empty()) {
     DWARFUnit &unit = *pending.back();
     pending.pop_back();
     auto [scan, fresh] = unitScans_.try_emplace(&unit);
     if (fresh) scan->second.readable = diesReadable(unit, /*unitDieOnly=*/false, scan->second.refs) && lineTableReadable(unit);
-    readable = scan->second.readable;
-    auto follow = [&](DWARFUnit *target) {
-      if (target && visited.insert(target).second) pending.push_back(target);
-    };
+    if (!scan->second.readable) verdict = Verdict::Unreadable;
     for (uint64_t offset : scan->second.refs.infoOffsets) follow(context_.getNormalUnitsVector().getUnitForOffset(offset));
     for (uint64_t signature : scan->second.refs.typeSignatures)
       follow(context_.getTypeUnitForHash(unit.getVersion(), signature, unit.isDWOUnit()));
   }
-  closureVerdicts_[&root] = readable;
-  return readable;
+  closureVerdicts_[&root] = verdict;
+  return verdict;
 }
 
 } // namespace stackwalk

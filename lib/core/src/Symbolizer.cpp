@@ -10,6 +10,7 @@
 #include "stackwalk/core/RegularFile.h"
 #include "SymbolMapSources.h"
 #include "stackwalk/core/DwarfUnitCheck.h"
+#include "PrefetchedTwin.h"
 #include "stackwalk/core/Win64FunctionTable.h"
 #include "stackwalk/core/X86NameDecoration.h"
 
@@ -27,7 +28,6 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
-#include <system_error>
 
 using namespace llvm;
 
@@ -145,13 +145,13 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
   // line per bad table, thousands for a hostile file; what they cost a frame
   // shows as a missing name or line.
   auto ignore = [](Error err) { consumeError(std::move(err)); };
-  const ModuleImage *twin = decompressedTwin(dwarfSource);
-  auto context = DWARFContext::create((twin ? *twin : dwarfSource).object(),
+  Twin twin = decompressedTwin(dwarfSource);
+  auto context = DWARFContext::create((twin.image ? *twin.image : dwarfSource).object(),
                                       DWARFContext::ProcessDebugRelocations::Process, nullptr, "", ignore, ignore);
   // LLVM decompressed every compressed debug section into memory; the
   // compressed file pages will not be read again.
-  if (!twin) dwarfSource.releaseCompressedPages();
-  auto units = std::make_unique<DwarfUnitCheck>(*context);
+  if (!twin.image) dwarfSource.releaseCompressedPages();
+  auto units = std::make_unique<DwarfUnitCheck>(*context, twin.infoEnd);
   if (!units->unitHeadsReadable()) return emptyDwarfContext();
   dwarfContexts_[&image] = DwarfState{context.get(), std::move(units)};
   return context;
@@ -159,21 +159,27 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
 
 
 // From the cache when there is one, else made in memory (or being made,
-// prefetchDebugInfo): libdeflate inflates what LLVM would have inflated with
-// zlib, in a third of the time.
-const ModuleImage *Symbolizer::decompressedTwin(const ModuleImage &file) {
-  std::unique_ptr<ModuleImage> twin;
-  if (auto pending = pendingTwins_.extract(&file)) {
-    twin = pending.mapped().get();
-  } else {
-    if (!hasCompressedSection(file)) return nullptr;
-    twin = inflated_ ? inflated_->twin(file, maxDebugBytes_)
-                     : debugSectionTwinImage(file, maxDebugBytes_, twinName(file), twinSections(readsVariables_));
+// prefetchDebugInfo: then first as far as the units of the addresses the
+// walk expects, the whole when one needs more): libdeflate and ISA-L inflate
+// what LLVM would have inflated with zlib, in a third of the time.
+Symbolizer::Twin Symbolizer::decompressedTwin(const ModuleImage &file) {
+  if (auto found = prefetched_.find(&file); found != prefetched_.end()) {
+    Prefetched &prefetched = found->second;
+    bool partial = !prefetched.read && !readsVariables_ && !prefetched.expected.empty();
+    PrefetchedTwin::View view = partial ? prefetched.twin->covering(prefetched.expected) : prefetched.twin->whole();
+    prefetched.read = true;
+    if (!view.image) return {};
+    prefetchedViews_.push_back(std::move(view.image));
+    return {prefetchedViews_.back().get(), view.infoEnd};
   }
-  if (!twin) return nullptr;
+  if (!hasCompressedSection(file)) return {};
+  std::unique_ptr<ModuleImage> twin =
+      inflated_ ? inflated_->twin(file, maxDebugBytes_)
+                : debugSectionTwinImage(file, maxDebugBytes_, twinName(file), twinSections(readsVariables_));
+  if (!twin) return {};
   // The compressed pages will not be read again.
   file.releaseCompressedPages();
-  return (twins_[&file] = std::move(twin)).get();
+  return {(twins_[&file] = std::move(twin)).get(), std::nullopt};
 }
 
 void Symbolizer::prefetchDebugInfo(const Module &module) {
@@ -183,25 +189,28 @@ void Symbolizer::prefetchDebugInfo(const Module &module) {
   const ModuleImage &source = dwarfSourceOf(*module.image);
   // A few files: each takes two threads, and a thread's first frame is in one of a few libraries.
   constexpr size_t MaxPrefetched = 4;
-  if (pendingTwins_.size() >= MaxPrefetched || source.inMemory() || source.debugInfoBytes() > maxDebugBytes_ ||
-      twins_.count(&source) || pendingTwins_.count(&source) || !hasCompressedSection(source))
+  if (prefetchedFiles() >= MaxPrefetched || source.inMemory() || source.debugInfoBytes() > maxDebugBytes_ ||
+      twins_.count(&source) || prefetched_.count(&source) || !hasCompressedSection(source))
     return;
-  // The thread reads only the file's sections, which nothing changes until the
-  // twin is taken (decompressedTwin); the session keeps the file open past the Symbolizer.
-  auto make = [&source, max = maxDebugBytes_, name = twinName(source), sections = twinSections(readsVariables_)] {
-    return debugSectionTwinImage(source, max, name, sections);
-  };
-  try {
-    pendingTwins_.emplace(&source, std::async(std::launch::async, std::move(make)));
-  } catch (const std::system_error &) {
-    // No thread to spare: the twin is made when it is needed.
-  }
+  // Its threads read only the file's sections; the session keeps the file open past the Symbolizer.
+  // Without a thread to spare, the twin is made when it is needed.
+  if (auto twin = PrefetchedTwin::start(source, maxDebugBytes_, twinSections(readsVariables_), twinName(source)))
+    prefetched_[&source].twin = std::move(twin);
+}
+
+void Symbolizer::expect(const Module &module, uint64_t address) {
+  if (prefetched_.empty() || !module.image || module.debugInfoRefused) return;
+  auto found = prefetched_.find(&dwarfSourceOf(*module.image));
+  if (found != prefetched_.end() && !found->second.read) found->second.expected.push_back(address - module.loadBias());
 }
 
 bool Symbolizer::inflating() const {
-  return std::any_of(pendingTwins_.begin(), pendingTwins_.end(), [](const auto &pending) {
-    return pending.second.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
-  });
+  return std::any_of(prefetched_.begin(), prefetched_.end(),
+                     [](const auto &entry) { return !entry.second.read && entry.second.twin->busy(); });
+}
+
+size_t Symbolizer::prefetchedFiles() const {
+  return std::count_if(prefetched_.begin(), prefetched_.end(), [](const auto &entry) { return !entry.second.read; });
 }
 
 symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image, bool withDebugInfo) {
@@ -253,7 +262,25 @@ std::string Symbolizer::unusableSymbols(const ModuleImage &image) const {
 // address falls in, and those it refers to, are checked before LLVM reads them.
 bool Symbolizer::dwarfReadableAt(const ModuleImage &image, uint64_t fileAddress) {
   auto dwarf = dwarfContexts_.find(&image);
-  return dwarf == dwarfContexts_.end() || dwarf->second.units->readableAt(fileAddress);
+  if (dwarf == dwarfContexts_.end()) return true;
+  DwarfUnitCheck::Verdict verdict = dwarf->second.units->verdictAt(fileAddress);
+  if (verdict == DwarfUnitCheck::Verdict::PastPartialSection) {
+    readWholeDwarf(image);
+    dwarf = dwarfContexts_.find(&image);
+    if (dwarf == dwarfContexts_.end()) return true; // no DWARF read at all now
+    verdict = dwarf->second.units->verdictAt(fileAddress);
+  }
+  return verdict == DwarfUnitCheck::Verdict::Readable;
+}
+
+void Symbolizer::readWholeDwarf(const ModuleImage &image) {
+  auto key = std::make_pair(&image, true);
+  if (auto found = modules_.find(key); found != modules_.end()) {
+    partialModules_.push_back(std::move(found->second));
+    modules_.erase(found);
+  }
+  dwarfContexts_.erase(&image);
+  moduleFor(image, true); // its twin whole now (decompressedTwin)
 }
 
 std::optional<uint64_t> Symbolizer::pdbFunctionStart(const ModuleImage &image, uint64_t address) const {
@@ -271,10 +298,9 @@ std::optional<uint64_t> Symbolizer::pdbFunctionStart(const ModuleImage &image, u
 DWARFContext *Symbolizer::dwarf(const Module &module, uint64_t fileAddress) {
   if (!module.image || module.debugInfoRefused) return nullptr;
   const ModuleImage &image = *module.image;
-  if (!moduleFor(image)) return nullptr;
+  if (!moduleFor(image) || !dwarfReadableAt(image, fileAddress)) return nullptr;
   auto dwarf = dwarfContexts_.find(&image);
-  if (dwarf == dwarfContexts_.end() || !dwarfReadableAt(image, fileAddress)) return nullptr;
-  return dwarf->second.context;
+  return dwarf == dwarfContexts_.end() ? nullptr : dwarf->second.context;
 }
 
 const std::vector<SourceFrame> &Symbolizer::fromSymbolFile(const Module &module, uint64_t address) {
@@ -416,8 +442,10 @@ bool Symbolizer::mayHaveTailCalls(const Module &caller, uint64_t returnAddress, 
 
 std::vector<SourceFrame> Symbolizer::framesAt(const ModuleImage &image, uint64_t fileAddress, bool withDebugInfo) {
   symbolize::SymbolizableModule *symbols = moduleFor(image, withDebugInfo);
-  // The rest of the module keeps its DWARF; this address is named by the symbol table.
-  if (symbols && !dwarfReadableAt(image, fileAddress)) symbols = moduleFor(image, /*withDebugInfo=*/false);
+  // Where its unit is unreadable, the rest of the module keeps its DWARF and
+  // this address is named by the symbol table (the module may be made again
+  // on the whole of its DWARF first: readWholeDwarf).
+  if (symbols && withDebugInfo) symbols = moduleFor(image, dwarfReadableAt(image, fileAddress));
   std::vector<SourceFrame> frames;
   if (!symbols) return frames;
   // DWARF names first, as gdb shows them: with the symbol table on, LLVM

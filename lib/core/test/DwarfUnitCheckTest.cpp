@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <optional>
 #include <string>
 
 using namespace stackwalk;
@@ -103,13 +104,14 @@ struct Dwarf {
   std::unique_ptr<DwarfUnitCheck> check;
 };
 
-Dwarf makeDwarf(const std::string &info, const std::string &line) {
+// With `partialEnd`, the context is given .debug_info's bytes before it only.
+Dwarf makeDwarf(const std::string &info, const std::string &line, std::optional<uint64_t> partialEnd = std::nullopt) {
   Dwarf dwarf;
-  dwarf.sections["debug_info"] = MemoryBuffer::getMemBufferCopy(info);
+  dwarf.sections["debug_info"] = MemoryBuffer::getMemBufferCopy(partialEnd ? info.substr(0, *partialEnd) : info);
   dwarf.sections["debug_abbrev"] = MemoryBuffer::getMemBufferCopy(abbreviations());
   dwarf.sections["debug_line"] = MemoryBuffer::getMemBufferCopy(line);
   dwarf.context = DWARFContext::create(dwarf.sections, 8, /*isLittleEndian=*/true);
-  dwarf.check = std::make_unique<DwarfUnitCheck>(*dwarf.context);
+  dwarf.check = std::make_unique<DwarfUnitCheck>(*dwarf.context, partialEnd);
   return dwarf;
 }
 
@@ -176,4 +178,26 @@ TEST_CASE("a unit is as readable as the units its DIEs refer to") {
   REQUIRE(dwarf.check->unitHeadsReadable());
   CHECK_FALSE(dwarf.check->readableAt(CodeStart + 0x1000 + 4));
   CHECK_FALSE(dwarf.check->readableAt(CodeStart + 4));
+}
+
+TEST_CASE("with the first units of .debug_info only, what may need a unit past them is told apart") {
+  Bytes info;
+  compileUnit(info, CodeStart, noChildren);
+  compileUnit(info, CodeStart + 0x1000, [](Bytes &b) { b.uleb(FunctionFromOrigin).u32(0); }); // refers to the third
+  size_t third = info.data.size();
+  compileUnit(info, CodeStart + 0x2000, noChildren);
+  uint32_t target = uint32_t(third);
+  std::memcpy(&info.data[third - 1 - 4], &target, 4); // before the second unit's closing 0
+  using Verdict = DwarfUnitCheck::Verdict;
+  Dwarf whole = makeDwarf(info.data, lineTable({}));
+  REQUIRE(whole.check->unitHeadsReadable());
+  CHECK(whole.check->verdictAt(CodeStart + 0x1000 + 4) == Verdict::Readable);
+  CHECK(whole.check->verdictAt(CodeStart + 0x5000) == Verdict::Readable); // no unit there: LLVM reads none
+
+  Dwarf firstTwo = makeDwarf(info.data, lineTable({}), third);
+  REQUIRE(firstTwo.check->unitHeadsReadable());
+  CHECK(firstTwo.check->verdictAt(CodeStart + 4) == Verdict::Readable);
+  CHECK(firstTwo.check->verdictAt(CodeStart + 0x1000 + 4) == Verdict::PastPartialSection); // its reference
+  CHECK(firstTwo.check->verdictAt(CodeStart + 0x2000 + 4) == Verdict::PastPartialSection); // in the third unit
+  CHECK(firstTwo.check->verdictAt(CodeStart + 0x5000) == Verdict::PastPartialSection); // a unit past them may hold it
 }

@@ -7,6 +7,8 @@
 #include "stackwalk/core/SymbolMapCache.h"
 #include "stackwalk/core/Symbolizer.h"
 
+#include "ModuleFiles.h"
+
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/xxhash.h"
@@ -196,25 +198,6 @@ TEST_CASE("a cache entry that does not check is not read") {
 
 namespace {
 
-std::shared_ptr<Module> moduleOf(const std::string &path, const std::string &debugPath = "") {
-  auto image = ModuleImage::open(path);
-  if (!image) {
-    llvm::consumeError(image.takeError());
-    return nullptr;
-  }
-  if (!debugPath.empty()) {
-    auto debug = ModuleImage::open(debugPath);
-    if (!debug) return llvm::consumeError(debug.takeError()), nullptr;
-    (*image)->setDebugImage(std::move(*debug));
-  }
-  auto module = std::make_shared<Module>();
-  module->name = llvm::sys::path::filename(path).str();
-  module->base = (*image)->preferredBase();
-  module->size = uint64_t(1) << 32;
-  module->image = std::shared_ptr<ModuleImage>(std::move(*image));
-  return module;
-}
-
 // Addresses through every executable segment, a random 1-64 bytes apart.
 std::vector<uint64_t> sampleAddresses(const ModuleImage &image) {
   std::mt19937_64 random(20);
@@ -232,8 +215,7 @@ TEST_CASE("a symbol map says what the symbol tables and DWARF say, at every addr
   struct Case {
     std::string image, debug;
   } cases[] = {
-      {dumps + "/sysroot/usr/lib/x86_64-linux-gnu/libc.so.6",
-       dumps + "/sysroot/usr/lib/debug/.build-id/93/ac61ec5a8eb1396f9fbd350e3169a558528a40.debug"},
+      {test::libcPath, test::libcDebugPath},
       {dumps + "/bin/threads-O2-nofp", ""},
       {dumps + "/sysroot/usr/lib/x86_64-linux-gnu/libstdc++.so.6", ""},
   };
@@ -245,7 +227,7 @@ TEST_CASE("a symbol map says what the symbol tables and DWARF say, at every addr
       WARN("skipped: " << c.image << " (or its debug file) is not unpacked");
       continue;
     }
-    std::shared_ptr<Module> module = moduleOf(c.image, c.debug);
+    std::shared_ptr<Module> module = test::moduleOf(c.image, c.debug);
     REQUIRE(module);
     Symbolizer fromFiles;
     Symbolizer making(uint64_t(2) << 30, nullptr, false, &cache); // makes and stores the map
@@ -273,7 +255,7 @@ TEST_CASE("a stored map damaged where a walk reads it is made again, and the wal
     WARN("skipped: " << program << " is not unpacked");
     return;
   }
-  std::shared_ptr<Module> module = moduleOf(program);
+  std::shared_ptr<Module> module = test::moduleOf(program);
   REQUIRE(module);
   std::string dir = temporaryDirectory();
   SymbolMapCache cache(dir);

@@ -165,6 +165,8 @@ void ProcessWalk::unwindThread(UnwoundThread &out, const ThreadInfo &info, const
   std::unique_ptr<ManagedThreadWalk> managed = std::move(out.managed); // done with at the end
   StackWalker walker(*target_, info, unwinders_->chainFor(managed.get()), options.limits, options.start);
   while (auto frame = walker.next()) out.physical.push_back(std::move(*frame));
+  for (const Frame &frame : out.physical)
+    if (frame.module) session_.symbolizer.expect(*frame.module, frame.symbolAddress());
   thread.stopReason = walker.stopReason();
   thread.stopDetail = walker.stopDetail();
   const std::vector<Frame> &physical = out.physical;

@@ -13,6 +13,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace llvm {
@@ -24,7 +25,13 @@ namespace stackwalk {
 
 class DwarfUnitCheck {
 public:
-  explicit DwarfUnitCheck(llvm::DWARFContext &context) : context_(context) {}
+  // With `partialEnd`, the context holds .debug_info's units before that
+  // offset only (PrefetchedTwin::covering): what needs one past them, or may,
+  // is told apart, for the Symbolizer to read from the whole section.
+  explicit DwarfUnitCheck(llvm::DWARFContext &context, std::optional<uint64_t> partialEnd = std::nullopt)
+      : context_(context), partialEnd_(partialEnd) {}
+
+  enum class Verdict { Readable, Unreadable, PastPartialSection };
 
   // Every compile unit's first DIE. LLVM reads them all (to map addresses to
   // units where .debug_aranges is incomplete) before any lookup; if one is
@@ -33,10 +40,13 @@ public:
 
   // The unit LLVM picks for this file address: all its DIEs, its line table,
   // and likewise every unit its DIEs refer to (DW_FORM_ref_addr, ref_sig8).
-  // True when no unit covers the address (LLVM then reads no unit).
-  bool readableAt(uint64_t fileAddress);
+  // Readable when no unit covers the address (LLVM then reads no unit), but
+  // in a partial context, where one past it may.
+  Verdict verdictAt(uint64_t fileAddress);
+  bool readableAt(uint64_t fileAddress) { return verdictAt(fileAddress) == Verdict::Readable; }
   // One unit: its DIEs, its line table and every unit they refer to.
-  bool unitClosureReadable(llvm::DWARFUnit &root);
+  Verdict closureVerdict(llvm::DWARFUnit &root);
+  bool unitClosureReadable(llvm::DWARFUnit &root) { return closureVerdict(root) == Verdict::Readable; }
 
   // The units LLVM may be sent to from a unit's DIEs.
   struct UnitReferences {
@@ -50,8 +60,9 @@ private:
     UnitReferences refs;
   };
   llvm::DWARFContext &context_;
+  std::optional<uint64_t> partialEnd_;
   std::map<const llvm::DWARFUnit *, UnitScan> unitScans_;
-  std::map<const llvm::DWARFUnit *, bool> closureVerdicts_; // the unit and all it refers to
+  std::map<const llvm::DWARFUnit *, Verdict> closureVerdicts_; // the unit and all it refers to
 };
 
 } // namespace stackwalk

@@ -10,7 +10,6 @@
 #include "stackwalk/core/SymbolMapCache.h"
 
 #include <cstdint>
-#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -34,6 +33,7 @@ namespace stackwalk {
 
 class DecompressedDebugCache;
 class DwarfUnitCheck;
+class PrefetchedTwin;
 
 class Symbolizer {
 public:
@@ -73,10 +73,16 @@ public:
   // the twin and the symbol maps come from the cache instead); nothing for a
   // module whose debug info is refused, or an image copied from the dump.
   void prefetchDebugInfo(const Module &module);
-  // Whether a prefetched file is still inflating.
+  // That the walk will name this address of the module (a frame's lookup
+  // address): a prefetched debug file is read as far as the units that hold
+  // the addresses expected before its first name, and the rest inflated only
+  // when an address needs it (PrefetchedTwin.h). Without --args only: their
+  // reader looks at each thread's DWARF before the next one is unwound.
+  void expect(const Module &module, uint64_t address);
+  // Whether a prefetched file is still inflating, not yet read.
   bool inflating() const;
   // How many files were prefetched and not yet read.
-  size_t prefetchedFiles() const { return pendingTwins_.size(); }
+  size_t prefetchedFiles() const;
   // The most DWARF read for one image (and, in a walk, for one dump), uncompressed.
   uint64_t maxDebugBytes() const { return maxDebugBytes_; }
 
@@ -98,18 +104,33 @@ private:
   std::unique_ptr<llvm::DIContext> debugContext(const ModuleImage &image);
   std::optional<uint64_t> pdbFunctionStart(const ModuleImage &image, uint64_t address) const;
   bool dwarfReadableAt(const ModuleImage &image, uint64_t fileAddress);
+  // Makes the image's module again on the whole of its DWARF, after a
+  // context on part of it (PrefetchedTwin::covering) met an address past it.
+  void readWholeDwarf(const ModuleImage &image);
 
   // A file's decompressed twin, by the file: read by the contexts below.
-  const ModuleImage *decompressedTwin(const ModuleImage &file);
+  struct Twin {
+    const ModuleImage *image = nullptr;
+    std::optional<uint64_t> infoEnd; // PrefetchedTwin::View
+  };
+  Twin decompressedTwin(const ModuleImage &file);
   const DecompressedDebugCache *inflated_;
   bool readsVariables_;
   const SymbolMapCache *maps_;
   std::map<const ModuleImage *, std::optional<LoadedSymbolMap>> symbolMaps_;
   std::set<const ModuleImage *> remadeSymbolMaps_; // found damaged and made again
   std::map<const ModuleImage *, std::unique_ptr<ModuleImage>> twins_;
-  std::map<const ModuleImage *, std::future<std::unique_ptr<ModuleImage>>> pendingTwins_; // prefetchDebugInfo
+  struct Prefetched {
+    std::unique_ptr<PrefetchedTwin> twin;
+    bool read = false;            // a view taken
+    std::vector<uint64_t> expected; // file addresses (expect)
+  };
+  std::map<const ModuleImage *, Prefetched> prefetched_; // prefetchDebugInfo, by file
+  std::vector<std::unique_ptr<ModuleImage>> prefetchedViews_;
   // By image and whether its debug info is used (without: for code in units LLVM cannot parse).
   std::map<std::pair<const ModuleImage *, bool>, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
+  // Modules made on part of their DWARF, kept for what the walk holds of their contexts (readWholeDwarf).
+  std::vector<std::unique_ptr<llvm::symbolize::SymbolizableModule>> partialModules_;
   std::map<const ModuleImage *, std::string> unusableSymbols_;
   // By image, file address and whether debug info was used (Module::debugInfoRefused).
   std::map<std::tuple<const ModuleImage *, uint64_t, bool>, std::vector<SourceFrame>> cache_;

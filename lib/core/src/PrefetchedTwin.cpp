@@ -1,0 +1,257 @@
+#include "PrefetchedTwin.h"
+
+#include "ZlibStream.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
+#include "llvm/DebugInfo/DWARF/DWARFDebugArangeSet.h"
+#include "llvm/Support/Endian.h"
+
+#include <algorithm>
+#include <system_error>
+
+using namespace llvm;
+
+namespace stackwalk {
+namespace {
+
+// .debug_info arrives in pieces this large: a reader waits at most the time
+// one takes to inflate (about 0.25 ms), and the thread checks between them
+// whether to pause or stop.
+constexpr uint64_t InfoPiece = 128 << 10;
+
+size_t indexOf(const TwinLayout &layout, StringRef name) {
+  const std::vector<TwinSection> &sections = layout.sections();
+  for (size_t i = 0; i < sections.size(); ++i)
+    if (sections[i].name == name) return i;
+  return sections.size();
+}
+
+// The last unit (by offset) that .debug_aranges says holds any of these file
+// addresses, read with DWARFDebugAranges::extract's parser and stopping rule;
+// nullopt when it leaves one out (LLVM would then look for it in the units'
+// own address ranges, all of them).
+std::optional<uint64_t> lastUnitHolding(StringRef aranges, std::span<const uint64_t> fileAddresses) {
+  std::vector<uint64_t> addresses(fileAddresses.begin(), fileAddresses.end());
+  std::sort(addresses.begin(), addresses.end());
+  addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
+  std::vector<bool> held(addresses.size());
+  uint64_t last = 0;
+  DWARFDataExtractor data(aranges, /*IsLittleEndian=*/true, 0);
+  uint64_t offset = 0;
+  DWARFDebugArangeSet set;
+  while (data.isValidOffset(offset)) {
+    if (Error err = set.extract(data, &offset, [](Error warning) { consumeError(std::move(warning)); })) {
+      consumeError(std::move(err));
+      break;
+    }
+    for (const DWARFDebugArangeSet::Descriptor &range : set.descriptors())
+      for (auto at = std::lower_bound(addresses.begin(), addresses.end(), range.Address);
+           at != addresses.end() && *at - range.Address < range.Length; ++at) {
+        held[at - addresses.begin()] = true;
+        last = std::max(last, set.getCompileUnitDIEOffset());
+      }
+  }
+  if (std::find(held.begin(), held.end(), false) != held.end()) return std::nullopt;
+  return last;
+}
+
+} // namespace
+
+std::unique_ptr<PrefetchedTwin> PrefetchedTwin::start(const ModuleImage &file, uint64_t maxDebugBytes,
+                                                      TwinSections which, const std::string &name,
+                                                      uint64_t infoAhead) {
+  auto layout = TwinLayout::of(file, maxDebugBytes, which);
+  if (!layout) {
+    consumeError(layout.takeError());
+    return nullptr;
+  }
+  std::unique_ptr<TwinBuffer> buffer = TwinBuffer::make(layout->size(), layout->viewTablesSize(), name);
+  if (!buffer) return nullptr;
+  layout->writeTables(buffer->bytes());
+  std::unique_ptr<PrefetchedTwin> twin(new PrefetchedTwin(file, std::move(*layout), std::move(buffer), infoAhead));
+  try {
+    twin->others_ = std::thread(&PrefetchedTwin::fillOthers, twin.get());
+    twin->inflater_ = std::thread(&PrefetchedTwin::inflateInfo, twin.get());
+  } catch (const std::system_error &) {
+    return nullptr; // no thread to spare: the twin is made when it is needed
+  }
+  return twin;
+}
+
+PrefetchedTwin::PrefetchedTwin(const ModuleImage &file, TwinLayout layout, std::unique_ptr<TwinBuffer> buffer,
+                               uint64_t infoAhead)
+    : file_(file), layout_(std::move(layout)), buffer_(std::move(buffer)), info_(indexOf(layout_, ".debug_info")) {
+  if (info_ < layout_.sections().size()) infoSize_ = layout_.sections()[info_].size;
+  infoWanted_ = std::min(infoAhead, infoSize_);
+}
+
+PrefetchedTwin::~PrefetchedTwin() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (others_.joinable()) others_.join();
+  if (inflater_.joinable()) inflater_.join();
+}
+
+void PrefetchedTwin::fillOthers() {
+  Error errors = Error::success();
+  for (size_t i = 0; i < layout_.sections().size(); ++i)
+    if (i != info_) errors = joinErrors(std::move(errors), fillSection(file_, layout_.sections()[i], buffer_->bytes()));
+  bool failed = bool(errors);
+  consumeError(std::move(errors));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    othersDone_ = true;
+    othersFailed_ = failed;
+  }
+  changed_.notify_all();
+}
+
+void PrefetchedTwin::inflateInfo() {
+  if (info_ == layout_.sections().size()) return; // no .debug_info: nothing to wait for (infoSize_ 0)
+  const TwinSection &info = layout_.sections()[info_];
+  MutableArrayRef<uint8_t> out = buffer_->bytes().slice(info.offset, info.size);
+  std::unique_ptr<ZlibStream> stream;
+  if (info.compressed && info.compression == ELF::ELFCOMPRESS_ZLIB) stream = ZlibStream::open(arrayRefFromStringRef(info.stream));
+  if (!stream) { // not zlib, or no ISA-L: at once
+    Error filled = fillSection(file_, info, buffer_->bytes());
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      infoFailed_ = bool(filled);
+      if (!filled) infoReady_ = infoSize_;
+    }
+    consumeError(std::move(filled));
+    changed_.notify_all();
+    return;
+  }
+  uint64_t ready = 0;
+  while (ready < infoSize_) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return stopping_ || infoReady_ < infoWanted_; });
+      if (stopping_) return;
+    }
+    MutableArrayRef<uint8_t> piece = out.slice(ready, std::min(InfoPiece, infoSize_ - ready));
+    Expected<size_t> written = stream->inflate(piece);
+    // The last piece ends the stream, its checksum checked; no piece falls short.
+    bool inflated = written && *written == piece.size() && (ready + piece.size() < infoSize_ || stream->finished());
+    if (!written) consumeError(written.takeError());
+    if (inflated) ready += piece.size();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      infoFailed_ = !inflated;
+      infoReady_ = ready;
+    }
+    changed_.notify_all();
+    if (!inflated) break;
+  }
+  file_.releaseFilePages(info.stream);
+}
+
+uint64_t PrefetchedTwin::waitForInfo(uint64_t bytes) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (infoWanted_ < bytes) {
+    infoWanted_ = bytes;
+    changed_.notify_all();
+  }
+  changed_.wait(lock, [&] { return infoReady_ >= bytes || infoFailed_; });
+  return infoReady_;
+}
+
+bool PrefetchedTwin::waitForOthers() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return othersDone_; });
+  return !othersFailed_;
+}
+
+bool PrefetchedTwin::busy() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !othersDone_ || (!infoFailed_ && infoReady_ < infoWanted_);
+}
+
+PrefetchedTwin::View PrefetchedTwin::whole() {
+  if (!waitForOthers() || waitForInfo(infoSize_) < infoSize_) return {};
+  return view(infoSize_);
+}
+
+PrefetchedTwin::View PrefetchedTwin::covering(std::span<const uint64_t> fileAddresses) {
+  size_t aranges = indexOf(layout_, ".debug_aranges");
+  // A second partial view would rewrite the first one's section table: the whole twin then.
+  if (viewTablesWritten_ || aranges == layout_.sections().size() || !waitForOthers()) return whole();
+  const TwinSection &section = layout_.sections()[aranges];
+  StringRef bytes(reinterpret_cast<const char *>(buffer_->bytes().data()) + section.offset, section.size);
+  std::optional<uint64_t> lastUnit = lastUnitHolding(bytes, fileAddresses);
+  std::optional<uint64_t> end = lastUnit ? unitsEnd(*lastUnit) : std::nullopt;
+  if (!end || *end >= infoSize_) return whole();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    infoWanted_ = *end; // pause: whole() asks for the rest
+  }
+  return view(*end);
+}
+
+std::optional<uint64_t> PrefetchedTwin::unitsEnd(uint64_t lastUnit) {
+  const uint8_t *info = buffer_->bytes().data() + layout_.sections()[info_].offset;
+  uint64_t ready = 0, offset = 0;
+  // Where the unit at `offset` ends, when its length has arrived; nullopt when it is malformed.
+  auto unitEnd = [&]() -> std::optional<uint64_t> {
+    uint64_t length = support::endian::read32le(info + offset), header = 4;
+    if (length == 0xffffffff) { // DWARF64
+      if (ready < offset + 12) return std::nullopt;
+      length = support::endian::read64le(info + offset + 4);
+      header = 12;
+    } else if (length >= 0xfffffff0) {
+      return std::nullopt; // reserved
+    }
+    if (length > infoSize_ - offset - header) return std::nullopt;
+    return offset + header + length;
+  };
+  // Each unit from the first: only its length says where the next begins.
+  bool reached = false;
+  while (offset <= lastUnit) {
+    reached = offset == lastUnit;
+    if (ready < offset + 12 && ready < infoSize_) ready = waitForInfo(std::min(offset + 12, infoSize_));
+    if (ready < offset + 4) return std::nullopt;
+    std::optional<uint64_t> next = unitEnd();
+    if (!next) return std::nullopt;
+    offset = *next;
+  }
+  ready = waitForInfo(offset);
+  if (!reached || ready < offset) return std::nullopt;
+  // The units after it that have arrived cost nothing more to take.
+  while (offset + 12 <= ready) {
+    std::optional<uint64_t> next = unitEnd();
+    if (!next || *next > ready) break;
+    offset = *next;
+  }
+  return offset;
+}
+
+PrefetchedTwin::View PrefetchedTwin::view(uint64_t infoBytes) {
+  StringRef bytes(reinterpret_cast<const char *>(buffer_->bytes().data()), buffer_->bytes().size());
+  std::string name = buffer_->getBufferIdentifier().str();
+  View made;
+  if (infoBytes < infoSize_) {
+    MutableArrayRef<uint8_t> lead = buffer_->leadBytes();
+    layout_.writeViewTables(lead, info_, infoBytes);
+    viewTablesWritten_ = true;
+    bytes = StringRef(reinterpret_cast<const char *>(lead.data()), lead.size() + bytes.size());
+    name += " (first units)";
+    made.infoEnd = infoBytes;
+  } else {
+    file_.releaseCompressedPages(); // nothing reads them again
+  }
+  auto image = ModuleImage::fromFileBuffer(MemoryBuffer::getMemBuffer(bytes, name, /*RequiresNullTerminator=*/false), name);
+  if (!image) {
+    consumeError(image.takeError());
+    return {};
+  }
+  made.image = std::move(*image);
+  return made;
+}
+
+} // namespace stackwalk

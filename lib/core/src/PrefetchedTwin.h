@@ -1,0 +1,86 @@
+// A debug file's decompressed twin (DebugSectionTwin.h) made on two other
+// threads while the walk unwinds: one fills every section but .debug_info,
+// the other inflates .debug_info a piece at a time, in order (ZlibStream), so
+// that the walk can read the units its frames are in as soon as they have
+// arrived, and need not wait for the rest. On a cold walk of a small dump,
+// inflating libc's .debug_info (5.8 MB) was the critical path; its frames'
+// units end at 72% of it (the last, clone3's; 2026-11-29).
+//
+// A view of the twin that holds .debug_info's first units only (covering) is
+// an ELF file of its own whose section table says so; LLVM then reads those
+// units and no others, and the Symbolizer makes a context on the whole twin
+// when an address needs a unit past them (DwarfUnitCheck::Verdict).
+#pragma once
+
+#include "stackwalk/core/DebugSectionTwin.h"
+#include "stackwalk/core/ModuleImage.h"
+
+#include "TwinLayout.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+
+namespace stackwalk {
+
+class PrefetchedTwin {
+public:
+  // Starts making the twin of `file` (which must outlive it), inflating the
+  // first `infoAhead` bytes of .debug_info before a reader asks for more (a
+  // walk: all of it, which it will mostly read); null when the file has no
+  // twin (DebugSectionTwin.h's errors) or no thread can be started.
+  static std::unique_ptr<PrefetchedTwin> start(const ModuleImage &file, uint64_t maxDebugBytes, TwinSections which,
+                                               const std::string &name, uint64_t infoAhead = UINT64_MAX);
+  // Stops the threads: the inflating one after its current piece.
+  ~PrefetchedTwin();
+
+  struct View {
+    std::unique_ptr<ModuleImage> image; // null when the twin cannot be made
+    // Where its .debug_info ends when that is before the section's end.
+    std::optional<uint64_t> infoEnd;
+  };
+  // The twin whole, once made.
+  View whole();
+  // The twin as far as .debug_info's units that .debug_aranges says hold
+  // these file addresses (and any after them that have arrived), once they
+  // have; whole when .debug_aranges leaves an address out. The inflating
+  // thread then pauses until whole() asks for the rest.
+  View covering(std::span<const uint64_t> fileAddresses);
+  // Whether a thread is still at work (not paused, finished or failed).
+  bool busy() const;
+
+private:
+  PrefetchedTwin(const ModuleImage &file, TwinLayout layout, std::unique_ptr<TwinBuffer> buffer, uint64_t infoAhead);
+  void fillOthers();
+  void inflateInfo();
+  // Blocks until .debug_info's first `bytes` are in (or it failed); how many
+  // are, which is at least `bytes` unless it failed.
+  uint64_t waitForInfo(uint64_t bytes);
+  bool waitForOthers();
+  // Where the unit at .debug_info's offset `lastUnit` ends (or a later one:
+  // those that have arrived), once it has; nullopt when no unit starts there,
+  // or the units before it do not parse.
+  std::optional<uint64_t> unitsEnd(uint64_t lastUnit);
+  View view(uint64_t infoBytes);
+
+  const ModuleImage &file_;
+  TwinLayout layout_;
+  std::unique_ptr<TwinBuffer> buffer_;
+  size_t info_; // .debug_info's index in the layout; the sections' count when it has none
+  uint64_t infoSize_ = 0;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  uint64_t infoReady_ = 0;  // bytes of .debug_info in place
+  uint64_t infoWanted_ = 0; // the inflating thread pauses here until more is wanted
+  bool infoFailed_ = false, othersDone_ = false, othersFailed_ = false, stopping_ = false;
+  bool viewTablesWritten_ = false; // the lead's tables describe a partial view (covering)
+  std::thread others_, inflater_;
+};
+
+} // namespace stackwalk

@@ -1,0 +1,157 @@
+// PrefetchedTwin and ZlibStream: .debug_info arrives in order, a view holds
+// the units its addresses need and ends where a unit does, and the
+// Symbolizer names frames through such a view, and past it, as it does
+// through a twin made whole (glibc's debug file from the unpacked test dumps).
+#include "PrefetchedTwin.h"
+#include "ZlibStream.h"
+
+#include "stackwalk/core/DebugSectionTwin.h"
+#include "stackwalk/core/Symbolizer.h"
+
+#include "ModuleFiles.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/DebugInfo/DWARF/DWARFCompileUnit.h"
+#include "llvm/DebugInfo/DWARF/DWARFContext.h"
+#include "llvm/Support/Compression.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using namespace stackwalk;
+using namespace llvm;
+
+namespace {
+
+// File addresses in glibc: in __futex_abstimed_wait_common, whose unit lies
+// 30% into .debug_info, and in clone3, whose unit lies at 72%.
+constexpr uint64_t FutexWait = 0x85f16, Clone3 = 0x1098eb;
+
+std::string section(const ModuleImage &image, const char *name) {
+  auto found = image.section(name);
+  return found ? found->data.str() : "(none)";
+}
+
+std::string describe(const std::vector<SourceFrame> &frames) {
+  std::string text;
+  for (const SourceFrame &frame : frames)
+    text += frame.function + " " + std::to_string(frame.functionStart.value_or(0)) + " " + frame.file + ":" +
+            std::to_string(frame.line.value_or(0)) + (frame.inlined ? " inlined; " : "; ");
+  return text;
+}
+
+} // namespace
+
+TEST_CASE("a view of a prefetched twin holds the units its addresses are in, up to a unit's end, and the rest later") {
+  if (!sys::fs::exists(test::libcDebugPath)) {
+    WARN("skipped: " << test::libcDebugPath << " is not unpacked");
+    return;
+  }
+  auto debug = ModuleImage::open(test::libcDebugPath);
+  REQUIRE(bool(debug));
+  auto plain = debugSectionTwinImage(**debug, UINT64_MAX, "plain", TwinSections::WithoutLocationLists);
+  REQUIRE(plain);
+  std::string info = section(*plain, ".debug_info");
+  // Nothing of .debug_info inflated before the view asks: what it holds is what it needed.
+  auto twin = PrefetchedTwin::start(**debug, UINT64_MAX, TwinSections::WithoutLocationLists, "twin", /*infoAhead=*/0);
+  REQUIRE(twin);
+  std::vector<uint64_t> addresses{FutexWait};
+  PrefetchedTwin::View first = twin->covering(addresses);
+  REQUIRE(first.image);
+  REQUIRE(first.infoEnd);
+  CHECK_FALSE(twin->busy()); // paused until the rest is asked for
+  CHECK(section(*first.image, ".debug_info") == info.substr(0, *first.infoEnd));
+  CHECK(section(*first.image, ".debug_line") == section(*plain, ".debug_line"));
+  CHECK(section(*first.image, ".debug_str") == section(*plain, ".debug_str"));
+
+  auto whole = DWARFContext::create(plain->object());
+  DWARFCompileUnit *unit = whole->getCompileUnitForCodeAddress(FutexWait);
+  REQUIRE(unit);
+  CHECK(unit->getNextUnitOffset() <= *first.infoEnd);
+  DWARFUnit *next = whole->getNormalUnitsVector().getUnitForOffset(*first.infoEnd);
+  REQUIRE(next);
+  CHECK(next->getOffset() == *first.infoEnd); // a unit starts where the view ends
+  CHECK(*first.infoEnd < info.size() * 2 / 5); // the unit at 30%, and what arrived with it
+  CHECK_FALSE(whole->getCompileUnitForCodeAddress(Clone3)->getOffset() < *first.infoEnd);
+
+  auto partial = DWARFContext::create(first.image->object());
+  CHECK(partial->getNumCompileUnits() < whole->getNumCompileUnits());
+  DILineInfoSpecifier spec(DILineInfoSpecifier::FileLineInfoKind::AbsoluteFilePath,
+                           DILineInfoSpecifier::FunctionNameKind::LinkageName);
+  object::SectionedAddress at{FutexWait, object::SectionedAddress::UndefSection};
+  DILineInfo fromPartial = partial->getLineInfoForAddress(at, spec), fromWhole = whole->getLineInfoForAddress(at, spec);
+  CHECK(fromPartial.FunctionName == fromWhole.FunctionName);
+  CHECK(fromPartial.FileName == fromWhole.FileName);
+  CHECK(fromPartial.Line == fromWhole.Line);
+  CHECK(fromPartial.Line != 0);
+
+  PrefetchedTwin::View all = twin->whole();
+  REQUIRE(all.image);
+  CHECK_FALSE(all.infoEnd);
+  CHECK(section(*all.image, ".debug_info") == info);
+  CHECK(section(*first.image, ".debug_info") == info.substr(0, *first.infoEnd)); // the first view unchanged
+}
+
+TEST_CASE("a prefetched debug file names the expected addresses, and addresses past their units, as one read whole") {
+  if (!sys::fs::exists(test::libcPath) || !sys::fs::exists(test::libcDebugPath)) {
+    WARN("skipped: " << test::libcPath << " or its debug file is not unpacked");
+    return;
+  }
+  std::shared_ptr<Module> module = test::moduleOf(test::libcPath, test::libcDebugPath);
+  REQUIRE(module);
+  REQUIRE(module->loadBias() == 0);
+  Symbolizer prefetching(uint64_t(2) << 30, nullptr, /*readsVariables=*/false), plain;
+  prefetching.prefetchDebugInfo(*module);
+  prefetching.expect(*module, FutexWait);
+  std::string named = describe(prefetching.symbolize(*module, FutexWait));
+  CHECK(named.find("__futex_abstimed_wait_common64") != std::string::npos);
+  CHECK(named == describe(plain.symbolize(*module, FutexWait)));
+  CHECK(prefetching.prefetchedFiles() == 0);
+  // Past the units the first name read (when .debug_info had not all arrived by then).
+  CHECK(describe(prefetching.symbolize(*module, Clone3)) == describe(plain.symbolize(*module, Clone3)));
+  CHECK(prefetching.dwarf(*module, Clone3) != nullptr);
+  size_t differ = 0;
+  for (uint64_t address = 0x28000; address < 0x180000; address += 0x1357)
+    differ += describe(prefetching.symbolize(*module, address)) != describe(plain.symbolize(*module, address));
+  CHECK(differ == 0);
+}
+
+TEST_CASE("a zlib stream inflates a piece at a time, ends where it does, and a wrong checksum or an early end is an error") {
+  std::string text;
+  for (int i = 0; i < 50000; ++i) text += std::to_string(i * 7919 % 10007) + ' ';
+  SmallVector<uint8_t, 0> zlib;
+  compression::zlib::compress(arrayRefFromStringRef(text), zlib);
+  auto stream = ZlibStream::open(zlib);
+  if (!stream) {
+    WARN("skipped: libisal.so.2 cannot be loaded");
+    return;
+  }
+  std::string out(text.size(), '\0');
+  for (size_t at = 0; at < out.size();) {
+    size_t piece = std::min<size_t>(1000, out.size() - at);
+    auto written = stream->inflate({reinterpret_cast<uint8_t *>(out.data()) + at, piece});
+    REQUIRE(bool(written));
+    REQUIRE(*written == piece);
+    at += piece;
+  }
+  CHECK(out == text);
+  CHECK(stream->finished());
+
+  auto inflateAll = [&](ArrayRef<uint8_t> bytes, size_t size) -> Expected<size_t> {
+    std::string scratch(size, '\0');
+    return ZlibStream::open(bytes)->inflate({reinterpret_cast<uint8_t *>(scratch.data()), scratch.size()});
+  };
+  SmallVector<uint8_t, 0> wrongChecksum = zlib;
+  wrongChecksum.back() ^= 1;
+  auto checked = inflateAll(wrongChecksum, text.size());
+  CHECK_FALSE(bool(checked));
+  consumeError(checked.takeError());
+  auto early = inflateAll(ArrayRef<uint8_t>(zlib).drop_back(10), text.size());
+  CHECK_FALSE(bool(early));
+  consumeError(early.takeError());
+  auto shorter = inflateAll(zlib, text.size() + 100); // the stream ends before the output does
+  REQUIRE(bool(shorter));
+  CHECK(*shorter == text.size());
+}
