@@ -112,53 +112,62 @@ void PrefetchedTwin::fillOthers() {
 }
 
 void PrefetchedTwin::inflateInfo() {
-  if (info_ == layout_.sections().size()) return; // no .debug_info: nothing to wait for (infoSize_ 0)
+  std::unique_lock<std::mutex> lock(mutex_); // driving_ is set: readers wait until it is not
+  if (info_ == layout_.sections().size()) { // no .debug_info: nothing to wait for (infoSize_ 0)
+    driving_ = false;
+    return;
+  }
   const TwinSection &info = layout_.sections()[info_];
-  MutableArrayRef<uint8_t> out = buffer_->bytes().slice(info.offset, info.size);
-  std::unique_ptr<ZlibStream> stream;
-  if (info.compressed && info.compression == ELF::ELFCOMPRESS_ZLIB) stream = ZlibStream::open(arrayRefFromStringRef(info.stream));
-  if (!stream) { // not zlib, or no ISA-L: at once
+  lock.unlock();
+  if (info.compressed && info.compression == ELF::ELFCOMPRESS_ZLIB)
+    stream_ = ZlibStream::open(arrayRefFromStringRef(info.stream));
+  if (!stream_) { // not zlib, or no ISA-L: at once
     Error filled = fillSection(file_, info, buffer_->bytes());
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      infoFailed_ = bool(filled);
-      if (!filled) infoReady_ = infoSize_;
-    }
+    lock.lock();
+    infoFailed_ = bool(filled);
+    if (!filled) infoReady_ = infoSize_;
+    driving_ = false;
     consumeError(std::move(filled));
     changed_.notify_all();
     return;
   }
-  uint64_t ready = 0;
-  while (ready < infoSize_) {
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [&] { return stopping_ || infoReady_ < infoWanted_; });
-      if (stopping_) return;
-    }
-    MutableArrayRef<uint8_t> piece = out.slice(ready, std::min(InfoPiece, infoSize_ - ready));
-    Expected<size_t> written = stream->inflate(piece);
+  lock.lock();
+  drive(lock);
+}
+
+void PrefetchedTwin::drive(std::unique_lock<std::mutex> &lock) {
+  const TwinSection &info = layout_.sections()[info_];
+  while (!stopping_ && !infoFailed_ && infoReady_ < infoWanted_) {
+    uint64_t ready = infoReady_;
+    lock.unlock();
+    MutableArrayRef<uint8_t> piece =
+        buffer_->bytes().slice(info.offset + ready, std::min(InfoPiece, infoSize_ - ready));
+    Expected<size_t> written = stream_->inflate(piece);
     // The last piece ends the stream, its checksum checked; no piece falls short.
-    bool inflated = written && *written == piece.size() && (ready + piece.size() < infoSize_ || stream->finished());
+    bool inflated = written && *written == piece.size() && (ready + piece.size() < infoSize_ || stream_->finished());
     if (!written) consumeError(written.takeError());
-    if (inflated) ready += piece.size();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      infoFailed_ = !inflated;
-      infoReady_ = ready;
-    }
+    if (inflated && ready + piece.size() == infoSize_) file_.releaseFilePages(info.stream); // read for the last time
+    lock.lock();
+    infoFailed_ = !inflated;
+    if (inflated) infoReady_ = ready + piece.size();
     changed_.notify_all();
-    if (!inflated) break;
   }
-  file_.releaseFilePages(info.stream);
+  driving_ = false;
 }
 
 uint64_t PrefetchedTwin::waitForInfo(uint64_t bytes) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (infoWanted_ < bytes) {
-    infoWanted_ = bytes;
-    changed_.notify_all();
+  infoWanted_ = std::max(infoWanted_, bytes);
+  while (infoReady_ < bytes && !infoFailed_) {
+    if (driving_) {
+      changed_.wait(lock);
+    } else if (stream_) { // the thread has paused and gone: this one inflates what it needs
+      driving_ = true;
+      drive(lock);
+    } else {
+      break; // nothing left to inflate it
+    }
   }
-  changed_.wait(lock, [&] { return infoReady_ >= bytes || infoFailed_; });
   return infoReady_;
 }
 
@@ -170,7 +179,7 @@ bool PrefetchedTwin::waitForOthers() {
 
 bool PrefetchedTwin::busy() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return !othersDone_ || (!infoFailed_ && infoReady_ < infoWanted_);
+  return !othersDone_ || driving_;
 }
 
 PrefetchedTwin::View PrefetchedTwin::whole() {
@@ -189,7 +198,7 @@ PrefetchedTwin::View PrefetchedTwin::covering(std::span<const uint64_t> fileAddr
   if (!end || *end >= infoSize_) return whole();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    infoWanted_ = *end; // pause: whole() asks for the rest
+    infoWanted_ = *end; // the thread stops after its piece at hand: whole() inflates the rest
   }
   return view(*end);
 }

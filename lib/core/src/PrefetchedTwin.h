@@ -16,6 +16,7 @@
 #include "stackwalk/core/ModuleImage.h"
 
 #include "TwinLayout.h"
+#include "ZlibStream.h"
 
 #include <condition_variable>
 #include <cstdint>
@@ -36,7 +37,7 @@ public:
   // twin (DebugSectionTwin.h's errors) or no thread can be started.
   static std::unique_ptr<PrefetchedTwin> start(const ModuleImage &file, uint64_t maxDebugBytes, TwinSections which,
                                                const std::string &name, uint64_t infoAhead = UINT64_MAX);
-  // Stops the threads: the inflating one after its current piece.
+  // Stops the threads: the inflating one after its piece at hand.
   ~PrefetchedTwin();
 
   struct View {
@@ -49,15 +50,21 @@ public:
   // The twin as far as .debug_info's units that .debug_aranges says hold
   // these file addresses (and any after them that have arrived), once they
   // have; whole when .debug_aranges leaves an address out. The inflating
-  // thread then pauses until whole() asks for the rest.
+  // thread then ends, and whole() inflates the rest on the caller's thread:
+  // no thread waits idle for a rest that is seldom wanted.
   View covering(std::span<const uint64_t> fileAddresses);
-  // Whether a thread is still at work (not paused, finished or failed).
+  // Whether a thread is still at work (not ended, finished or failed).
   bool busy() const;
 
 private:
   PrefetchedTwin(const ModuleImage &file, TwinLayout layout, std::unique_ptr<TwinBuffer> buffer, uint64_t infoAhead);
   void fillOthers();
+  // The thread's: inflates .debug_info as far as it is wanted, then ends.
   void inflateInfo();
+  // Inflates .debug_info a piece at a time until it holds the bytes wanted;
+  // with the lock held and driving_ set, which it clears. The thread drives,
+  // and once it has ended, a reader that wants more.
+  void drive(std::unique_lock<std::mutex> &lock);
   // Blocks until .debug_info's first `bytes` are in (or it failed); how many
   // are, which is at least `bytes` unless it failed.
   uint64_t waitForInfo(uint64_t bytes);
@@ -74,10 +81,13 @@ private:
   size_t info_; // .debug_info's index in the layout; the sections' count when it has none
   uint64_t infoSize_ = 0;
 
+  std::unique_ptr<ZlibStream> stream_; // .debug_info's, when it is inflated a piece at a time
+
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   uint64_t infoReady_ = 0;  // bytes of .debug_info in place
-  uint64_t infoWanted_ = 0; // the inflating thread pauses here until more is wanted
+  uint64_t infoWanted_ = 0; // inflated no further until more is wanted
+  bool driving_ = true;     // a thread is inflating .debug_info (first the one started for it)
   bool infoFailed_ = false, othersDone_ = false, othersFailed_ = false, stopping_ = false;
   bool viewTablesWritten_ = false; // the lead's tables describe a partial view (covering)
   std::thread others_, inflater_;
