@@ -7,9 +7,11 @@
 #include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
 #include "llvm/DebugInfo/DWARF/DWARFDebugArangeSet.h"
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <system_error>
+#include <unistd.h>
 
 using namespace llvm;
 
@@ -146,13 +148,26 @@ void PrefetchedTwin::drive(std::unique_lock<std::mutex> &lock) {
     // The last piece ends the stream, its checksum checked; no piece falls short.
     bool inflated = written && *written == piece.size() && (ready + piece.size() < infoSize_ || stream_->finished());
     if (!written) consumeError(written.takeError());
-    if (inflated && ready + piece.size() == infoSize_) file_.releaseFilePages(info.stream); // read for the last time
+    releaseReadInput();
     lock.lock();
     infoFailed_ = !inflated;
     if (inflated) infoReady_ = ready + piece.size();
     changed_.notify_all();
   }
   driving_ = false;
+}
+
+// As fillSection does for a section inflated at once: the peak holds the
+// twin and the compressed bytes still to read, not all of both. In whole pages
+// from where the last call stopped, so none is left behind half released.
+void PrefetchedTwin::releaseReadInput() {
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  StringRef input = layout_.sections()[info_].stream;
+  uintptr_t start = alignTo(uintptr_t(input.data()), page), end = alignDown(uintptr_t(input.data()) + stream_->consumed(), page);
+  start = std::max(start, inputReleasedTo_);
+  if (start >= end) return;
+  file_.releaseFilePages(StringRef(reinterpret_cast<const char *>(start), end - start));
+  inputReleasedTo_ = end;
 }
 
 uint64_t PrefetchedTwin::waitForInfo(uint64_t bytes) {

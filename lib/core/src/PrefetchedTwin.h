@@ -65,6 +65,8 @@ private:
   // with the lock held and driving_ set, which it clears. The thread drives,
   // and once it has ended, a reader that wants more.
   void drive(std::unique_lock<std::mutex> &lock);
+  // Lets the kernel drop the file pages of the compressed .debug_info the stream has read.
+  void releaseReadInput();
   // Blocks until .debug_info's first `bytes` are in (or it failed); how many
   // are, which is at least `bytes` unless it failed.
   uint64_t waitForInfo(uint64_t bytes);
@@ -82,6 +84,7 @@ private:
   uint64_t infoSize_ = 0;
 
   std::unique_ptr<ZlibStream> stream_; // .debug_info's, when it is inflated a piece at a time
+  uintptr_t inputReleasedTo_ = 0;      // its input's file pages before this address are released (the driver's)
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;

@@ -45,6 +45,7 @@ private:
 struct ZlibStream::State {
   const IsalLibrary &isal;
   inflate_state inflater;
+  size_t inputSize;
   bool failed = false;
 };
 
@@ -54,7 +55,7 @@ ZlibStream::~ZlibStream() = default;
 std::unique_ptr<ZlibStream> ZlibStream::open(llvm::ArrayRef<uint8_t> input) {
   const IsalLibrary *isal = IsalLibrary::get();
   if (!isal || input.size() > UINT32_MAX) return nullptr; // ISA-L counts its input in 32 bits
-  auto state = std::unique_ptr<State>(new State{*isal, {}});
+  auto state = std::unique_ptr<State>(new State{*isal, {}, input.size()});
   isal->inflateInit(&state->inflater);
   state->inflater.crc_flag = ISAL_ZLIB; // the zlib header and Adler-32 trailer, checked
   state->inflater.next_in = const_cast<uint8_t *>(input.data());
@@ -86,5 +87,7 @@ llvm::Expected<size_t> ZlibStream::inflate(llvm::MutableArrayRef<uint8_t> out) {
 }
 
 bool ZlibStream::finished() const { return state_->inflater.block_state == ISAL_BLOCK_FINISH; }
+
+size_t ZlibStream::consumed() const { return state_->inputSize - state_->inflater.avail_in; }
 
 } // namespace stackwalk

@@ -31,6 +31,8 @@ public:
   llvm::Expected<size_t> inflate(llvm::MutableArrayRef<uint8_t> out);
   // Whether the stream's end has been read and its checksum checked.
   bool finished() const;
+  // How many bytes of the input it has read, which it reads no more.
+  size_t consumed() const;
 
 private:
   struct State;
