@@ -165,6 +165,7 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
 Symbolizer::Twin Symbolizer::decompressedTwin(const ModuleImage &file) {
   if (auto found = prefetched_.find(&file); found != prefetched_.end()) {
     Prefetched &prefetched = found->second;
+    if (!prefetched.read && prefetched.twin->busy()) prepareExpectedModules(); // while it arrives
     bool partial = !prefetched.read && !readsVariables_ && !prefetched.expected.empty();
     PrefetchedTwin::View view = partial ? prefetched.twin->covering(prefetched.expected) : prefetched.twin->whole();
     prefetched.read = true;
@@ -199,9 +200,23 @@ void Symbolizer::prefetchDebugInfo(const Module &module) {
 }
 
 void Symbolizer::expect(const Module &module, uint64_t address) {
-  if (prefetched_.empty() || !module.image || module.debugInfoRefused) return;
+  if (prefetched_.empty() || !module.image) return;
+  expectedModules_.insert({module.image.get(), !module.debugInfoRefused});
+  if (module.debugInfoRefused) return;
   auto found = prefetched_.find(&dwarfSourceOf(*module.image));
   if (found != prefetched_.end() && !found->second.read) found->second.expected.push_back(address - module.loadBias());
+}
+
+// What a cold walk did once the first twin was in: the walk waits for it
+// idle, and names frames of these modules soon after.
+void Symbolizer::prepareExpectedModules() {
+  std::set<std::pair<const ModuleImage *, bool>> expected;
+  expected.swap(expectedModules_);
+  for (auto [image, withDebugInfo] : expected) {
+    if (modules_.count({image, withDebugInfo})) continue;
+    auto prefetched = withDebugInfo ? prefetched_.find(&dwarfSourceOf(*image)) : prefetched_.end();
+    if (prefetched == prefetched_.end() || prefetched->second.read) moduleFor(*image, withDebugInfo);
+  }
 }
 
 bool Symbolizer::inflating() const {

@@ -77,7 +77,8 @@ public:
   // address): a prefetched debug file is read as far as the units that hold
   // the addresses expected before its first name, and the rest inflated only
   // when an address needs it (PrefetchedTwin.h). Without --args only: their
-  // reader looks at each thread's DWARF before the next one is unwound.
+  // reader looks at each thread's DWARF before the next one is unwound. The
+  // other modules expected are made while the first twin arrives.
   void expect(const Module &module, uint64_t address);
   // Whether a prefetched file is still inflating, not yet read.
   bool inflating() const;
@@ -104,6 +105,9 @@ private:
   std::unique_ptr<llvm::DIContext> debugContext(const ModuleImage &image);
   std::optional<uint64_t> pdbFunctionStart(const ModuleImage &image, uint64_t address) const;
   bool dwarfReadableAt(const ModuleImage &image, uint64_t fileAddress);
+  // Makes the modules the walk expects to name (expect) that wait for no
+  // prefetched twin, their symbol tables read and DWARF contexts made.
+  void prepareExpectedModules();
   // Makes the image's module again on the whole of its DWARF, after a
   // context on part of it (PrefetchedTwin::covering) met an address past it.
   void readWholeDwarf(const ModuleImage &image);
@@ -126,6 +130,7 @@ private:
     std::vector<uint64_t> expected; // file addresses (expect)
   };
   std::map<const ModuleImage *, Prefetched> prefetched_; // prefetchDebugInfo, by file
+  std::set<std::pair<const ModuleImage *, bool>> expectedModules_; // expect: image, with debug info
   std::vector<std::unique_ptr<ModuleImage>> prefetchedViews_;
   // By image and whether its debug info is used (without: for code in units LLVM cannot parse).
   std::map<std::pair<const ModuleImage *, bool>, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
