@@ -1,5 +1,7 @@
 #include "stackwalk/core/DwarfUnitCheck.h"
 
+#include "ArangeSets.h"
+
 #include "llvm/BinaryFormat/Dwarf.h"
 #include "llvm/DebugInfo/DWARF/DWARFAbbreviationDeclaration.h"
 #include "llvm/DebugInfo/DWARF/DWARFCompileUnit.h"
@@ -264,21 +266,12 @@ bool lineTableReadable(DWARFUnit &unit) {
   return header ? lineProgramEnds(section, unit.isLittleEndian(), *header) : readable;
 }
 
-// The compile units .debug_aranges covers, read by the same parser and with
-// the same stopping rule as DWARFDebugAranges::extract.
+// The compile units .debug_aranges covers, as LLVM reads it.
 std::set<uint64_t> unitsWithAranges(const DWARFContext &context) {
   const DWARFObject &object = context.getDWARFObj();
-  DWARFDataExtractor data(object.getArangesSection(), object.isLittleEndian(), 0);
   std::set<uint64_t> units;
-  uint64_t offset = 0;
-  DWARFDebugArangeSet set;
-  while (data.isValidOffset(offset)) {
-    if (Error err = set.extract(data, &offset, [](Error warning) { consumeError(std::move(warning)); })) {
-      consumeError(std::move(err));
-      break;
-    }
-    units.insert(set.getCompileUnitDIEOffset());
-  }
+  forEachArangeSet(object.getArangesSection(), object.isLittleEndian(),
+                   [&](const DWARFDebugArangeSet &set) { units.insert(set.getCompileUnitDIEOffset()); });
   return units;
 }
 

@@ -1,11 +1,10 @@
 #include "PrefetchedTwin.h"
 
+#include "ArangeSets.h"
 #include "ZlibStream.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/ELF.h"
-#include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
-#include "llvm/DebugInfo/DWARF/DWARFDebugArangeSet.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -31,30 +30,22 @@ size_t indexOf(const TwinLayout &layout, StringRef name) {
 }
 
 // The last unit (by offset) that .debug_aranges says holds any of these file
-// addresses, read with DWARFDebugAranges::extract's parser and stopping rule;
-// nullopt when it leaves one out (LLVM would then look for it in the units'
-// own address ranges, all of them).
+// addresses, as LLVM reads it; nullopt when it leaves one out (LLVM would
+// then look for it in the units' own address ranges, all of them).
 std::optional<uint64_t> lastUnitHolding(StringRef aranges, std::span<const uint64_t> fileAddresses) {
   std::vector<uint64_t> addresses(fileAddresses.begin(), fileAddresses.end());
   std::sort(addresses.begin(), addresses.end());
   addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
   std::vector<bool> held(addresses.size());
   uint64_t last = 0;
-  DWARFDataExtractor data(aranges, /*IsLittleEndian=*/true, 0);
-  uint64_t offset = 0;
-  DWARFDebugArangeSet set;
-  while (data.isValidOffset(offset)) {
-    if (Error err = set.extract(data, &offset, [](Error warning) { consumeError(std::move(warning)); })) {
-      consumeError(std::move(err));
-      break;
-    }
+  forEachArangeSet(aranges, /*littleEndian=*/true, [&](const DWARFDebugArangeSet &set) {
     for (const DWARFDebugArangeSet::Descriptor &range : set.descriptors())
       for (auto at = std::lower_bound(addresses.begin(), addresses.end(), range.Address);
            at != addresses.end() && *at - range.Address < range.Length; ++at) {
         held[at - addresses.begin()] = true;
         last = std::max(last, set.getCompileUnitDIEOffset());
       }
-  }
+  });
   if (std::find(held.begin(), held.end(), false) != held.end()) return std::nullopt;
   return last;
 }

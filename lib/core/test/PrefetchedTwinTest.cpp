@@ -1,12 +1,11 @@
-// PrefetchedTwin and ZlibStream: .debug_info arrives in order, a view holds
-// the units its addresses need and ends where a unit does, and the
-// Symbolizer names frames through such a view, and past it, as it does
-// through a twin made whole (glibc's debug file from the unpacked test dumps).
+// PrefetchedTwin and ZlibStream: .debug_info arrives in order, and a view
+// holds the units its addresses need and ends where a unit does (glibc's
+// debug file from the unpacked test dumps). SymbolizerTest names frames
+// through such a view.
 #include "PrefetchedTwin.h"
 #include "ZlibStream.h"
 
 #include "stackwalk/core/DebugSectionTwin.h"
-#include "stackwalk/core/Symbolizer.h"
 
 #include "ModuleFiles.h"
 
@@ -25,21 +24,12 @@ using namespace llvm;
 
 namespace {
 
-// File addresses in glibc: in __futex_abstimed_wait_common, whose unit lies
-// 30% into .debug_info, and in clone3, whose unit lies at 72%.
-constexpr uint64_t FutexWait = 0x85f16, Clone3 = 0x1098eb;
+using test::Clone3;
+using test::FutexWait;
 
 std::string section(const ModuleImage &image, const char *name) {
   auto found = image.section(name);
   return found ? found->data.str() : "(none)";
-}
-
-std::string describe(const std::vector<SourceFrame> &frames) {
-  std::string text;
-  for (const SourceFrame &frame : frames)
-    text += frame.function + " " + std::to_string(frame.functionStart.value_or(0)) + " " + frame.file + ":" +
-            std::to_string(frame.line.value_or(0)) + (frame.inlined ? " inlined; " : "; ");
-  return text;
 }
 
 } // namespace
@@ -92,30 +82,6 @@ TEST_CASE("a view of a prefetched twin holds the units its addresses are in, up 
   CHECK_FALSE(all.infoEnd);
   CHECK(section(*all.image, ".debug_info") == info);
   CHECK(section(*first.image, ".debug_info") == info.substr(0, *first.infoEnd)); // the first view unchanged
-}
-
-TEST_CASE("a prefetched debug file names the expected addresses, and addresses past their units, as one read whole") {
-  if (!sys::fs::exists(test::libcPath) || !sys::fs::exists(test::libcDebugPath)) {
-    WARN("skipped: " << test::libcPath << " or its debug file is not unpacked");
-    return;
-  }
-  std::shared_ptr<Module> module = test::moduleOf(test::libcPath, test::libcDebugPath);
-  REQUIRE(module);
-  REQUIRE(module->loadBias() == 0);
-  Symbolizer prefetching(uint64_t(2) << 30, nullptr, /*readsVariables=*/false), plain;
-  prefetching.prefetchDebugInfo(*module);
-  prefetching.expect(*module, FutexWait);
-  std::string named = describe(prefetching.symbolize(*module, FutexWait));
-  CHECK(named.find("__futex_abstimed_wait_common64") != std::string::npos);
-  CHECK(named == describe(plain.symbolize(*module, FutexWait)));
-  CHECK(prefetching.prefetchedFiles() == 0);
-  // Past the units the first name read (when .debug_info had not all arrived by then).
-  CHECK(describe(prefetching.symbolize(*module, Clone3)) == describe(plain.symbolize(*module, Clone3)));
-  CHECK(prefetching.dwarf(*module, Clone3) != nullptr);
-  size_t differ = 0;
-  for (uint64_t address = 0x28000; address < 0x180000; address += 0x1357)
-    differ += describe(prefetching.symbolize(*module, address)) != describe(plain.symbolize(*module, address));
-  CHECK(differ == 0);
 }
 
 TEST_CASE("a zlib stream inflates a piece at a time, ends where it does, and a wrong checksum or an early end is an error") {

@@ -1,6 +1,7 @@
 #include "stackwalk/core/Symbolizer.h"
 
 #include "CompressedElf.h"
+#include "ModuleFiles.h"
 
 #include <catch2/catch.hpp>
 
@@ -135,6 +136,30 @@ TEST_CASE("a debug file prefetched on another thread names frames as one inflate
   CHECK(named == describe(plain.symbolize(module, *main + 1)));
   prefetching.prefetchDebugInfo(module); // already read
   CHECK(prefetching.prefetchedFiles() == 0);
+}
+
+TEST_CASE("a prefetched debug file names the expected addresses, and addresses past their units, as one read whole") {
+  if (!llvm::sys::fs::exists(test::libcPath) || !llvm::sys::fs::exists(test::libcDebugPath)) {
+    WARN("skipped: " << test::libcPath << " or its debug file is not unpacked");
+    return;
+  }
+  std::shared_ptr<Module> module = test::moduleOf(test::libcPath, test::libcDebugPath);
+  REQUIRE(module);
+  REQUIRE(module->loadBias() == 0);
+  Symbolizer prefetching(uint64_t(2) << 30, nullptr, /*readsVariables=*/false), plain;
+  prefetching.prefetchDebugInfo(*module);
+  prefetching.expect(*module, test::FutexWait);
+  std::string named = describe(prefetching.symbolize(*module, test::FutexWait));
+  CHECK(named.find("__futex_abstimed_wait_common64") != std::string::npos);
+  CHECK(named == describe(plain.symbolize(*module, test::FutexWait)));
+  CHECK(prefetching.prefetchedFiles() == 0);
+  // Past the units the first name read (when .debug_info had not all arrived by then).
+  CHECK(describe(prefetching.symbolize(*module, test::Clone3)) == describe(plain.symbolize(*module, test::Clone3)));
+  CHECK(prefetching.dwarf(*module, test::Clone3) != nullptr);
+  size_t differ = 0;
+  for (uint64_t address = 0x28000; address < 0x180000; address += 0x1357)
+    differ += describe(prefetching.symbolize(*module, address)) != describe(plain.symbolize(*module, address));
+  CHECK(differ == 0);
 }
 
 TEST_CASE("nothing is prefetched for refused debug info, nor where a symbol cache gives the twins and names") {
