@@ -13,8 +13,9 @@ template <typename Visit> void forEachArangeSet(llvm::StringRef section, bool li
   llvm::DWARFDataExtractor data(section, littleEndian, 0);
   uint64_t offset = 0;
   llvm::DWARFDebugArangeSet set;
+  auto ignore = [](llvm::Error warning) { llvm::consumeError(std::move(warning)); };
   while (data.isValidOffset(offset)) {
-    if (llvm::Error err = set.extract(data, &offset, [](llvm::Error warning) { llvm::consumeError(std::move(warning)); })) {
+    if (llvm::Error err = set.extract(data, &offset, ignore)) {
       llvm::consumeError(std::move(err));
       return;
     }

@@ -146,6 +146,7 @@ void PrefetchedTwin::drive(std::unique_lock<std::mutex> &lock) {
     changed_.notify_all();
   }
   driving_ = false;
+  changed_.notify_all(); // a reader that wants more inflates it now
 }
 
 // As fillSection does for a section inflated at once: the peak holds the
@@ -154,8 +155,8 @@ void PrefetchedTwin::drive(std::unique_lock<std::mutex> &lock) {
 void PrefetchedTwin::releaseReadInput() {
   const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
   StringRef input = layout_.sections()[info_].stream;
-  uintptr_t start = alignTo(uintptr_t(input.data()), page), end = alignDown(uintptr_t(input.data()) + stream_->consumed(), page);
-  start = std::max(start, inputReleasedTo_);
+  uintptr_t start = std::max(alignTo(uintptr_t(input.data()), page), inputReleasedTo_);
+  uintptr_t end = alignDown(uintptr_t(input.data()) + stream_->consumed(), page);
   if (start >= end) return;
   file_.releaseFilePages(StringRef(reinterpret_cast<const char *>(start), end - start));
   inputReleasedTo_ = end;
@@ -260,7 +261,8 @@ PrefetchedTwin::View PrefetchedTwin::view(uint64_t infoBytes) {
   } else {
     file_.releaseCompressedPages(); // nothing reads them again
   }
-  auto image = ModuleImage::fromFileBuffer(MemoryBuffer::getMemBuffer(bytes, name, /*RequiresNullTerminator=*/false), name);
+  auto buffer = MemoryBuffer::getMemBuffer(bytes, name, /*RequiresNullTerminator=*/false);
+  auto image = ModuleImage::fromFileBuffer(std::move(buffer), name);
   if (!image) {
     consumeError(image.takeError());
     return {};

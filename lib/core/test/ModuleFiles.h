@@ -35,7 +35,8 @@ inline std::shared_ptr<Module> moduleOf(const std::string &path, const std::stri
 inline const std::string libcPath = std::string(STACKWALK_DUMPS_DIR) + "/sysroot/usr/lib/x86_64-linux-gnu/libc.so.6";
 // Its zlib-compressed DWARF: 2,063 units, .debug_info 5.8 MB inflated.
 inline const std::string libcDebugPath =
-    std::string(STACKWALK_DUMPS_DIR) + "/sysroot/usr/lib/debug/.build-id/93/ac61ec5a8eb1396f9fbd350e3169a558528a40.debug";
+    std::string(STACKWALK_DUMPS_DIR) +
+    "/sysroot/usr/lib/debug/.build-id/93/ac61ec5a8eb1396f9fbd350e3169a558528a40.debug";
 // File addresses in that glibc: in __futex_abstimed_wait_common, whose unit
 // lies 30% into .debug_info, and in clone3, whose unit lies at 72%.
 constexpr uint64_t FutexWait = 0x85f16, Clone3 = 0x1098eb;

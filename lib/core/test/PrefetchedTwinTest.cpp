@@ -84,7 +84,7 @@ TEST_CASE("a view of a prefetched twin holds the units its addresses are in, up 
   CHECK(section(*first.image, ".debug_info") == info.substr(0, *first.infoEnd)); // the first view unchanged
 }
 
-TEST_CASE("a zlib stream inflates a piece at a time, ends where it does, and a wrong checksum or an early end is an error") {
+TEST_CASE("a zlib stream inflates a piece at a time and ends where it does; a wrong checksum or early end fails") {
   std::string text;
   for (int i = 0; i < 50000; ++i) text += std::to_string(i * 7919 % 10007) + ' ';
   SmallVector<uint8_t, 0> zlib;
