@@ -76,10 +76,12 @@ DWARFDie definitionOf(const DWARFDie &function, bool sameModule, const FrameScop
   if (sameModule && !function.find(dwarf::DW_AT_declaration)) return function;
   for (const char *name : {function.getLinkageName(), function.getShortName()})
     if (auto address = symbolFileAddress(*scope.frame->module, name))
-      // LLVM answers with the innermost function there, an inlined call at the entry maybe.
-      for (DWARFDie found = scope.unit->getContext().getDIEsForAddress(*address).FunctionDIE; found;
-           found = found.getParent())
-        if (found.getTag() == dwarf::DW_TAG_subprogram) return found;
+      // Through the Symbolizer, which checks the unit there, and reads the
+      // whole of the module's DWARF when its context holds only part of it.
+      if (DWARFContext *dwarf = scope.symbolizer->dwarf(*scope.frame->module, *address))
+        // LLVM answers with the innermost function there, an inlined call at the entry maybe.
+        for (DWARFDie found = dwarf->getDIEsForAddress(*address).FunctionDIE; found; found = found.getParent())
+          if (found.getTag() == dwarf::DW_TAG_subprogram) return found;
   return {};
 }
 

@@ -85,6 +85,7 @@ std::optional<FrameScope> makeFrameScope(Symbolizer &symbolizer, const MemorySou
   if (!frame.module || !frame.module->image) return std::nullopt;
   FrameScope scope;
   scope.frame = &frame;
+  scope.symbolizer = &symbolizer;
   scope.loadBias = frame.module->loadBias();
   scope.pc = frame.symbolAddress() - scope.loadBias;
   DWARFContext *dwarf = symbolizer.dwarf(*frame.module, scope.pc);

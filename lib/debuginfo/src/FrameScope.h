@@ -20,6 +20,7 @@ namespace stackwalk {
 
 struct FrameScope {
   const Frame *frame = nullptr;
+  Symbolizer *symbolizer = nullptr; // the module's DWARF at other addresses (Symbolizer::dwarf)
   llvm::DWARFUnit *unit = nullptr;
   uint64_t loadBias = 0;                     // runtime address - file address
   uint64_t pc = 0;                           // file address where locations are looked up
