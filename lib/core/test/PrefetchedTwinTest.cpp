@@ -18,6 +18,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace stackwalk;
 using namespace llvm;
@@ -82,6 +86,36 @@ TEST_CASE("a view of a prefetched twin holds the units its addresses are in, up 
   CHECK_FALSE(all.infoEnd);
   CHECK(section(*all.image, ".debug_info") == info);
   CHECK(section(*first.image, ".debug_info") == info.substr(0, *first.infoEnd)); // the first view unchanged
+}
+
+TEST_CASE("a process that exits while a prefetched twin still inflates exits cleanly") {
+  // A single dump's walk leaves its threads to the process's exit (LeftToExit.h), whose static
+  // destructors run while .debug_info may still be inflating: ISA-L must stay mapped (it was
+  // closed by LLVM's DynamicLibrary in a static destructor once: SIGSEGV in the inflating thread).
+  if (!sys::fs::exists(test::libcDebugPath)) {
+    WARN("skipped: " << test::libcDebugPath << " is not unpacked");
+    return;
+  }
+  std::cout.flush(); // not printed twice
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    static ModuleImage *debug = nullptr; // reachable at exit, as the walk's are
+    static PrefetchedTwin *twin = nullptr;
+    // Run last of the exit's handlers (first registered): the thread inflates on meanwhile.
+    std::atexit([] { usleep(20000); });
+    auto opened = ModuleImage::open(test::libcDebugPath);
+    if (!opened) _exit(2);
+    debug = opened->release();
+    twin = PrefetchedTwin::start(*debug, UINT64_MAX, TwinSections::WithoutLocationLists, "twin").release();
+    if (!twin || !twin->busy()) _exit(3);
+    usleep(3000); // its thread has loaded ISA-L and is inflating (about 10 ms of .debug_info)
+    std::exit(0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("a zlib stream inflates a piece at a time and ends where it does; a wrong checksum or early end fails") {
