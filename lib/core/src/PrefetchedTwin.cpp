@@ -5,7 +5,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/ELF.h"
-#include "llvm/Support/Endian.h"
+#include "llvm/DebugInfo/DWARF/DWARFDataExtractor.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -66,7 +66,7 @@ std::unique_ptr<PrefetchedTwin> PrefetchedTwin::start(const ModuleImage &file, u
   std::unique_ptr<PrefetchedTwin> twin(new PrefetchedTwin(file, std::move(*layout), std::move(buffer), infoAhead));
   try {
     twin->others_ = std::thread(&PrefetchedTwin::fillOthers, twin.get());
-    twin->inflater_ = std::thread(&PrefetchedTwin::inflateInfo, twin.get());
+    if (twin->driving_) twin->inflater_ = std::thread(&PrefetchedTwin::inflateInfo, twin.get());
   } catch (const std::system_error &) {
     return nullptr; // no thread to spare: the twin is made when it is needed
   }
@@ -76,7 +76,9 @@ std::unique_ptr<PrefetchedTwin> PrefetchedTwin::start(const ModuleImage &file, u
 PrefetchedTwin::PrefetchedTwin(const ModuleImage &file, TwinLayout layout, std::unique_ptr<TwinBuffer> buffer,
                                uint64_t infoAhead)
     : file_(file), layout_(std::move(layout)), buffer_(std::move(buffer)), info_(indexOf(layout_, ".debug_info")) {
-  if (info_ < layout_.sections().size()) infoSize_ = layout_.sections()[info_].size;
+  // Without .debug_info there is nothing to wait for (infoSize_ 0) and no thread for it.
+  driving_ = info_ < layout_.sections().size();
+  if (driving_) infoSize_ = layout_.sections()[info_].size;
   infoWanted_ = std::min(infoAhead, infoSize_);
 }
 
@@ -105,13 +107,8 @@ void PrefetchedTwin::fillOthers() {
 }
 
 void PrefetchedTwin::inflateInfo() {
-  std::unique_lock<std::mutex> lock(mutex_); // driving_ is set: readers wait until it is not
-  if (info_ == layout_.sections().size()) { // no .debug_info: nothing to wait for (infoSize_ 0)
-    driving_ = false;
-    return;
-  }
   const TwinSection &info = layout_.sections()[info_];
-  lock.unlock();
+  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock); // driving_ is set: readers wait until it is not
   if (info.compressed && info.compression == ELF::ELFCOMPRESS_ZLIB)
     stream_ = ZlibStream::open(arrayRefFromStringRef(info.stream));
   if (!stream_) { // not zlib, or no ISA-L: at once
@@ -213,25 +210,21 @@ PrefetchedTwin::View PrefetchedTwin::covering(std::span<const uint64_t> fileAddr
 std::optional<uint64_t> PrefetchedTwin::unitsEnd(uint64_t lastUnit) {
   const uint8_t *info = buffer_->bytes().data() + layout_.sections()[info_].offset;
   uint64_t ready = 0, offset = 0;
-  // Where the unit at `offset` ends, when its length has arrived; nullopt when it is malformed.
+  // Where the unit at `offset` ends, read from its initial length as LLVM
+  // reads it, when that has arrived; nullopt when it is malformed.
   auto unitEnd = [&]() -> std::optional<uint64_t> {
-    uint64_t length = support::endian::read32le(info + offset), header = 4;
-    if (length == 0xffffffff) { // DWARF64
-      if (ready < offset + 12) return std::nullopt;
-      length = support::endian::read64le(info + offset + 4);
-      header = 12;
-    } else if (length >= 0xfffffff0) {
-      return std::nullopt; // reserved
-    }
-    if (length > infoSize_ - offset - header) return std::nullopt;
-    return offset + header + length;
+    DWARFDataExtractor arrived(StringRef(reinterpret_cast<const char *>(info), ready), /*IsLittleEndian=*/true, 0);
+    DataExtractor::Cursor cursor(offset);
+    uint64_t length = arrived.getInitialLength(cursor).first;
+    if (!cursor) return consumeError(cursor.takeError()), std::nullopt;
+    if (length > infoSize_ - cursor.tell()) return std::nullopt;
+    return cursor.tell() + length;
   };
   // Each unit from the first: only its length says where the next begins.
   bool reached = false;
   while (offset <= lastUnit) {
     reached = offset == lastUnit;
     if (ready < offset + 12 && ready < infoSize_) ready = waitForInfo(std::min(offset + 12, infoSize_));
-    if (ready < offset + 4) return std::nullopt;
     std::optional<uint64_t> next = unitEnd();
     if (!next) return std::nullopt;
     offset = *next;

@@ -46,53 +46,6 @@ Error listSections(const object::ELFObjectFile<ELFT> &elf, TwinSections which, s
   return Error::success();
 }
 
-template <class ELFT> void writeTablesOf(const TwinLayout &layout, MutableArrayRef<uint8_t> out,
-                                         const std::string &names, uint64_t namesOffset, uint64_t sectionBase,
-                                         const uint8_t (&ident)[16], uint16_t type, uint16_t machine, size_t cut,
-                                         uint64_t cutSize) {
-  using Ehdr = typename ELFT::Ehdr;
-  using Shdr = typename ELFT::Shdr;
-  const std::vector<TwinSection> &sections = layout.sections();
-  std::vector<Shdr> table(sections.size() + 2);
-  std::memset(table.data(), 0, table.size() * sizeof(Shdr));
-  uint64_t nameOffset = 1;
-  for (size_t i = 0; i < sections.size(); ++i) {
-    const TwinSection &section = sections[i];
-    Shdr &entry = table[1 + i];
-    entry.sh_name = uint32_t(nameOffset);
-    entry.sh_type = ELF::SHT_PROGBITS;
-    entry.sh_flags = section.flags;
-    entry.sh_offset = sectionBase + section.offset;
-    entry.sh_size = i == cut ? cutSize : section.size;
-    entry.sh_addralign = 1;
-    entry.sh_entsize = section.entrySize;
-    nameOffset += section.name.size() + 1;
-  }
-  Shdr &nameTable = table.back();
-  nameTable.sh_name = uint32_t(nameOffset);
-  nameTable.sh_type = ELF::SHT_STRTAB;
-  nameTable.sh_offset = namesOffset;
-  nameTable.sh_size = names.size();
-  nameTable.sh_addralign = 1;
-  uint64_t tableOffset = alignTo(namesOffset + names.size(), 8);
-  std::memcpy(out.data() + namesOffset, names.data(), names.size());
-  std::memset(out.data() + namesOffset + names.size(), 0, tableOffset - namesOffset - names.size()); // alignment
-  std::memcpy(out.data() + tableOffset, table.data(), table.size() * sizeof(Shdr));
-
-  Ehdr header;
-  std::memset(&header, 0, sizeof header);
-  std::memcpy(header.e_ident, ident, ELF::EI_NIDENT);
-  header.e_type = type;
-  header.e_machine = machine;
-  header.e_version = ELF::EV_CURRENT;
-  header.e_shoff = tableOffset;
-  header.e_ehsize = sizeof(Ehdr);
-  header.e_shentsize = sizeof(Shdr);
-  header.e_shnum = uint16_t(table.size());
-  header.e_shstrndx = uint16_t(table.size() - 1);
-  std::memcpy(out.data(), &header, sizeof header);
-}
-
 // Inflates a zlib stream into `out`, which has the size its header gives.
 Error inflateZlib(StringRef stream, MutableArrayRef<uint8_t> out) {
   std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> decompressor(
@@ -148,12 +101,56 @@ uint64_t TwinLayout::tableBytes() const {
   return (sections_.size() + 2) * (is64_ ? sizeof(ELF::Elf64_Shdr) : sizeof(ELF::Elf32_Shdr));
 }
 
+template <class ELFT>
+void TwinLayout::writeHeaderAndTableAs(MutableArrayRef<uint8_t> out, uint64_t namesOffset, uint64_t sectionBase,
+                                       size_t cut, uint64_t cutSize) const {
+  using Ehdr = typename ELFT::Ehdr;
+  using Shdr = typename ELFT::Shdr;
+  const std::vector<TwinSection> &sections = sections_;
+  std::vector<Shdr> table(sections.size() + 2);
+  std::memset(table.data(), 0, table.size() * sizeof(Shdr));
+  uint64_t nameOffset = 1;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    const TwinSection &section = sections[i];
+    Shdr &entry = table[1 + i];
+    entry.sh_name = uint32_t(nameOffset);
+    entry.sh_type = ELF::SHT_PROGBITS;
+    entry.sh_flags = section.flags;
+    entry.sh_offset = sectionBase + section.offset;
+    entry.sh_size = i == cut ? cutSize : section.size;
+    entry.sh_addralign = 1;
+    entry.sh_entsize = section.entrySize;
+    nameOffset += section.name.size() + 1;
+  }
+  Shdr &nameTable = table.back();
+  nameTable.sh_name = uint32_t(nameOffset);
+  nameTable.sh_type = ELF::SHT_STRTAB;
+  nameTable.sh_offset = namesOffset;
+  nameTable.sh_size = names_.size();
+  nameTable.sh_addralign = 1;
+  uint64_t tableOffset = alignTo(namesOffset + names_.size(), 8);
+  std::memcpy(out.data() + namesOffset, names_.data(), names_.size());
+  std::memset(out.data() + namesOffset + names_.size(), 0, tableOffset - namesOffset - names_.size()); // alignment
+  std::memcpy(out.data() + tableOffset, table.data(), table.size() * sizeof(Shdr));
+
+  Ehdr header;
+  std::memset(&header, 0, sizeof header);
+  std::memcpy(header.e_ident, ident_, ELF::EI_NIDENT);
+  header.e_type = type_;
+  header.e_machine = machine_;
+  header.e_version = ELF::EV_CURRENT;
+  header.e_shoff = tableOffset;
+  header.e_ehsize = sizeof(Ehdr);
+  header.e_shentsize = sizeof(Shdr);
+  header.e_shnum = uint16_t(table.size());
+  header.e_shstrndx = uint16_t(table.size() - 1);
+  std::memcpy(out.data(), &header, sizeof header);
+}
+
 void TwinLayout::writeHeaderAndTable(MutableArrayRef<uint8_t> out, uint64_t namesOffset, uint64_t sectionBase,
                                      size_t cut, uint64_t cutSize) const {
-  if (is64_)
-    writeTablesOf<object::ELF64LE>(*this, out, names_, namesOffset, sectionBase, ident_, type_, machine_, cut, cutSize);
-  else
-    writeTablesOf<object::ELF32LE>(*this, out, names_, namesOffset, sectionBase, ident_, type_, machine_, cut, cutSize);
+  if (is64_) writeHeaderAndTableAs<object::ELF64LE>(out, namesOffset, sectionBase, cut, cutSize);
+  else writeHeaderAndTableAs<object::ELF32LE>(out, namesOffset, sectionBase, cut, cutSize);
 }
 
 void TwinLayout::writeTables(MutableArrayRef<uint8_t> twin) const {

@@ -58,6 +58,9 @@ private:
   // The header, names and table, for sections `sectionBase` bytes after the header's start.
   void writeHeaderAndTable(llvm::MutableArrayRef<uint8_t> out, uint64_t namesOffset, uint64_t sectionBase, size_t cut,
                            uint64_t cutSize) const;
+  template <class ELFT>
+  void writeHeaderAndTableAs(llvm::MutableArrayRef<uint8_t> out, uint64_t namesOffset, uint64_t sectionBase,
+                             size_t cut, uint64_t cutSize) const;
 
   std::vector<TwinSection> sections_;
   std::string names_;
