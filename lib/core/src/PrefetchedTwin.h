@@ -8,8 +8,10 @@
 //
 // A view of the twin that holds .debug_info's first units only (covering) is
 // an ELF file of its own whose section table says so; LLVM then reads those
-// units and no others, and the Symbolizer makes a context on the whole twin
-// when an address needs a unit past them (DwarfUnitCheck::Verdict).
+// units and no others, and the Symbolizer makes a context on a later view, or
+// the whole twin, when an address needs a unit past them
+// (DwarfUnitCheck::Verdict). The first view may hold only the first thread's
+// units, which it then names while the others' arrive.
 #pragma once
 
 #include "stackwalk/core/DebugSectionTwin.h"
@@ -48,11 +50,17 @@ public:
   // The twin whole, once made.
   View whole();
   // The twin as far as .debug_info's units that .debug_aranges says hold
-  // these file addresses (and any after them that have arrived), once they
-  // have; whole when .debug_aranges leaves an address out. The inflating
-  // thread then ends, and whole() inflates the rest on the caller's thread:
-  // no thread waits idle for a rest that is seldom wanted.
-  View covering(std::span<const uint64_t> fileAddresses);
+  // `all` these file addresses (and any after them that have arrived), once
+  // they have; or only as far as those of `first` (the first thread's,
+  // named while the rest arrive) when the others' lie far past them. Whole
+  // when .debug_aranges leaves an address out, or after MaxPartialViews
+  // views. The inflating thread ends once all's units are in, and whole()
+  // inflates the rest on the caller's thread: no thread waits idle for a
+  // rest that is seldom wanted.
+  View covering(std::span<const uint64_t> first, std::span<const uint64_t> all);
+  View covering(std::span<const uint64_t> all) { return covering(all, all); }
+  // The first thread's, and then all that the walk expects.
+  static constexpr unsigned MaxPartialViews = 2;
   // Whether a thread is still at work (not ended, finished or failed).
   bool busy() const;
 
@@ -76,6 +84,8 @@ private:
   // or the units before it do not parse.
   std::optional<uint64_t> unitsEnd(uint64_t lastUnit);
   View view(uint64_t infoBytes);
+  // The bytes before the twin that each partial view's tables take.
+  static uint64_t leadSlotSize(const TwinLayout &layout);
 
   const ModuleImage &file_;
   TwinLayout layout_;
@@ -92,7 +102,7 @@ private:
   uint64_t infoWanted_ = 0; // inflated no further until more is wanted
   bool driving_ = true;     // a thread is inflating .debug_info (first the one started for it)
   bool infoFailed_ = false, othersDone_ = false, othersFailed_ = false, stopping_ = false;
-  bool viewTablesWritten_ = false; // the lead's tables describe a partial view (covering)
+  unsigned partialViews_ = 0; // views made by covering, each with its tables in the lead
   std::thread others_, inflater_;
 };
 

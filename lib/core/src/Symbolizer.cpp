@@ -166,9 +166,12 @@ Symbolizer::Twin Symbolizer::decompressedTwin(const ModuleImage &file) {
   if (auto found = prefetched_.find(&file); found != prefetched_.end()) {
     Prefetched &prefetched = found->second;
     if (!prefetched.read && prefetched.twin->busy()) prepareExpectedModules(); // while it arrives
-    bool partial = !prefetched.read && !readsVariables_ && !prefetched.expected.empty();
-    PrefetchedTwin::View view = partial ? prefetched.twin->covering(prefetched.expected) : prefetched.twin->whole();
+    std::span<const uint64_t> all(prefetched.expected);
+    std::span<const uint64_t> first = prefetched.read ? all : all.first(prefetched.firstThread.value_or(all.size()));
+    bool partial = !readsVariables_ && !all.empty();
+    PrefetchedTwin::View view = partial ? prefetched.twin->covering(first, all) : prefetched.twin->whole();
     prefetched.read = true;
+    prefetched.readWhole = !view.infoEnd;
     if (!view.image) return {};
     prefetchedViews_.push_back(std::move(view.image));
     return {prefetchedViews_.back().get(), view.infoEnd};
@@ -204,7 +207,13 @@ void Symbolizer::expect(const Module &module, uint64_t address) {
   expectedModules_.insert({module.image.get(), !module.debugInfoRefused});
   if (module.debugInfoRefused) return;
   auto found = prefetched_.find(&dwarfSourceOf(*module.image));
-  if (found != prefetched_.end() && !found->second.read) found->second.expected.push_back(address - module.loadBias());
+  if (found != prefetched_.end() && !found->second.readWhole)
+    found->second.expected.push_back(address - module.loadBias());
+}
+
+void Symbolizer::expectNextThread() {
+  for (auto &[file, prefetched] : prefetched_)
+    if (!prefetched.firstThread && !prefetched.expected.empty()) prefetched.firstThread = prefetched.expected.size();
 }
 
 // What a cold walk did once the first twin was in: the walk waits for it
@@ -279,8 +288,9 @@ bool Symbolizer::dwarfReadableAt(const ModuleImage &image, uint64_t fileAddress)
   auto dwarf = dwarfContexts_.find(&image);
   if (dwarf == dwarfContexts_.end()) return true;
   DwarfUnitCheck::Verdict verdict = dwarf->second.units->verdictAt(fileAddress);
-  if (verdict == DwarfUnitCheck::Verdict::PastPartialSection) {
-    readWholeDwarf(image);
+  // Ends: after PrefetchedTwin::MaxPartialViews views, the next context is on the whole twin.
+  while (verdict == DwarfUnitCheck::Verdict::PastPartialSection) {
+    readMoreDwarf(image, fileAddress);
     dwarf = dwarfContexts_.find(&image);
     if (dwarf == dwarfContexts_.end()) return true; // no DWARF read at all now
     verdict = dwarf->second.units->verdictAt(fileAddress);
@@ -288,7 +298,10 @@ bool Symbolizer::dwarfReadableAt(const ModuleImage &image, uint64_t fileAddress)
   return verdict == DwarfUnitCheck::Verdict::Readable;
 }
 
-void Symbolizer::readWholeDwarf(const ModuleImage &image) {
+void Symbolizer::readMoreDwarf(const ModuleImage &image, uint64_t fileAddress) {
+  // The next view holds this address's unit as well as the expected ones'.
+  auto prefetched = prefetched_.find(&dwarfSourceOf(image));
+  if (prefetched != prefetched_.end() && !prefetched->second.readWhole) prefetched->second.expected.push_back(fileAddress);
   auto key = std::make_pair(&image, true);
   if (auto found = modules_.find(key); found != modules_.end()) {
     partialModules_.push_back(std::move(found->second));
@@ -459,7 +472,7 @@ std::vector<SourceFrame> Symbolizer::framesAt(const ModuleImage &image, uint64_t
   symbolize::SymbolizableModule *symbols = moduleFor(image, withDebugInfo);
   // Where its unit is unreadable, the rest of the module keeps its DWARF and
   // this address is named by the symbol table (the module may be made again
-  // on the whole of its DWARF first: readWholeDwarf).
+  // on more of its DWARF first: readMoreDwarf).
   if (symbols && withDebugInfo) symbols = moduleFor(image, dwarfReadableAt(image, fileAddress));
   std::vector<SourceFrame> frames;
   if (!symbols) return frames;

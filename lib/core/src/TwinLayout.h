@@ -47,8 +47,8 @@ public:
   // How many bytes before the twin a view of it needs for its own ELF
   // header, names and table (writeViewTables).
   uint64_t viewTablesSize() const;
-  // Writes into `lead` (viewTablesSize() bytes, right before the twin in
-  // memory) the tables of an ELF file that starts there, holds the twin's
+  // Writes into `lead` (viewTablesSize() bytes or more, right before the twin
+  // in memory) the tables of an ELF file that starts there, holds the twin's
   // sections where they are, and whose section `cut` holds only its first
   // `cutSize` bytes.
   void writeViewTables(llvm::MutableArrayRef<uint8_t> lead, size_t cut, uint64_t cutSize) const;

@@ -31,9 +31,41 @@ namespace {
 using test::Clone3;
 using test::FutexWait;
 
+// In pthread_join_common.c, whose unit lies 0.25 MB past FutexWait's.
+constexpr uint64_t PthreadJoin = 0x8ace3;
+
 std::string section(const ModuleImage &image, const char *name) {
   auto found = image.section(name);
   return found ? found->data.str() : "(none)";
+}
+
+// That a context on part of the twin names a file address as one on the whole does.
+void namesAsWhole(DWARFContext &partial, DWARFContext &whole, uint64_t address) {
+  DILineInfoSpecifier spec(DILineInfoSpecifier::FileLineInfoKind::AbsoluteFilePath,
+                           DILineInfoSpecifier::FunctionNameKind::LinkageName);
+  object::SectionedAddress at{address, object::SectionedAddress::UndefSection};
+  DILineInfo fromPartial = partial.getLineInfoForAddress(at, spec), fromWhole = whole.getLineInfoForAddress(at, spec);
+  CHECK(fromPartial.FunctionName == fromWhole.FunctionName);
+  CHECK(fromPartial.FileName == fromWhole.FileName);
+  CHECK(fromPartial.Line == fromWhole.Line);
+  CHECK(fromPartial.Line != 0);
+}
+
+// .debug_info's offset where the unit holding a file address ends.
+uint64_t unitEnd(DWARFContext &whole, uint64_t address) {
+  DWARFCompileUnit *unit = whole.getCompileUnitForCodeAddress(address);
+  REQUIRE(unit);
+  return unit->getNextUnitOffset();
+}
+
+// That a view's .debug_info is the twin's first units, ending where a unit starts.
+void isFirstUnits(const PrefetchedTwin::View &view, const std::string &info, DWARFContext &whole) {
+  REQUIRE(view.image);
+  REQUIRE(view.infoEnd);
+  CHECK(section(*view.image, ".debug_info") == info.substr(0, *view.infoEnd));
+  DWARFUnit *next = whole.getNormalUnitsVector().getUnitForOffset(*view.infoEnd);
+  REQUIRE(next);
+  CHECK(next->getOffset() == *view.infoEnd);
 }
 
 } // namespace
@@ -61,31 +93,81 @@ TEST_CASE("a view of a prefetched twin holds the units its addresses are in, up 
   CHECK(section(*first.image, ".debug_str") == section(*plain, ".debug_str"));
 
   auto whole = DWARFContext::create(plain->object());
-  DWARFCompileUnit *unit = whole->getCompileUnitForCodeAddress(FutexWait);
-  REQUIRE(unit);
-  CHECK(unit->getNextUnitOffset() <= *first.infoEnd);
-  DWARFUnit *next = whole->getNormalUnitsVector().getUnitForOffset(*first.infoEnd);
-  REQUIRE(next);
-  CHECK(next->getOffset() == *first.infoEnd); // a unit starts where the view ends
+  isFirstUnits(first, info, *whole);
+  CHECK(unitEnd(*whole, FutexWait) <= *first.infoEnd);
   CHECK(*first.infoEnd < info.size() * 2 / 5); // the unit at 30%, and what arrived with it
   CHECK_FALSE(whole->getCompileUnitForCodeAddress(Clone3)->getOffset() < *first.infoEnd);
 
   auto partial = DWARFContext::create(first.image->object());
   CHECK(partial->getNumCompileUnits() < whole->getNumCompileUnits());
-  DILineInfoSpecifier spec(DILineInfoSpecifier::FileLineInfoKind::AbsoluteFilePath,
-                           DILineInfoSpecifier::FunctionNameKind::LinkageName);
-  object::SectionedAddress at{FutexWait, object::SectionedAddress::UndefSection};
-  DILineInfo fromPartial = partial->getLineInfoForAddress(at, spec), fromWhole = whole->getLineInfoForAddress(at, spec);
-  CHECK(fromPartial.FunctionName == fromWhole.FunctionName);
-  CHECK(fromPartial.FileName == fromWhole.FileName);
-  CHECK(fromPartial.Line == fromWhole.Line);
-  CHECK(fromPartial.Line != 0);
+  namesAsWhole(*partial, *whole, FutexWait);
 
   PrefetchedTwin::View all = twin->whole();
   REQUIRE(all.image);
   CHECK_FALSE(all.infoEnd);
   CHECK(section(*all.image, ".debug_info") == info);
   CHECK(section(*first.image, ".debug_info") == info.substr(0, *first.infoEnd)); // the first view unchanged
+}
+
+TEST_CASE("a view for the first thread's units, one for all the walk expects, each with its own tables; then whole") {
+  if (!sys::fs::exists(test::libcDebugPath)) {
+    WARN("skipped: " << test::libcDebugPath << " is not unpacked");
+    return;
+  }
+  auto debug = ModuleImage::open(test::libcDebugPath);
+  REQUIRE(bool(debug));
+  auto plain = debugSectionTwinImage(**debug, UINT64_MAX, "plain", TwinSections::WithoutLocationLists);
+  REQUIRE(plain);
+  std::string info = section(*plain, ".debug_info");
+  auto whole = DWARFContext::create(plain->object());
+  auto twin = PrefetchedTwin::start(**debug, UINT64_MAX, TwinSections::WithoutLocationLists, "twin", /*infoAhead=*/0);
+  REQUIRE(twin);
+  std::vector<uint64_t> first{FutexWait}, all{FutexWait, Clone3}; // units at 30% and 72%
+
+  // The others' units may have arrived by the time the first's have: the first view then holds them too.
+  PrefetchedTwin::View firstView = twin->covering(first, all);
+  isFirstUnits(firstView, info, *whole);
+  CHECK(unitEnd(*whole, FutexWait) <= *firstView.infoEnd);
+
+  PrefetchedTwin::View allView = twin->covering(all);
+  isFirstUnits(allView, info, *whole);
+  CHECK(unitEnd(*whole, Clone3) <= *allView.infoEnd);
+  CHECK(*allView.infoEnd < info.size());
+  CHECK(*firstView.infoEnd <= *allView.infoEnd);
+  CHECK_FALSE(twin->busy()); // it inflated as far as all's units, no further
+  // The first view's tables are not the second's.
+  CHECK(section(*firstView.image, ".debug_info") == info.substr(0, *firstView.infoEnd));
+
+  auto firstContext = DWARFContext::create(firstView.image->object());
+  auto allContext = DWARFContext::create(allView.image->object());
+  CHECK(firstContext->getNumCompileUnits() <= allContext->getNumCompileUnits());
+  namesAsWhole(*firstContext, *whole, FutexWait);
+  namesAsWhole(*allContext, *whole, FutexWait);
+  namesAsWhole(*allContext, *whole, Clone3);
+
+  // No third partial view: the whole twin.
+  PrefetchedTwin::View third = twin->covering(all);
+  REQUIRE(third.image);
+  CHECK_FALSE(third.infoEnd);
+  CHECK(section(*third.image, ".debug_info") == info);
+}
+
+TEST_CASE("one view holds the first thread's units and the others' when those lie close after them") {
+  if (!sys::fs::exists(test::libcDebugPath)) {
+    WARN("skipped: " << test::libcDebugPath << " is not unpacked");
+    return;
+  }
+  auto debug = ModuleImage::open(test::libcDebugPath);
+  REQUIRE(bool(debug));
+  auto plain = debugSectionTwinImage(**debug, UINT64_MAX, "plain", TwinSections::WithoutLocationLists);
+  REQUIRE(plain);
+  auto whole = DWARFContext::create(plain->object());
+  auto twin = PrefetchedTwin::start(**debug, UINT64_MAX, TwinSections::WithoutLocationLists, "twin", /*infoAhead=*/0);
+  REQUIRE(twin);
+  std::vector<uint64_t> first{FutexWait}, all{FutexWait, PthreadJoin};
+  PrefetchedTwin::View view = twin->covering(first, all);
+  isFirstUnits(view, section(*plain, ".debug_info"), *whole);
+  CHECK(unitEnd(*whole, PthreadJoin) <= *view.infoEnd);
 }
 
 TEST_CASE("a process that exits while a prefetched twin still inflates exits cleanly") {

@@ -80,6 +80,10 @@ public:
   // reader looks at each thread's DWARF before the next one is unwound. The
   // other modules expected are made while the first twin arrives.
   void expect(const Module &module, uint64_t address);
+  // That the addresses expected from now on are a thread's that the walk
+  // names after the ones expected so far: a prefetched file's first view may
+  // hold only the first thread's units, to name it while the rest arrive.
+  void expectNextThread();
   // Whether a prefetched file is still inflating, not yet read.
   bool inflating() const;
   // How many files were prefetched and not yet read.
@@ -108,9 +112,11 @@ private:
   // Makes the modules the walk expects to name (expect) that wait for no
   // prefetched twin, their symbol tables read and DWARF contexts made.
   void prepareExpectedModules();
-  // Makes the image's module again on the whole of its DWARF, after a
-  // context on part of it (PrefetchedTwin::covering) met an address past it.
-  void readWholeDwarf(const ModuleImage &image);
+  // Makes the image's module again on more of its DWARF (a later view that
+  // holds the file address's unit too, or the whole), after a context on part
+  // of it (PrefetchedTwin::covering) met the address, or a reference from its
+  // unit, past its units.
+  void readMoreDwarf(const ModuleImage &image, uint64_t fileAddress);
 
   // A file's decompressed twin, by the file: read by the contexts below.
   struct Twin {
@@ -127,14 +133,17 @@ private:
   struct Prefetched {
     std::unique_ptr<PrefetchedTwin> twin;
     bool read = false;            // a view taken
+    bool readWhole = false;       // the whole twin taken: nothing more is expected of it
     std::vector<uint64_t> expected; // file addresses (expect)
+    // How many of them are the first thread's with any here (expectNextThread); all while it is unwound.
+    std::optional<size_t> firstThread;
   };
   std::map<const ModuleImage *, Prefetched> prefetched_; // prefetchDebugInfo, by file
   std::set<std::pair<const ModuleImage *, bool>> expectedModules_; // expect: image, with debug info
   std::vector<std::unique_ptr<ModuleImage>> prefetchedViews_;
   // By image and whether its debug info is used (without: for code in units LLVM cannot parse).
   std::map<std::pair<const ModuleImage *, bool>, std::unique_ptr<llvm::symbolize::SymbolizableModule>> modules_;
-  // Modules made on part of their DWARF, kept for what the walk holds of their contexts (readWholeDwarf).
+  // Modules made on part of their DWARF, kept for what the walk holds of their contexts (readMoreDwarf).
   std::vector<std::unique_ptr<llvm::symbolize::SymbolizableModule>> partialModules_;
   std::map<const ModuleImage *, std::string> unusableSymbols_;
   // By image, file address and whether debug info was used (Module::debugInfoRefused).
