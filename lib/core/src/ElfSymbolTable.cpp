@@ -70,15 +70,31 @@ public:
     return count(table) > 1 ? table : nullptr;
   }
 
+  // The table LLVM's symbolizer reads.
   static bool namesInBounds(const ELFFile<ELFT> &file) {
     auto sections = file.sections();
     if (!sections) return consumeError(sections.takeError()), false;
     const Shdr *table = tableLlvmReads(*sections);
-    if (!table) return true;
-    auto symbols = file.symbols(table);
+    return !table || tableNamesInBounds(file, *sections, *table);
+  }
+
+  // Every symbol table, as SymbolRef::getName reads them through symbols() and the dynamic symbols.
+  static bool allNamesInBounds(const ELFFile<ELFT> &file) {
+    auto sections = file.sections();
+    if (!sections) return consumeError(sections.takeError()), false;
+    return std::all_of(sections->begin(), sections->end(), [&](const Shdr &table) {
+      return (table.sh_type != ELF::SHT_SYMTAB && table.sh_type != ELF::SHT_DYNSYM) ||
+             tableNamesInBounds(file, *sections, table);
+    });
+  }
+
+private:
+  static bool tableNamesInBounds(const ELFFile<ELFT> &file, ArrayRef<Shdr> sections, const Shdr &table) {
+    auto symbols = file.symbols(&table);
     if (!symbols) return consumeError(symbols.takeError()), true; // LLVM errs, reading nothing
-    auto strings = file.getStringTableForSymtab(*table, *sections);
+    auto strings = file.getStringTableForSymtab(table, sections);
     if (!strings) return consumeError(strings.takeError()), true; // likewise
+    // LLVM's iterators start past the null symbol.
     for (const Sym &symbol : symbols->drop_front()) {
       // LLVM names a section symbol after its section when its own name is empty or unreadable.
       bool nameless = symbol.st_name >= strings->size() || (*strings)[symbol.st_name] == '\0';
@@ -89,7 +105,6 @@ public:
     return true;
   }
 
-private:
   // False where LLVM would refuse the table.
   static bool addSymbols(const ELFFile<ELFT> &file, ArrayRef<Shdr> sections, ArrayRef<Sym> symbols,
                          ElfSymbolTable &table) {
@@ -157,6 +172,14 @@ bool llvmReadsSymbolNamesInBounds(const ObjectFile &object) {
     return ElfSymbolTableReader<ELF64LE>::namesInBounds(elf->getELFFile());
   if (const auto *elf = dyn_cast<ELF32LEObjectFile>(&object))
     return ElfSymbolTableReader<ELF32LE>::namesInBounds(elf->getELFFile());
+  return true;
+}
+
+bool llvmReadsAllSymbolNamesInBounds(const ObjectFile &object) {
+  if (const auto *elf = dyn_cast<ELF64LEObjectFile>(&object))
+    return ElfSymbolTableReader<ELF64LE>::allNamesInBounds(elf->getELFFile());
+  if (const auto *elf = dyn_cast<ELF32LEObjectFile>(&object))
+    return ElfSymbolTableReader<ELF32LE>::allNamesInBounds(elf->getELFFile());
   return true;
 }
 

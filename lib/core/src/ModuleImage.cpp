@@ -2,6 +2,7 @@
 #include "GnuHashTable.h"
 #include "stackwalk/core/RegularFile.h"
 #include "stackwalk/core/ElfNotes.h"
+#include "stackwalk/core/ElfSymbolTable.h"
 #include "stackwalk/core/Fail.h"
 
 #include "llvm/Object/COFF.h"
@@ -416,6 +417,7 @@ HashedLookup lookUpByGnuHash(const ELF64LEObjectFile &elf, StringRef name) {
 void indexSymbols(const ObjectFile &object, DenseMap<StringRef, uint64_t> &index) {
   const auto *elf64 = dyn_cast<ELF64LEObjectFile>(&object);
   if (elf64 && elf64->getELFFile().getHeader().e_type != ELF::ET_REL && indexElf64Symbols(*elf64, index)) return;
+  if (!llvmReadsAllSymbolNamesInBounds(object)) return; // no names, rather than a read past the file
   auto add = [&](auto symbols) {
     for (const SymbolRef &symbol : symbols) {
       Expected<StringRef> symbolName = symbol.getName();

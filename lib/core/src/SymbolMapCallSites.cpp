@@ -2,6 +2,7 @@
 
 #include "stackwalk/core/DwarfCallSites.h"
 #include "stackwalk/core/DwarfUnitCheck.h"
+#include "stackwalk/core/ElfSymbolTable.h"
 #include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/core/SymbolMap.h"
 
@@ -39,7 +40,8 @@ public:
   // function that makes tail calls: any symbol inside one's code.
   void addTailCallingNames(const ModuleImage &file) {
     const auto *elf = dyn_cast<object::ELFObjectFileBase>(&file.object());
-    if (!elf || !file.symbolTablesUsable() || tailCallingCode_.empty()) return;
+    if (!elf || !file.symbolTablesUsable() || tailCallingCode_.empty() || !llvmReadsAllSymbolNamesInBounds(*elf))
+      return;
     mergeRanges();
     auto addAll = [&](auto symbols) {
       for (object::ELFSymbolRef symbol : symbols) {

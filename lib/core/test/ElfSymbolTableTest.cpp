@@ -1,6 +1,7 @@
 #include "stackwalk/core/ElfSymbolTable.h"
 
 #include "ElfSymbolizableModule.h"
+#include "stackwalk/core/ModuleImage.h"
 
 #include "llvm/DebugInfo/DWARF/DWARFContext.h"
 #include "llvm/DebugInfo/Symbolize/SymbolizableObjectFile.h"
@@ -259,4 +260,19 @@ TEST_CASE("a nameless section symbol in no section is read by neither (LLVM woul
   }
   auto inSection = fileWith("ET_REL", "  - {Name: '', Type: STT_SECTION, Section: .text}");
   CHECK(llvmReadsSymbolNamesInBounds(*objectOf(*inSection)));
+}
+
+TEST_CASE("a nameless section symbol in no section in .dynsym: no name looked up reads past the section headers") {
+  // fuzz/findings/llvm19-elf-nameless-section-symbol-in-dynsym: a 32-bit file's
+  // dynamic symbols, which ModuleImage's index of names read through LLVM.
+  std::string yaml = replaced(kSymbolsYaml, {{"CLASS", "ELFCLASS32"}, {"TYPE", "ET_DYN"}, {"MACHINE", "EM_386"}});
+  yaml += "DynamicSymbols:\n  - {Name: exported, Type: STT_FUNC, Section: .text, Value: 0x1000, Binding: STB_GLOBAL}\n"
+          "  - {Name: '', Type: STT_SECTION, Index: SHN_UNDEF}\n";
+  auto file = elfFromYaml(yaml);
+  CHECK(llvmReadsSymbolNamesInBounds(*objectOf(*file))); // the symbolizer reads .symtab
+  CHECK_FALSE(llvmReadsAllSymbolNamesInBounds(*objectOf(*file)));
+  auto image = ModuleImage::fromFileBuffer(MemoryBuffer::getMemBufferCopy(file->getBuffer()), "dynsym");
+  REQUIRE(bool(image));
+  for (const char *name : {"exported", "helper", "missing", "another", "more", "index"}) // past the scans, the index
+    CHECK_FALSE((*image)->symbolAddress(name));
 }

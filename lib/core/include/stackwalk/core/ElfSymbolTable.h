@@ -70,5 +70,9 @@ private:
 // table (fuzz/findings/llvm19-elf-nameless-section-symbol-in-no-section). A
 // file ElfSymbolTable does not read goes to LLVM only when this holds.
 bool llvmReadsSymbolNamesInBounds(const llvm::object::ObjectFile &object);
+// The same for every symbol table of the file, .symtab and .dynsym both, as
+// ModuleImage's index of names reads them (found by fuzz_module_image: a
+// 32-bit file's .dynsym; fuzz/findings/llvm19-elf-nameless-section-symbol-in-dynsym).
+bool llvmReadsAllSymbolNamesInBounds(const llvm::object::ObjectFile &object);
 
 } // namespace stackwalk
