@@ -301,7 +301,8 @@ bool Symbolizer::dwarfReadableAt(const ModuleImage &image, uint64_t fileAddress)
 void Symbolizer::readMoreDwarf(const ModuleImage &image, uint64_t fileAddress) {
   // The next view holds this address's unit as well as the expected ones'.
   auto prefetched = prefetched_.find(&dwarfSourceOf(image));
-  if (prefetched != prefetched_.end() && !prefetched->second.readWhole) prefetched->second.expected.push_back(fileAddress);
+  if (prefetched != prefetched_.end() && !prefetched->second.readWhole)
+    prefetched->second.expected.push_back(fileAddress);
   auto key = std::make_pair(&image, true);
   if (auto found = modules_.find(key); found != modules_.end()) {
     partialModules_.push_back(std::move(found->second));

@@ -68,21 +68,42 @@ void isFirstUnits(const PrefetchedTwin::View &view, const std::string &info, DWA
   CHECK(next->getOffset() == *view.infoEnd);
 }
 
+// glibc's debug file, its twin made at once (as the plain one to compare
+// with), and one started with nothing of .debug_info inflated before a view
+// asks: what a view holds is what it needed, and what arrived meanwhile.
+struct Libc {
+  std::unique_ptr<ModuleImage> debug, plain;
+  std::string info; // the plain twin's .debug_info
+  std::unique_ptr<DWARFContext> whole;
+  std::unique_ptr<PrefetchedTwin> twin;
+
+  // Null, with a warning, when the test dumps are not unpacked.
+  static std::unique_ptr<Libc> open() {
+    if (!sys::fs::exists(test::libcDebugPath)) {
+      WARN("skipped: " << test::libcDebugPath << " is not unpacked");
+      return nullptr;
+    }
+    auto libc = std::make_unique<Libc>();
+    auto debug = ModuleImage::open(test::libcDebugPath);
+    REQUIRE(bool(debug));
+    libc->debug = std::move(*debug);
+    libc->plain = debugSectionTwinImage(*libc->debug, UINT64_MAX, "plain", TwinSections::WithoutLocationLists);
+    REQUIRE(libc->plain);
+    libc->info = section(*libc->plain, ".debug_info");
+    libc->whole = DWARFContext::create(libc->plain->object());
+    libc->twin =
+        PrefetchedTwin::start(*libc->debug, UINT64_MAX, TwinSections::WithoutLocationLists, "twin", /*infoAhead=*/0);
+    REQUIRE(libc->twin);
+    return libc;
+  }
+};
+
 } // namespace
 
 TEST_CASE("a view of a prefetched twin holds the units its addresses are in, up to a unit's end, and the rest later") {
-  if (!sys::fs::exists(test::libcDebugPath)) {
-    WARN("skipped: " << test::libcDebugPath << " is not unpacked");
-    return;
-  }
-  auto debug = ModuleImage::open(test::libcDebugPath);
-  REQUIRE(bool(debug));
-  auto plain = debugSectionTwinImage(**debug, UINT64_MAX, "plain", TwinSections::WithoutLocationLists);
-  REQUIRE(plain);
-  std::string info = section(*plain, ".debug_info");
-  // Nothing of .debug_info inflated before the view asks: what it holds is what it needed.
-  auto twin = PrefetchedTwin::start(**debug, UINT64_MAX, TwinSections::WithoutLocationLists, "twin", /*infoAhead=*/0);
-  REQUIRE(twin);
+  auto libc = Libc::open();
+  if (!libc) return;
+  auto &[debug, plain, info, whole, twin] = *libc;
   std::vector<uint64_t> addresses{FutexWait};
   PrefetchedTwin::View first = twin->covering(addresses);
   REQUIRE(first.image);
@@ -92,7 +113,6 @@ TEST_CASE("a view of a prefetched twin holds the units its addresses are in, up 
   CHECK(section(*first.image, ".debug_line") == section(*plain, ".debug_line"));
   CHECK(section(*first.image, ".debug_str") == section(*plain, ".debug_str"));
 
-  auto whole = DWARFContext::create(plain->object());
   isFirstUnits(first, info, *whole);
   CHECK(unitEnd(*whole, FutexWait) <= *first.infoEnd);
   CHECK(*first.infoEnd < info.size() * 2 / 5); // the unit at 30%, and what arrived with it
@@ -110,18 +130,9 @@ TEST_CASE("a view of a prefetched twin holds the units its addresses are in, up 
 }
 
 TEST_CASE("a view for the first thread's units, one for all the walk expects, each with its own tables; then whole") {
-  if (!sys::fs::exists(test::libcDebugPath)) {
-    WARN("skipped: " << test::libcDebugPath << " is not unpacked");
-    return;
-  }
-  auto debug = ModuleImage::open(test::libcDebugPath);
-  REQUIRE(bool(debug));
-  auto plain = debugSectionTwinImage(**debug, UINT64_MAX, "plain", TwinSections::WithoutLocationLists);
-  REQUIRE(plain);
-  std::string info = section(*plain, ".debug_info");
-  auto whole = DWARFContext::create(plain->object());
-  auto twin = PrefetchedTwin::start(**debug, UINT64_MAX, TwinSections::WithoutLocationLists, "twin", /*infoAhead=*/0);
-  REQUIRE(twin);
+  auto libc = Libc::open();
+  if (!libc) return;
+  auto &[debug, plain, info, whole, twin] = *libc;
   std::vector<uint64_t> first{FutexWait}, all{FutexWait, Clone3}; // units at 30% and 72%
 
   // The others' units may have arrived by the time the first's have: the first view then holds them too.
@@ -153,21 +164,12 @@ TEST_CASE("a view for the first thread's units, one for all the walk expects, ea
 }
 
 TEST_CASE("one view holds the first thread's units and the others' when those lie close after them") {
-  if (!sys::fs::exists(test::libcDebugPath)) {
-    WARN("skipped: " << test::libcDebugPath << " is not unpacked");
-    return;
-  }
-  auto debug = ModuleImage::open(test::libcDebugPath);
-  REQUIRE(bool(debug));
-  auto plain = debugSectionTwinImage(**debug, UINT64_MAX, "plain", TwinSections::WithoutLocationLists);
-  REQUIRE(plain);
-  auto whole = DWARFContext::create(plain->object());
-  auto twin = PrefetchedTwin::start(**debug, UINT64_MAX, TwinSections::WithoutLocationLists, "twin", /*infoAhead=*/0);
-  REQUIRE(twin);
+  auto libc = Libc::open();
+  if (!libc) return;
   std::vector<uint64_t> first{FutexWait}, all{FutexWait, PthreadJoin};
-  PrefetchedTwin::View view = twin->covering(first, all);
-  isFirstUnits(view, section(*plain, ".debug_info"), *whole);
-  CHECK(unitEnd(*whole, PthreadJoin) <= *view.infoEnd);
+  PrefetchedTwin::View view = libc->twin->covering(first, all);
+  isFirstUnits(view, libc->info, *libc->whole);
+  CHECK(unitEnd(*libc->whole, PthreadJoin) <= *view.infoEnd);
 }
 
 TEST_CASE("a process that exits while a prefetched twin still inflates exits cleanly") {

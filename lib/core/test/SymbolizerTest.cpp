@@ -120,6 +120,16 @@ std::string describe(const std::vector<SourceFrame> &frames) {
 }
 } // namespace
 
+namespace {
+// How many of 120 addresses across glibc's code two Symbolizers name differently.
+size_t differingNames(Symbolizer &one, Symbolizer &other, const Module &module) {
+  size_t differ = 0;
+  for (uint64_t address = 0x28000; address < 0x180000; address += 0x1357)
+    differ += describe(one.symbolize(module, address)) != describe(other.symbolize(module, address));
+  return differ;
+}
+} // namespace
+
 TEST_CASE("a debug file prefetched on another thread names frames as one inflated when they are named") {
   test::TempDir dir;
   Module module = compressedModule(dir);
@@ -156,10 +166,7 @@ TEST_CASE("a prefetched debug file names the expected addresses, and addresses p
   // Past the units the first name read (when .debug_info had not all arrived by then).
   CHECK(describe(prefetching.symbolize(*module, test::Clone3)) == describe(plain.symbolize(*module, test::Clone3)));
   CHECK(prefetching.dwarf(*module, test::Clone3) != nullptr);
-  size_t differ = 0;
-  for (uint64_t address = 0x28000; address < 0x180000; address += 0x1357)
-    differ += describe(prefetching.symbolize(*module, address)) != describe(plain.symbolize(*module, address));
-  CHECK(differ == 0);
+  CHECK(differingNames(prefetching, plain, *module) == 0);
 }
 
 TEST_CASE("a prefetched debug file names a first thread from its units, the next from theirs, as one read whole") {
@@ -175,15 +182,13 @@ TEST_CASE("a prefetched debug file names a first thread from its units, the next
   prefetching.expectNextThread();
   prefetching.expect(*module, test::Clone3); // the next one's, at 72%
   prefetching.expectNextThread();
-  CHECK(describe(prefetching.symbolize(*module, test::FutexWait)) == describe(plain.symbolize(*module, test::FutexWait)));
+  std::string futexWait = describe(prefetching.symbolize(*module, test::FutexWait));
+  CHECK(futexWait == describe(plain.symbolize(*module, test::FutexWait)));
   std::string clone3 = describe(prefetching.symbolize(*module, test::Clone3));
   CHECK(clone3.find("clone3.S:81") != std::string::npos);
   CHECK(clone3 == describe(plain.symbolize(*module, test::Clone3)));
   // Past both threads' units, and in them.
-  size_t differ = 0;
-  for (uint64_t address = 0x28000; address < 0x180000; address += 0x1357)
-    differ += describe(prefetching.symbolize(*module, address)) != describe(plain.symbolize(*module, address));
-  CHECK(differ == 0);
+  CHECK(differingNames(prefetching, plain, *module) == 0);
 }
 
 TEST_CASE("nothing is prefetched for refused debug info, nor where a symbol cache gives the twins and names") {
