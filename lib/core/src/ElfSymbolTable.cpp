@@ -92,9 +92,9 @@ private:
   static bool tableNamesInBounds(const ELFFile<ELFT> &file, ArrayRef<Shdr> sections, const Shdr &table) {
     auto symbols = file.symbols(&table);
     if (!symbols) return consumeError(symbols.takeError()), true; // LLVM errs, reading nothing
+    if (symbols->size() < 2) return true; // LLVM's iterators start past the null symbol
     auto strings = file.getStringTableForSymtab(table, sections);
     if (!strings) return consumeError(strings.takeError()), true; // likewise
-    // LLVM's iterators start past the null symbol.
     for (const Sym &symbol : symbols->drop_front()) {
       // LLVM names a section symbol after its section when its own name is empty or unreadable.
       bool nameless = symbol.st_name >= strings->size() || (*strings)[symbol.st_name] == '\0';

@@ -276,3 +276,11 @@ TEST_CASE("a nameless section symbol in no section in .dynsym: no name looked up
   for (const char *name : {"exported", "helper", "missing", "another", "more", "index"}) // past the scans, the index
     CHECK_FALSE((*image)->symbolAddress(name));
 }
+
+TEST_CASE("a symbol table with no symbols, not even the null one, is read by neither and no name is looked up in it") {
+  // An empty SHT_SYMTAB beside the one with symbols (found by fuzz_module_image, in the check above).
+  std::string yaml = replaced(kSymbolsYaml, {{"CLASS", "ELFCLASS32"}, {"TYPE", "ET_DYN"}, {"MACHINE", "EM_386"}});
+  yaml = replaced(yaml, {{"Sections:\n", "Sections:\n  - {Name: .empty, Type: SHT_SYMTAB, Link: .strtab, EntSize: 16, Size: 0}\n"}});
+  auto file = elfFromYaml(yaml);
+  CHECK(llvmReadsAllSymbolNamesInBounds(*objectOf(*file)));
+}
