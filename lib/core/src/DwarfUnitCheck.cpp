@@ -13,6 +13,7 @@
 #include "llvm/DebugInfo/DWARF/DWARFUnit.h"
 #include "llvm/Support/DataExtractor.h"
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -266,12 +267,13 @@ bool lineTableReadable(DWARFUnit &unit) {
   return header ? lineProgramEnds(section, unit.isLittleEndian(), *header) : readable;
 }
 
-// The compile units .debug_aranges covers, as LLVM reads it.
-std::set<uint64_t> unitsWithAranges(const DWARFContext &context) {
+// The compile units .debug_aranges covers, as LLVM reads it; sorted.
+std::vector<uint64_t> unitsWithAranges(const DWARFContext &context) {
   const DWARFObject &object = context.getDWARFObj();
-  std::set<uint64_t> units;
+  std::vector<uint64_t> units;
   forEachArangeSet(object.getArangesSection(), object.isLittleEndian(),
-                   [&](const DWARFDebugArangeSet &set) { units.insert(set.getCompileUnitDIEOffset()); });
+                   [&](const DWARFDebugArangeSet &set) { units.push_back(set.getCompileUnitDIEOffset()); });
+  std::sort(units.begin(), units.end());
   return units;
 }
 
@@ -281,10 +283,12 @@ std::set<uint64_t> unitsWithAranges(const DWARFContext &context) {
 // to learn its address ranges; reading all of them here would cost as much as
 // a whole stack walk on glibc's debug info.
 bool DwarfUnitCheck::unitHeadsReadable() {
-  std::set<uint64_t> described = unitsWithAranges(context_);
+  std::vector<uint64_t> described = unitsWithAranges(context_);
   UnitReferences ignored;
   for (const auto &unit : context_.compile_units())
-    if (!described.count(unit->getOffset()) && !diesReadable(*unit, /*unitDieOnly=*/true, ignored)) return false;
+    if (!std::binary_search(described.begin(), described.end(), unit->getOffset()) &&
+        !diesReadable(*unit, /*unitDieOnly=*/true, ignored))
+      return false;
   return true;
 }
 
