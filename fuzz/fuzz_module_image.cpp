@@ -89,14 +89,11 @@ static void compareSymbolMap(const uint8_t *data, size_t size) {
       }
     // As a walk reads it: prefetched on other threads (a file's only), then as
     // far as the units of the addresses expected (PrefetchedTwin::covering),
-    // each segment's as a thread's of its own, and further, or whole, for an
-    // address past them.
+    // and further, or whole, for an address past them.
     stackwalk::Symbolizer prefetching(uint64_t(2) << 30, nullptr, /*readsVariables=*/false);
     prefetching.prefetchDebugInfo(module);
-    for (const stackwalk::LoadSegment &segment : module.image->segments()) {
+    for (const stackwalk::LoadSegment &segment : module.image->segments())
       prefetching.expect(module, segment.vaddr + segment.memSize / 4);
-      prefetching.expectNextThread();
-    }
     for (const stackwalk::LoadSegment &segment : module.image->segments())
       for (uint64_t address : {segment.vaddr + segment.memSize / 4, segment.vaddr + segment.memSize / 2})
         (void)prefetching.symbolize(module, address);

@@ -22,14 +22,6 @@ namespace {
 // whether to pause or stop.
 constexpr uint64_t InfoPiece = 128 << 10;
 
-// A view for the first thread's units alone when the others' units lie this
-// far past them: a second view costs a context of its own (LLVM's and
-// DwarfUnitCheck's reading of unit heads: 0.5-0.9 ms for libc's units to
-// 74%), and 1 MiB of .debug_info takes about 2 ms to arrive, time in which
-// the first thread is named (1.7 ms for the 6-thread core's main thread,
-// whose units end at 35% of libc's .debug_info; 2026-11-29).
-constexpr uint64_t SeparateViewDistance = 1 << 20;
-
 size_t indexOf(const TwinLayout &layout, StringRef name) {
   const std::vector<TwinSection> &sections = layout.sections();
   for (size_t i = 0; i < sections.size(); ++i)
@@ -217,20 +209,19 @@ PrefetchedTwin::View PrefetchedTwin::whole() {
   return view(infoSize_);
 }
 
-PrefetchedTwin::View PrefetchedTwin::covering(std::span<const uint64_t> first, std::span<const uint64_t> all) {
+PrefetchedTwin::View PrefetchedTwin::covering(std::span<const uint64_t> fileAddresses) {
   size_t aranges = indexOf(layout_, ".debug_aranges");
   if (partialViews_ == MaxPartialViews || aranges == layout_.sections().size() || !waitForOthers()) return whole();
   const TwinSection &section = layout_.sections()[aranges];
   StringRef bytes(reinterpret_cast<const char *>(buffer_->bytes().data()) + section.offset, section.size);
-  std::optional<uint64_t> lastOfAll = lastUnitHolding(bytes, all), lastOfFirst = lastUnitHolding(bytes, first);
-  if (!lastOfAll || !lastOfFirst) return whole();
+  std::optional<uint64_t> lastUnit = lastUnitHolding(bytes, fileAddresses);
+  if (!lastUnit) return whole();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     // The thread stops after its piece at hand once these are in: whole() inflates the rest.
-    infoWanted_ = describedUnitAfter(bytes, *lastOfAll, infoSize_);
+    infoWanted_ = describedUnitAfter(bytes, *lastUnit, infoSize_);
   }
-  bool separate = *lastOfAll >= *lastOfFirst + SeparateViewDistance;
-  std::optional<uint64_t> end = unitsEnd(separate ? *lastOfFirst : *lastOfAll);
+  std::optional<uint64_t> end = unitsEnd(*lastUnit);
   if (!end || *end >= infoSize_) return whole();
   return view(*end);
 }

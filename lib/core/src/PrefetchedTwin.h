@@ -10,8 +10,7 @@
 // an ELF file of its own whose section table says so; LLVM then reads those
 // units and no others, and the Symbolizer makes a context on a later view, or
 // the whole twin, when an address needs a unit past them
-// (DwarfUnitCheck::Verdict). The first view may hold only the first thread's
-// units, which it then names while the others' arrive.
+// (DwarfUnitCheck::Verdict).
 #pragma once
 
 #include "stackwalk/core/DebugSectionTwin.h"
@@ -50,16 +49,14 @@ public:
   // The twin whole, once made.
   View whole();
   // The twin as far as .debug_info's units that .debug_aranges says hold
-  // `all` these file addresses (and any after them that have arrived), once
-  // they have; or only as far as those of `first` (the first thread's,
-  // named while the rest arrive) when the others' lie far past them. Whole
-  // when .debug_aranges leaves an address out, or after MaxPartialViews
-  // views. The inflating thread ends once all's units are in, and whole()
-  // inflates the rest on the caller's thread: no thread waits idle for a
-  // rest that is seldom wanted.
-  View covering(std::span<const uint64_t> first, std::span<const uint64_t> all);
-  View covering(std::span<const uint64_t> all) { return covering(all, all); }
-  // The first thread's, and then all that the walk expects.
+  // these file addresses (and any after them that have arrived), once they
+  // have; whole when .debug_aranges leaves an address out, or after
+  // MaxPartialViews views. The inflating thread ends once those units are in,
+  // and whole() inflates the rest on the caller's thread: no thread waits
+  // idle for a rest that is seldom wanted.
+  View covering(std::span<const uint64_t> fileAddresses);
+  // The addresses the walk expects, then those and one past them: a later
+  // view spares the walk the rest of .debug_info, after two the whole twin.
   static constexpr unsigned MaxPartialViews = 2;
   // Whether a thread is still at work (not ended, finished or failed).
   bool busy() const;

@@ -166,10 +166,8 @@ Symbolizer::Twin Symbolizer::decompressedTwin(const ModuleImage &file) {
   if (auto found = prefetched_.find(&file); found != prefetched_.end()) {
     Prefetched &prefetched = found->second;
     if (!prefetched.read && prefetched.twin->busy()) prepareExpectedModules(); // while it arrives
-    std::span<const uint64_t> all(prefetched.expected);
-    std::span<const uint64_t> first = prefetched.read ? all : all.first(prefetched.firstThread.value_or(all.size()));
-    bool partial = !readsVariables_ && !all.empty();
-    PrefetchedTwin::View view = partial ? prefetched.twin->covering(first, all) : prefetched.twin->whole();
+    bool partial = !readsVariables_ && !prefetched.expected.empty();
+    PrefetchedTwin::View view = partial ? prefetched.twin->covering(prefetched.expected) : prefetched.twin->whole();
     prefetched.read = true;
     prefetched.readWhole = !view.infoEnd;
     if (!view.image) return {};
@@ -211,10 +209,6 @@ void Symbolizer::expect(const Module &module, uint64_t address) {
     found->second.expected.push_back(address - module.loadBias());
 }
 
-void Symbolizer::expectNextThread() {
-  for (auto &[file, prefetched] : prefetched_)
-    if (!prefetched.firstThread && !prefetched.expected.empty()) prefetched.firstThread = prefetched.expected.size();
-}
 
 // What a cold walk did once the first twin was in: the walk waits for it
 // idle, and names frames of these modules soon after.

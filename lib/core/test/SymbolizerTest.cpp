@@ -169,28 +169,6 @@ TEST_CASE("a prefetched debug file names the expected addresses, and addresses p
   CHECK(differingNames(prefetching, plain, *module) == 0);
 }
 
-TEST_CASE("a prefetched debug file names a first thread from its units, the next from theirs, as one read whole") {
-  if (!llvm::sys::fs::exists(test::libcPath) || !llvm::sys::fs::exists(test::libcDebugPath)) {
-    WARN("skipped: " << test::libcPath << " or its debug file is not unpacked");
-    return;
-  }
-  std::shared_ptr<Module> module = test::moduleOf(test::libcPath, test::libcDebugPath);
-  REQUIRE(module);
-  Symbolizer prefetching(uint64_t(2) << 30, nullptr, /*readsVariables=*/false), plain;
-  prefetching.prefetchDebugInfo(*module);
-  prefetching.expect(*module, test::FutexWait); // a first thread's frame, its unit at 30%
-  prefetching.expectNextThread();
-  prefetching.expect(*module, test::Clone3); // the next one's, at 72%
-  prefetching.expectNextThread();
-  std::string futexWait = describe(prefetching.symbolize(*module, test::FutexWait));
-  CHECK(futexWait == describe(plain.symbolize(*module, test::FutexWait)));
-  std::string clone3 = describe(prefetching.symbolize(*module, test::Clone3));
-  CHECK(clone3.find("clone3.S:81") != std::string::npos);
-  CHECK(clone3 == describe(plain.symbolize(*module, test::Clone3)));
-  // Past both threads' units, and in them.
-  CHECK(differingNames(prefetching, plain, *module) == 0);
-}
-
 TEST_CASE("nothing is prefetched for refused debug info, nor where a symbol cache gives the twins and names") {
   test::TempDir dir;
   Module module = compressedModule(dir);

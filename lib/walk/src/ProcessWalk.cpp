@@ -167,7 +167,6 @@ void ProcessWalk::unwindThread(UnwoundThread &out, const ThreadInfo &info, const
   while (auto frame = walker.next()) out.physical.push_back(std::move(*frame));
   for (const Frame &frame : out.physical)
     if (frame.module) session_.symbolizer.expect(*frame.module, frame.symbolAddress());
-  session_.symbolizer.expectNextThread(); // threads are named in the order they are unwound
   thread.stopReason = walker.stopReason();
   thread.stopDetail = walker.stopDetail();
   const std::vector<Frame> &physical = out.physical;

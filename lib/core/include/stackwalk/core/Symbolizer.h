@@ -80,10 +80,6 @@ public:
   // reader looks at each thread's DWARF before the next one is unwound. The
   // other modules expected are made while the first twin arrives.
   void expect(const Module &module, uint64_t address);
-  // That the addresses expected from now on are a thread's that the walk
-  // names after the ones expected so far: a prefetched file's first view may
-  // hold only the first thread's units, to name it while the rest arrive.
-  void expectNextThread();
   // Whether a prefetched file is still inflating, not yet read.
   bool inflating() const;
   // How many files were prefetched and not yet read.
@@ -135,8 +131,6 @@ private:
     bool read = false;            // a view taken
     bool readWhole = false;       // the whole twin taken: nothing more is expected of it
     std::vector<uint64_t> expected; // file addresses (expect)
-    // How many of them are the first thread's with any here (expectNextThread); all while it is unwound.
-    std::optional<size_t> firstThread;
   };
   std::map<const ModuleImage *, Prefetched> prefetched_; // prefetchDebugInfo, by file
   std::set<std::pair<const ModuleImage *, bool>> expectedModules_; // expect: image, with debug info
