@@ -167,21 +167,24 @@ std::optional<ElfSymbolTable> ElfSymbolTable::read(const ObjectFile &object) {
   return std::nullopt;
 }
 
-bool llvmReadsSymbolNamesInBounds(const ObjectFile &object) {
-  if (const auto *elf = dyn_cast<ELF64LEObjectFile>(&object))
-    return ElfSymbolTableReader<ELF64LE>::namesInBounds(elf->getELFFile());
-  if (const auto *elf = dyn_cast<ELF32LEObjectFile>(&object))
-    return ElfSymbolTableReader<ELF32LE>::namesInBounds(elf->getELFFile());
+namespace {
+
+// The table LLVM's symbolizer reads, or every table.
+template <class ELFT> bool namesInBounds(const ELFFile<ELFT> &file, bool everyTable) {
+  return everyTable ? ElfSymbolTableReader<ELFT>::allNamesInBounds(file) : ElfSymbolTableReader<ELFT>::namesInBounds(file);
+}
+
+bool namesInBounds(const ObjectFile &object, bool everyTable) {
+  if (const auto *elf = dyn_cast<ELF64LEObjectFile>(&object)) return namesInBounds(elf->getELFFile(), everyTable);
+  if (const auto *elf = dyn_cast<ELF32LEObjectFile>(&object)) return namesInBounds(elf->getELFFile(), everyTable);
   return true;
 }
 
-bool llvmReadsAllSymbolNamesInBounds(const ObjectFile &object) {
-  if (const auto *elf = dyn_cast<ELF64LEObjectFile>(&object))
-    return ElfSymbolTableReader<ELF64LE>::allNamesInBounds(elf->getELFFile());
-  if (const auto *elf = dyn_cast<ELF32LEObjectFile>(&object))
-    return ElfSymbolTableReader<ELF32LE>::allNamesInBounds(elf->getELFFile());
-  return true;
-}
+} // namespace
+
+bool llvmReadsSymbolNamesInBounds(const ObjectFile &object) { return namesInBounds(object, /*everyTable=*/false); }
+
+bool llvmReadsAllSymbolNamesInBounds(const ObjectFile &object) { return namesInBounds(object, /*everyTable=*/true); }
 
 ElfSymbolTable::Symbol ElfSymbolTable::describe(const Entry &entry) const {
   Symbol symbol{StringRef(strings_.data() + entry.name), entry.start, entry.size, StringRef()};
