@@ -171,7 +171,8 @@ namespace {
 
 // The table LLVM's symbolizer reads, or every table.
 template <class ELFT> bool namesInBounds(const ELFFile<ELFT> &file, bool everyTable) {
-  return everyTable ? ElfSymbolTableReader<ELFT>::allNamesInBounds(file) : ElfSymbolTableReader<ELFT>::namesInBounds(file);
+  using Reader = ElfSymbolTableReader<ELFT>;
+  return everyTable ? Reader::allNamesInBounds(file) : Reader::namesInBounds(file);
 }
 
 bool namesInBounds(const ObjectFile &object, bool everyTable) {
