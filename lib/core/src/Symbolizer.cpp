@@ -169,7 +169,6 @@ Symbolizer::Twin Symbolizer::decompressedTwin(const ModuleImage &file) {
     bool partial = !readsVariables_ && !prefetched.expected.empty();
     PrefetchedTwin::View view = partial ? prefetched.twin->covering(prefetched.expected) : prefetched.twin->whole();
     prefetched.read = true;
-    prefetched.readWhole = !view.infoEnd;
     if (!view.image) return {};
     prefetchedViews_.push_back(std::move(view.image));
     return {prefetchedViews_.back().get(), view.infoEnd};
@@ -205,10 +204,8 @@ void Symbolizer::expect(const Module &module, uint64_t address) {
   expectedModules_.insert({module.image.get(), !module.debugInfoRefused});
   if (module.debugInfoRefused) return;
   auto found = prefetched_.find(&dwarfSourceOf(*module.image));
-  if (found != prefetched_.end() && !found->second.readWhole)
-    found->second.expected.push_back(address - module.loadBias());
+  if (found != prefetched_.end() && !found->second.read) found->second.expected.push_back(address - module.loadBias());
 }
-
 
 // What a cold walk did once the first twin was in: the walk waits for it
 // idle, and names frames of these modules soon after.
@@ -293,10 +290,10 @@ bool Symbolizer::dwarfReadableAt(const ModuleImage &image, uint64_t fileAddress)
 }
 
 void Symbolizer::readMoreDwarf(const ModuleImage &image, uint64_t fileAddress) {
-  // The next view holds this address's unit as well as the expected ones'.
+  // The next view holds this address's unit as well as the expected ones'
+  // (at most PrefetchedTwin::MaxPartialViews addresses are added so).
   auto prefetched = prefetched_.find(&dwarfSourceOf(image));
-  if (prefetched != prefetched_.end() && !prefetched->second.readWhole)
-    prefetched->second.expected.push_back(fileAddress);
+  if (prefetched != prefetched_.end()) prefetched->second.expected.push_back(fileAddress);
   auto key = std::make_pair(&image, true);
   if (auto found = modules_.find(key); found != modules_.end()) {
     partialModules_.push_back(std::move(found->second));

@@ -129,8 +129,7 @@ private:
   struct Prefetched {
     std::unique_ptr<PrefetchedTwin> twin;
     bool read = false;            // a view taken
-    bool readWhole = false;       // the whole twin taken: nothing more is expected of it
-    std::vector<uint64_t> expected; // file addresses (expect)
+    std::vector<uint64_t> expected; // file addresses (expect), and those past a view (readMoreDwarf)
   };
   std::map<const ModuleImage *, Prefetched> prefetched_; // prefetchDebugInfo, by file
   std::set<std::pair<const ModuleImage *, bool>> expectedModules_; // expect: image, with debug info
