@@ -29,16 +29,25 @@ size_t indexOf(const TwinLayout &layout, StringRef name) {
   return sections.size();
 }
 
-// The last unit (by offset) that .debug_aranges says holds any of these file
-// addresses, as LLVM reads it; nullopt when it leaves one out (LLVM would
-// then look for it in the units' own address ranges, all of them).
-std::optional<uint64_t> lastUnitHolding(StringRef aranges, std::span<const uint64_t> fileAddresses) {
+// Where .debug_aranges, as LLVM reads it, places a set of file addresses.
+struct UnitsHolding {
+  uint64_t last;  // the last unit (by offset) holding any of them
+  uint64_t after; // the first unit it describes past that one: the units up to it have ended there
+};
+
+// Nullopt when .debug_aranges leaves an address out (LLVM would then look for
+// it in the units' own address ranges, all of them); `after` is the
+// section's size when no unit is described past the last.
+std::optional<UnitsHolding> unitsHolding(StringRef aranges, std::span<const uint64_t> fileAddresses,
+                                         uint64_t sectionSize) {
   std::vector<uint64_t> addresses(fileAddresses.begin(), fileAddresses.end());
   std::sort(addresses.begin(), addresses.end());
   addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
   std::vector<bool> held(addresses.size());
+  std::vector<uint64_t> described;
   uint64_t last = 0;
   forEachArangeSet(aranges, /*littleEndian=*/true, [&](const DWARFDebugArangeSet &set) {
+    described.push_back(set.getCompileUnitDIEOffset());
     for (const DWARFDebugArangeSet::Descriptor &range : set.descriptors())
       for (auto at = std::lower_bound(addresses.begin(), addresses.end(), range.Address);
            at != addresses.end() && *at - range.Address < range.Length; ++at) {
@@ -47,17 +56,10 @@ std::optional<uint64_t> lastUnitHolding(StringRef aranges, std::span<const uint6
       }
   });
   if (std::find(held.begin(), held.end(), false) != held.end()) return std::nullopt;
-  return last;
-}
-
-// The first unit .debug_aranges describes past `offset`: the units up to
-// `offset` have ended before it (the section's size when there is none).
-uint64_t describedUnitAfter(StringRef aranges, uint64_t offset, uint64_t sectionSize) {
   uint64_t after = sectionSize;
-  forEachArangeSet(aranges, /*littleEndian=*/true, [&](const DWARFDebugArangeSet &set) {
-    if (uint64_t unit = set.getCompileUnitDIEOffset(); unit > offset) after = std::min(after, unit);
-  });
-  return after;
+  for (uint64_t unit : described)
+    if (unit > last) after = std::min(after, unit);
+  return UnitsHolding{last, after};
 }
 
 } // namespace
@@ -214,14 +216,14 @@ PrefetchedTwin::View PrefetchedTwin::covering(std::span<const uint64_t> fileAddr
   if (partialViews_ == MaxPartialViews || aranges == layout_.sections().size() || !waitForOthers()) return whole();
   const TwinSection &section = layout_.sections()[aranges];
   StringRef bytes(reinterpret_cast<const char *>(buffer_->bytes().data()) + section.offset, section.size);
-  std::optional<uint64_t> lastUnit = lastUnitHolding(bytes, fileAddresses);
-  if (!lastUnit) return whole();
+  std::optional<UnitsHolding> units = unitsHolding(bytes, fileAddresses, infoSize_);
+  if (!units) return whole();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     // The thread stops after its piece at hand once these are in: whole() inflates the rest.
-    infoWanted_ = describedUnitAfter(bytes, *lastUnit, infoSize_);
+    infoWanted_ = units->after;
   }
-  std::optional<uint64_t> end = unitsEnd(*lastUnit);
+  std::optional<uint64_t> end = unitsEnd(units->last);
   if (!end || *end >= infoSize_) return whole();
   return view(*end);
 }
