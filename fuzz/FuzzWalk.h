@@ -7,9 +7,12 @@
 
 #include "Printers.h"
 
+#include "stackwalk/core/DumpFile.h"
 #include "stackwalk/walk/ProcessWalk.h"
 
 #include <sstream>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace stackwalk::fuzz {
 
@@ -42,8 +45,16 @@ inline void walkProcess(std::unique_ptr<Target> target, bool print = false) {
   }
 }
 
-inline std::unique_ptr<llvm::MemoryBuffer> bufferOf(const uint8_t *data, size_t size) {
-  return llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(reinterpret_cast<const char *>(data), size), "fuzz");
+// The input as the command opens a dump file: its bytes for the loaders, and
+// a descriptor (a memory file holding them) for the memory reads' blocks.
+inline std::shared_ptr<const DumpFile> dumpFileOf(const uint8_t *data, size_t size) {
+  int descriptor = memfd_create("fuzz", MFD_CLOEXEC);
+  if (descriptor >= 0 && write(descriptor, data, size) != ssize_t(size)) {
+    close(descriptor);
+    descriptor = -1;
+  }
+  auto bytes = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(reinterpret_cast<const char *>(data), size), "fuzz");
+  return std::make_shared<const DumpFile>(std::move(bytes), descriptor);
 }
 
 } // namespace stackwalk::fuzz

@@ -4,7 +4,7 @@
 #include "stackwalk/elfcore/ElfCoreLoader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  auto target = stackwalk::loadElfCore(stackwalk::fuzz::bufferOf(data, size));
+  auto target = stackwalk::loadElfCore(stackwalk::fuzz::dumpFileOf(data, size));
   if (!target) {
     llvm::consumeError(target.takeError());
     return 0;

@@ -6,9 +6,9 @@
 #include "stackwalk/minidump/MinidumpLoader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  auto buffer = stackwalk::fuzz::bufferOf(data, size);
-  auto target = stackwalk::looksLikeMicrodump({data, size}) ? stackwalk::loadMicrodump(std::move(buffer))
-                                                            : stackwalk::loadMinidump(std::move(buffer));
+  auto target = stackwalk::looksLikeMicrodump({data, size})
+                    ? stackwalk::loadMicrodump(llvm::StringRef(reinterpret_cast<const char *>(data), size))
+                    : stackwalk::loadMinidump(stackwalk::fuzz::dumpFileOf(data, size));
   if (!target) {
     llvm::consumeError(target.takeError());
     return 0;

@@ -5,7 +5,7 @@
 #include "FuzzWalk.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  auto target = stackwalk::loadDump(stackwalk::fuzz::bufferOf(data, size));
+  auto target = stackwalk::loadDump(stackwalk::fuzz::dumpFileOf(data, size));
   if (!target) {
     llvm::consumeError(target.takeError());
     return 0;

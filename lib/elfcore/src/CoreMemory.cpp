@@ -1,18 +1,16 @@
 #include "CoreMemory.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace stackwalk::elfcore {
 
-CoreMemory::CoreMemory(std::shared_ptr<llvm::MemoryBuffer> file, std::vector<CoreSegment> segments)
+CoreMemory::CoreMemory(std::shared_ptr<const DumpFile> file, std::vector<CoreSegment> segments)
     : file_(std::move(file)), segments_(std::move(segments)) {
   std::sort(segments_.begin(), segments_.end(),
             [](const CoreSegment &a, const CoreSegment &b) { return a.vaddr < b.vaddr; });
 }
 
 bool CoreMemory::read(uint64_t address, std::span<uint8_t> out) const {
-  const char *base = file_->getBufferStart();
   size_t done = 0;
   // A read may run across adjacent segments; each piece must be present.
   while (done < out.size()) {
@@ -25,7 +23,7 @@ bool CoreMemory::read(uint64_t address, std::span<uint8_t> out) const {
     uint64_t delta = at - it->vaddr;
     if (delta >= it->fileSize) return false;
     size_t n = std::min<uint64_t>(out.size() - done, it->fileSize - delta);
-    std::memcpy(out.data() + done, base + it->fileOffset + delta, n);
+    if (!file_->copy(it->fileOffset + delta, out.subspan(done, n))) return false;
     done += n;
   }
   return true;
@@ -38,7 +36,7 @@ std::optional<std::span<const uint8_t>> CoreMemory::bytesInPlace(uint64_t addres
   --it;
   uint64_t delta = address - it->vaddr;
   if (delta >= it->fileSize || size > it->fileSize - delta) return std::nullopt;
-  return std::span(reinterpret_cast<const uint8_t *>(file_->getBufferStart()) + it->fileOffset + delta, size);
+  return file_->bytes().subspan(it->fileOffset + delta, size);
 }
 
 } // namespace stackwalk::elfcore

@@ -1,9 +1,9 @@
-// The memory a core holds: its PT_LOAD segments, read from the mapped file.
+// The memory a core holds: its PT_LOAD segments, copied from the file in blocks
+// (DumpFile), found in place in its mapping.
 #pragma once
 
+#include "stackwalk/core/DumpFile.h"
 #include "stackwalk/core/Memory.h"
-
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
 #include <vector>
@@ -17,7 +17,7 @@ struct CoreSegment {
 
 class CoreMemory : public MemorySource {
 public:
-  CoreMemory(std::shared_ptr<llvm::MemoryBuffer> file, std::vector<CoreSegment> segments);
+  CoreMemory(std::shared_ptr<const DumpFile> file, std::vector<CoreSegment> segments);
 
   // Only bytes the core holds. The part of a segment past p_filesz was not
   // dumped (typically a file-backed mapping): the module file may supply it.
@@ -26,7 +26,7 @@ public:
   std::optional<std::span<const uint8_t>> bytesInPlace(uint64_t address, uint64_t size) const override;
 
 private:
-  std::shared_ptr<llvm::MemoryBuffer> file_;
+  std::shared_ptr<const DumpFile> file_;
   std::vector<CoreSegment> segments_; // sorted by vaddr
 };
 

@@ -69,20 +69,18 @@ struct CoreNotes {
 
 class CoreReader {
 public:
-  CoreReader(std::shared_ptr<MemoryBuffer> file) : file_(std::move(file)) {}
+  CoreReader(std::shared_ptr<const DumpFile> file) : file_(std::move(file)) {}
   Expected<std::unique_ptr<Target>> load();
 
 private:
-  std::span<const uint8_t> bytes() const {
-    return {reinterpret_cast<const uint8_t *>(file_->getBufferStart()), file_->getBufferSize()};
-  }
+  std::span<const uint8_t> bytes() const { return file_->bytes(); }
   Expected<ElfFileHeader> header() const;
   Expected<std::vector<ElfProgramHeader>> programHeaders(const ElfFileHeader &header);
   void readNotes(std::span<const uint8_t> noteBytes, Arch arch, unsigned wordSize);
   void addModules(Target &target, const std::vector<CoreSegment> &segments);
   const PrStatus *crashingThread() const;
 
-  std::shared_ptr<MemoryBuffer> file_;
+  std::shared_ptr<const DumpFile> file_;
   unsigned wordSize_ = 8; // the process's pointers: 4 in an ELF32 core (x32's too)
   CoreNotes notes_;
   std::vector<std::string> warnings_;
@@ -292,13 +290,13 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
 } // namespace elfcore
 
 Expected<std::unique_ptr<Target>> loadElfCore(const std::string &path) {
-  auto buffer = MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer) return createStringError(buffer.getError(), "cannot open " + path + ": " + buffer.getError().message());
-  return loadElfCore(std::move(*buffer));
+  auto file = DumpFile::open(path);
+  if (!file) return file.takeError();
+  return loadElfCore(std::move(*file));
 }
 
-Expected<std::unique_ptr<Target>> loadElfCore(std::unique_ptr<MemoryBuffer> file) {
-  return elfcore::CoreReader(std::shared_ptr<MemoryBuffer>(std::move(file))).load();
+Expected<std::unique_ptr<Target>> loadElfCore(std::shared_ptr<const DumpFile> file) {
+  return elfcore::CoreReader(std::move(file)).load();
 }
 
 } // namespace stackwalk

@@ -191,8 +191,8 @@ bool looksLikeMicrodump(std::span<const uint8_t> bytes) {
   return text.contains(Begin) && text.contains(Key);
 }
 
-llvm::Expected<std::unique_ptr<Target>> loadMicrodump(std::unique_ptr<llvm::MemoryBuffer> file) {
-  auto records = parse(file->getBuffer());
+llvm::Expected<std::unique_ptr<Target>> loadMicrodump(llvm::StringRef text) {
+  auto records = parse(text);
   if (!records) return records.takeError();
   std::optional<Arch> arch = archNamed(records->arch);
   if (!arch)

@@ -60,16 +60,14 @@ void addLinuxDetails(Target &target, const minidump::LinuxStreams &linux) {
 } // namespace
 
 llvm::Expected<std::unique_ptr<Target>> loadMinidump(const std::string &path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer) return llvm::createStringError(buffer.getError(), "cannot open " + path + ": " + buffer.getError().message());
-  return loadMinidump(std::move(*buffer));
+  auto file = DumpFile::open(path);
+  if (!file) return file.takeError();
+  return loadMinidump(std::move(*file));
 }
 
-llvm::Expected<std::unique_ptr<Target>> loadMinidump(std::unique_ptr<llvm::MemoryBuffer> owned) {
-  std::shared_ptr<llvm::MemoryBuffer> file(std::move(owned));
-  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t *>(file->getBufferStart()), file->getBufferSize());
+llvm::Expected<std::unique_ptr<Target>> loadMinidump(std::shared_ptr<const DumpFile> file) {
   std::vector<std::string> warnings;
-  auto reader = minidump::Reader::create(bytes, warnings);
+  auto reader = minidump::Reader::create(file->bytes(), warnings);
   if (!reader) return reader.takeError();
 
   minidump::SystemDescription system = minidump::readSystemInfo(*reader);

@@ -1,7 +1,6 @@
 #include "MinidumpMemory.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace stackwalk::minidump {
 namespace {
@@ -40,7 +39,7 @@ std::vector<MemoryRange> disjointPieces(std::vector<MemoryRange> ranges) {
 
 } // namespace
 
-MinidumpMemory::MinidumpMemory(std::shared_ptr<llvm::MemoryBuffer> file, std::vector<MemoryRange> ranges)
+MinidumpMemory::MinidumpMemory(std::shared_ptr<const DumpFile> file, std::vector<MemoryRange> ranges)
     : file_(std::move(file)), rangeCount_(ranges.size()) {
   pieces_ = disjointPieces(std::move(ranges));
 }
@@ -56,7 +55,7 @@ bool MinidumpMemory::read(uint64_t address, std::span<uint8_t> out) const {
     uint64_t delta = at - it->start;
     if (delta >= it->size) return false;
     size_t n = std::min<uint64_t>(out.size() - done, it->size - delta);
-    std::memcpy(out.data() + done, file_->getBufferStart() + it->fileOffset + delta, n);
+    if (!file_->copy(it->fileOffset + delta, out.subspan(done, n))) return false;
     done += n;
   }
   return true;

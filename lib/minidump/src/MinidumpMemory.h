@@ -1,10 +1,9 @@
 // The memory a minidump holds: MemoryList and Memory64List ranges, read from
-// the mapped file.
+// the file in blocks (DumpFile).
 #pragma once
 
+#include "stackwalk/core/DumpFile.h"
 #include "stackwalk/core/Memory.h"
-
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
 #include <vector>
@@ -19,13 +18,13 @@ class MinidumpMemory : public MemorySource {
 public:
   // Ranges must already be clipped to the file. Where ranges overlap, each
   // byte is read from the range that starts last (the nearest below it).
-  MinidumpMemory(std::shared_ptr<llvm::MemoryBuffer> file, std::vector<MemoryRange> ranges);
+  MinidumpMemory(std::shared_ptr<const DumpFile> file, std::vector<MemoryRange> ranges);
   // In O(log n) whatever the ranges: a read may span adjacent ranges.
   bool read(uint64_t address, std::span<uint8_t> out) const override;
   size_t rangeCount() const { return rangeCount_; }
 
 private:
-  std::shared_ptr<llvm::MemoryBuffer> file_;
+  std::shared_ptr<const DumpFile> file_;
   std::vector<MemoryRange> pieces_; // sorted, disjoint: the ranges with overlaps resolved
   size_t rangeCount_;
 };

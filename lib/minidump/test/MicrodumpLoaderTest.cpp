@@ -32,14 +32,14 @@ std::string arm64OldContext() {
 }
 
 std::unique_ptr<Target> load(const std::string &text) {
-  auto target = loadMicrodump(llvm::MemoryBuffer::getMemBufferCopy(text));
+  auto target = loadMicrodump(text);
   if (!target) FAIL(llvm::toString(target.takeError()));
   return std::move(*target);
 }
 
 // Why the text is refused; empty when it loads.
 std::string refusal(const std::string &text) {
-  auto target = loadMicrodump(llvm::MemoryBuffer::getMemBufferCopy(text));
+  auto target = loadMicrodump(text);
   return target ? std::string() : llvm::toString(target.takeError());
 }
 

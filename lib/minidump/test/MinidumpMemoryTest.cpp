@@ -7,10 +7,10 @@ using namespace stackwalk::minidump;
 namespace {
 
 // A file of bytes 0, 1, 2, ... (mod 256), so a read shows the file offset it came from.
-std::shared_ptr<llvm::MemoryBuffer> countingFile(size_t size) {
+std::shared_ptr<const stackwalk::DumpFile> countingFile(size_t size) {
   std::string bytes(size, 0);
   for (size_t i = 0; i < size; ++i) bytes[i] = char(i);
-  return llvm::MemoryBuffer::getMemBufferCopy(bytes);
+  return std::make_shared<const stackwalk::DumpFile>(llvm::MemoryBuffer::getMemBufferCopy(bytes));
 }
 
 std::vector<uint8_t> readBytes(const MinidumpMemory &memory, uint64_t address, size_t size) {

@@ -26,22 +26,18 @@ llvm::Error notADump(const std::string &name, std::span<const uint8_t> head) {
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<Target>> loadDump(std::unique_ptr<llvm::MemoryBuffer> bytes) {
-  std::span<const uint8_t> head(reinterpret_cast<const uint8_t *>(bytes->getBufferStart()),
-                                std::min<size_t>(bytes->getBufferSize(), 64));
-  if (looksLikeElfCore(head)) return loadElfCore(std::move(bytes));
-  if (looksLikeMinidump(head)) return loadMinidump(std::move(bytes));
-  std::span<const uint8_t> all(reinterpret_cast<const uint8_t *>(bytes->getBufferStart()), bytes->getBufferSize());
-  if (looksLikeMicrodump(all)) return loadMicrodump(std::move(bytes));
-  return notADump(bytes->getBufferIdentifier().str(), head);
+llvm::Expected<std::unique_ptr<Target>> loadDump(std::shared_ptr<const DumpFile> file) {
+  std::span<const uint8_t> all = file->bytes(), head = all.first(std::min<size_t>(all.size(), 64));
+  if (looksLikeElfCore(head)) return loadElfCore(std::move(file));
+  if (looksLikeMinidump(head)) return loadMinidump(std::move(file));
+  if (looksLikeMicrodump(all)) return loadMicrodump(file->buffer().getBuffer());
+  return notADump(file->buffer().getBufferIdentifier().str(), head);
 }
 
 llvm::Expected<std::unique_ptr<Target>> loadDump(const std::string &path) {
-  // Read once, so a pipe (/dev/stdin) works as well as a file; "-" is standard input.
-  auto bytes = path == "-" ? llvm::MemoryBuffer::getSTDIN()
-                           : llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!bytes) return fail("cannot open " + path + ": " + bytes.getError().message());
-  return loadDump(std::move(*bytes));
+  auto file = DumpFile::open(path);
+  if (!file) return file.takeError();
+  return loadDump(std::move(*file));
 }
 
 } // namespace stackwalk

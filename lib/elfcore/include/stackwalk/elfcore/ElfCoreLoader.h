@@ -1,10 +1,10 @@
 // Linux ELF core files -> Target.
 #pragma once
 
+#include "stackwalk/core/DumpFile.h"
 #include "stackwalk/core/Target.h"
 
 #include "llvm/Support/Error.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
 #include <span>
@@ -21,6 +21,6 @@ bool looksLikeElfCore(std::span<const uint8_t> head);
 // looked for here: that is the ModuleResolver's job. A damaged core loads as
 // far as it can, with warnings; only a file that is not a usable core fails.
 llvm::Expected<std::unique_ptr<Target>> loadElfCore(const std::string &path);
-llvm::Expected<std::unique_ptr<Target>> loadElfCore(std::unique_ptr<llvm::MemoryBuffer> file);
+llvm::Expected<std::unique_ptr<Target>> loadElfCore(std::shared_ptr<const DumpFile> file);
 
 } // namespace stackwalk

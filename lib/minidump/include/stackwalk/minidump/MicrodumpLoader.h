@@ -9,7 +9,7 @@
 #include "stackwalk/core/Target.h"
 
 #include "llvm/Support/Error.h"
-#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <memory>
 #include <span>
@@ -22,6 +22,6 @@ bool looksLikeMicrodump(std::span<const uint8_t> bytes);
 
 // The first microdump of the text. Fails for architectures stackwalk cannot
 // walk (32-bit arm, mips), saying which.
-llvm::Expected<std::unique_ptr<Target>> loadMicrodump(std::unique_ptr<llvm::MemoryBuffer> file);
+llvm::Expected<std::unique_ptr<Target>> loadMicrodump(llvm::StringRef text);
 
 } // namespace stackwalk

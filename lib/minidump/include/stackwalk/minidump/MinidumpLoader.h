@@ -1,10 +1,10 @@
 // Windows, Breakpad and Crashpad minidumps -> Target.
 #pragma once
 
+#include "stackwalk/core/DumpFile.h"
 #include "stackwalk/core/Target.h"
 
 #include "llvm/Support/Error.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
 #include <span>
@@ -21,6 +21,6 @@ bool looksLikeMinidump(std::span<const uint8_t> head);
 // streams and Crashpad's info. A damaged stream is skipped with a warning; only
 // a file without a usable header and directory fails.
 llvm::Expected<std::unique_ptr<Target>> loadMinidump(const std::string &path);
-llvm::Expected<std::unique_ptr<Target>> loadMinidump(std::unique_ptr<llvm::MemoryBuffer> file);
+llvm::Expected<std::unique_ptr<Target>> loadMinidump(std::shared_ptr<const DumpFile> file);
 
 } // namespace stackwalk
