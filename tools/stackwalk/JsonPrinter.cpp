@@ -1,10 +1,9 @@
 #include "Format.h"
+#include "JsonStream.h"
 #include "Printers.h"
 
 #include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/core/WindowsContext.h"
-
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
 
@@ -128,89 +127,6 @@ Json argumentsJson(const std::vector<FunctionArgument> &arguments) {
   return out;
 }
 
-Json frameJson(const ReportFrame &frame, const PrintOptions &options) {
-  static const char *const Kinds[] = {"native", "managed", "runtime"};
-  Json out{{"index", frame.index},
-           {"kind", Kinds[int(frame.kind)]},
-           {"inlined", frame.inlined},
-           {"tail_call", frame.tailCall},
-           {"signal_trampoline", frame.signalTrampoline},
-           {"trust", std::string(trustName(frame.trust))},
-           {"ip", addressString(frame.ip)},
-           {"sp", addressString(frame.sp)},
-           {"module", !frame.moduleName.empty() ? Json(frame.moduleName) : frame.module ? Json(frame.module->name) : Json(nullptr)},
-           {"module_offset", frame.module ? Json(offsetString(frame.ip - frame.module->base)) : Json(nullptr)},
-           {"function", stringOrNull(frame.function)},
-           {"function_offset", frame.functionOffset ? Json(offsetString(*frame.functionOffset)) : Json(nullptr)},
-           {"file", stringOrNull(frame.file)},
-           {"line", orNull(frame.line)},
-           {"frame_name", stringOrNull(frame.frameName)},
-           {"frame_address", frame.frameAddress ? Json(addressString(*frame.frameAddress)) : Json(nullptr)},
-           {"method_desc", frame.methodDesc ? Json(addressString(*frame.methodDesc)) : Json(nullptr)},
-           {"method", frame.kind == FrameKind::Native ? Json(nullptr) : stringOrNull(frame.function)},
-           {"note", stringOrNull(frame.note)}};
-  if (frame.arguments) out["arguments"] = argumentsJson(*frame.arguments);
-  if (!frame.stackSlots.empty()) {
-    Json words = Json::array();
-    for (uint64_t word : frame.stackSlots) words.push_back(addressString(word));
-    out["stack_slots"] = std::move(words);
-  }
-  if (options.registers && frame.registers) out["registers"] = registersJson(*frame.registers);
-  if (options.rawContext && frame.registers) {
-    std::vector<uint8_t> context = toWindowsContext(*frame.registers);
-    out["raw_context"] = hexString(context);
-  }
-  return out;
-}
-
-// nlohmann's dump of a value, re-indented to sit `depth` levels down, so the
-// streamed document reads exactly as one dump(1) of the whole would.
-std::string nested(const Json &value, size_t depth, bool compact) {
-  // Names, paths and arguments come from the dump and need not be UTF-8.
-  if (compact) return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-  std::string text = value.dump(1, ' ', false, Json::error_handler_t::replace);
-  std::string out;
-  out.reserve(text.size() + text.size() / 8 * depth);
-  for (size_t line = 0; line < text.size();) {
-    size_t newline = std::min(text.find('\n', line), text.size() - 1);
-    out.append(text, line, newline + 1 - line);
-    if (text[newline] == '\n') out.append(depth, ' ');
-    line = newline + 1;
-  }
-  return out;
-}
-
-// Streams one document: the header fields, each thread as it is walked, and
-// what is known only at the end (the signature, warnings). Pretty output is
-// exactly nlohmann's dump(1) of the whole; compact output is one line.
-class JsonPrinter : public ReportPrinter {
-public:
-  JsonPrinter(std::ostream &out, const PrintOptions &options) : out_(out), options_(options) {}
-  void begin(const Report &report) override;
-  void thread(const ReportThread &thread) override;
-  void end(const Report &report) override;
-  bool printsSignature() const override { return true; }
-
-private:
-  // A member's separator and key at the top level.
-  std::string key(const char *name) const {
-    return std::string(options_.compact ? "," : ",\n ") + "\"" + name + "\":" + (options_.compact ? "" : " ");
-  }
-
-  std::ostream &out_;
-  PrintOptions options_;
-  size_t threads_ = 0;
-};
-
-void JsonPrinter::begin(const Report &report) {
-  bool compact = options_.compact;
-  out_ << (compact ? "{\"schema\":\"stackwalk/1\"" : "{\n \"schema\": \"stackwalk/1\"") << key("dump")
-       << nested(dumpJson(report), 1, compact) << key("crash") << nested(crashJson(*report.target), 1, compact)
-       << key("modules") << nested(modulesJson(report.target->modules), 1, compact) << key("unloaded_modules")
-       << nested(modulesJson(report.target->unloadedModules), 1, compact) << key("runtimes") << nested(runtimesJson(report), 1, compact) << key("threads")
-       << "[";
-}
-
 // The exception with its inner exceptions nested, as .NET prints them.
 Json exceptionJson(const std::vector<frames::ManagedException> &chain, size_t at = 0) {
   if (at >= chain.size()) return nullptr;
@@ -223,31 +139,92 @@ Json exceptionJson(const std::vector<frames::ManagedException> &chain, size_t at
               {"inner", exceptionJson(chain, at + 1)}};
 }
 
+// Streams one document: the header fields, each thread as it is walked, and
+// what is known only at the end (the signature, warnings). Pretty output is
+// exactly nlohmann's dump(1) of the whole; compact output is one line.
+class JsonPrinter : public ReportPrinter {
+public:
+  JsonPrinter(std::ostream &out, const PrintOptions &options)
+      : out_(out), json_(out, options.compact), options_(options) {}
+  void begin(const Report &report) override;
+  void thread(const ReportThread &thread) override;
+  void end(const Report &report) override;
+  bool printsSignature() const override { return true; }
+
+private:
+  void frame(const ReportFrame &frame);
+
+  std::ostream &out_;
+  JsonStream json_;
+  PrintOptions options_;
+};
+
+void JsonPrinter::begin(const Report &report) {
+  json_.beginObject().key("schema").string("stackwalk/1");
+  json_.key("dump").value(dumpJson(report)).key("crash").value(crashJson(*report.target));
+  json_.key("modules").value(modulesJson(report.target->modules));
+  json_.key("unloaded_modules").value(modulesJson(report.target->unloadedModules));
+  json_.key("runtimes").value(runtimesJson(report)).key("threads").beginArray();
+  json_.flush();
+}
+
 void JsonPrinter::thread(const ReportThread &thread) {
-  Json frames = Json::array();
-  for (const ReportFrame &frame : thread.frames) frames.push_back(frameJson(frame, options_));
-  Json json{{"tid", thread.tid},
-            {"name", orNull(thread.name)},
-            {"crashed", thread.crashed},
-            {"managed_thread_id", orNull(thread.managedThreadId)},
-            {"managed_note", stringOrNull(thread.managedNote)},
-            {"last_thrown_exception", exceptionJson(thread.lastThrown)},
-            {"stop_reason", std::string(stopReasonName(thread.stopReason))},
-            {"stop_detail", stringOrNull(thread.stopDetail)}};
+  json_.beginObject().key("tid").number(thread.tid).key("name");
+  thread.name ? json_.string(*thread.name) : json_.null();
+  json_.key("crashed").boolean(thread.crashed).key("managed_thread_id").numberOrNull(thread.managedThreadId);
+  json_.key("managed_note").stringOrNull(thread.managedNote);
+  json_.key("last_thrown_exception").value(exceptionJson(thread.lastThrown));
+  json_.key("stop_reason").string(stopReasonName(thread.stopReason)).key("stop_detail").stringOrNull(thread.stopDetail);
   if (options_.registers) {
     Json fp = nullptr;
     if (thread.fpState)
       for (const auto &[name, value] : thread.fpState->registers()) fp[name] = value;
-    json["fp_registers"] = std::move(fp);
+    json_.key("fp_registers").value(fp);
   }
-  json["frames"] = std::move(frames);
-  if (options_.compact) out_ << (threads_++ ? "," : "") << nested(json, 2, true);
-  else out_ << (threads_++ ? ",\n  " : "\n  ") << nested(json, 2, false);
+  json_.key("frames").beginArray();
+  for (const ReportFrame &frame : thread.frames) this->frame(frame);
+  json_.endArray().endObject();
+  json_.flush();
+}
+
+void JsonPrinter::frame(const ReportFrame &frame) {
+  static const char *const Kinds[] = {"native", "managed", "runtime"};
+  auto addressOrNull = [&](const std::optional<uint64_t> &address) -> JsonStream & {
+    return address ? json_.string(addressString(*address)) : json_.null();
+  };
+  json_.beginObject().key("index").number(uint64_t(frame.index)).key("kind").string(Kinds[int(frame.kind)]);
+  json_.key("inlined").boolean(frame.inlined).key("tail_call").boolean(frame.tailCall);
+  json_.key("signal_trampoline").boolean(frame.signalTrampoline).key("trust").string(trustName(frame.trust));
+  json_.key("ip").string(addressString(frame.ip)).key("sp").string(addressString(frame.sp));
+  json_.key("module");
+  if (!frame.moduleName.empty()) json_.string(frame.moduleName);
+  else frame.module ? json_.string(frame.module->name) : json_.null();
+  json_.key("module_offset");
+  frame.module ? json_.string(offsetString(frame.ip - frame.module->base)) : json_.null();
+  json_.key("function").stringOrNull(frame.function).key("function_offset");
+  frame.functionOffset ? json_.string(offsetString(*frame.functionOffset)) : json_.null();
+  json_.key("file").stringOrNull(frame.file).key("line").numberOrNull(frame.line);
+  json_.key("frame_name").stringOrNull(frame.frameName);
+  json_.key("frame_address");
+  addressOrNull(frame.frameAddress).key("method_desc");
+  addressOrNull(frame.methodDesc).key("method");
+  frame.kind == FrameKind::Native ? json_.null() : json_.stringOrNull(frame.function);
+  json_.key("note").stringOrNull(frame.note);
+  if (frame.arguments) json_.key("arguments").value(argumentsJson(*frame.arguments));
+  if (!frame.stackSlots.empty()) {
+    json_.key("stack_slots").beginArray();
+    for (uint64_t word : frame.stackSlots) json_.string(addressString(word));
+    json_.endArray();
+  }
+  if (options_.registers && frame.registers) json_.key("registers").value(registersJson(*frame.registers));
+  if (options_.rawContext && frame.registers) json_.key("raw_context").string(hexString(toWindowsContext(*frame.registers)));
+  json_.endObject();
 }
 
 void JsonPrinter::end(const Report &report) {
-  out_ << (threads_ && !options_.compact ? "\n ]" : "]") << key("signature") << nested(orNull(report.signature), 1, options_.compact)
-       << key("warnings") << nested(Json(report.warnings), 1, options_.compact) << (options_.compact ? "}\n" : "\n}\n");
+  json_.endArray().key("signature").value(orNull(report.signature)).key("warnings").value(Json(report.warnings));
+  json_.endObject().flush();
+  out_ << '\n';
 }
 
 } // namespace
@@ -259,8 +236,8 @@ std::unique_ptr<ReportPrinter> makeJsonPrinter(std::ostream &out, const PrintOpt
 void printJsonError(std::ostream &out, const std::string &dumpPath, const DumpFailure &failure, bool compact) {
   Json what{{"kind", failure.kindName()}, {"message", failure.message}};
   if (failure.signal) what["signal"] = failure.signal;
-  Json error{{"schema", "stackwalk/1"}, {"dump", Json{{"path", dumpPath}}}, {"error", what}};
-  out << nested(error, 0, compact) << "\n";
+  JsonStream(out, compact).value(Json{{"schema", "stackwalk/1"}, {"dump", Json{{"path", dumpPath}}}, {"error", what}});
+  out << "\n";
 }
 
 } // namespace stackwalk
