@@ -43,32 +43,31 @@ std::optional<std::vector<TailCallFrame>> TailCallCache::read(const std::string 
   if (!entry) return std::nullopt;
   DataExtractor data(CacheDirectory::body(*entry), /*IsLittleEndian=*/true, 8);
   DataExtractor::Cursor cursor(0);
-  std::vector<TailCallFrame> found;
+  std::vector<PlacedTailCall> found;
   bool known = true;
   for (uint32_t count = data.getU32(cursor); cursor && known && found.size() < count;) {
-    TailCallFrame frame;
+    PlacedTailCall frame;
     uint8_t where = data.getU8(cursor);
     known = where == InCallee || where == InCaller;
-    frame.module = (where == InCallee ? frames[index] : frames[index + 1]).module;
-    frame.returnAddress = data.getU64(cursor) + frame.module->loadBias();
+    frame.inCallee = where == InCallee;
+    frame.fileAddress = data.getU64(cursor);
     if (data.getU8(cursor)) frame.line = data.getU32(cursor);
     frame.file = data.getBytes(cursor, data.getU32(cursor)).str();
     found.push_back(std::move(frame));
   }
   bool whole = cursor && known && data.eof(cursor);
   consumeError(cursor.takeError());
-  return whole ? std::optional(std::move(found)) : std::nullopt;
+  return whole ? std::optional(placeInDump(found, frames, index)) : std::nullopt;
 }
 
 void TailCallCache::store(const std::string &path, const std::vector<TailCallFrame> &found,
                           std::span<const Frame> frames, size_t index) const {
   std::string bytes;
   put32(bytes, uint32_t(found.size()));
-  for (const TailCallFrame &frame : found) {
-    bool inCallee = frame.module == frames[index].module;
-    bytes.push_back(char(inCallee ? InCallee : InCaller));
+  for (const PlacedTailCall &frame : placeInFiles(found, frames, index)) {
+    bytes.push_back(char(frame.inCallee ? InCallee : InCaller));
     char address[8];
-    support::endian::write64le(address, frame.returnAddress - frame.module->loadBias());
+    support::endian::write64le(address, frame.fileAddress);
     bytes.append(address, 8);
     bytes.push_back(char(frame.line.has_value()));
     if (frame.line) put32(bytes, *frame.line);

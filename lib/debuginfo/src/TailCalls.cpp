@@ -1,6 +1,7 @@
 #include "stackwalk/debuginfo/TailCalls.h"
 
 #include "stackwalk/debuginfo/TailCallCache.h"
+#include "stackwalk/debuginfo/TailCallMemo.h"
 
 #include "CallSiteRecords.h"
 #include "FrameScope.h"
@@ -153,14 +154,41 @@ const std::vector<TailCallFrame> &TailCallFinder::between(std::span<const Frame>
 std::vector<TailCallFrame> TailCallFinder::search(std::span<const Frame> frames, size_t index) {
   const Frame &calleeFrame = frames[index], &callerFrame = frames[index + 1];
   // Code outside modules (JIT code) has no DWARF frame scope: no search.
-  if (!calleeFrame.module || !callerFrame.module ||
-      !symbolizer_.mayHaveTailCalls(*callerFrame.module, callerFrame.ip, *calleeFrame.module))
-    return {};
+  if (!calleeFrame.module || !callerFrame.module) return {};
+  if (memo_)
+    if (auto known = memo_->find(frames, index)) return std::move(*known);
+  std::vector<TailCallFrame> found = searchOrRead(frames, index);
+  if (memo_) memo_->keep(frames, index, found);
+  return found;
+}
+
+std::vector<TailCallFrame> TailCallFinder::searchOrRead(std::span<const Frame> frames, size_t index) {
+  const Frame &calleeFrame = frames[index], &callerFrame = frames[index + 1];
+  if (!symbolizer_.mayHaveTailCalls(*callerFrame.module, callerFrame.ip, *calleeFrame.module)) return {};
   std::string path = cache_ ? cache_->entryPath(symbolizer_, frames, index) : "";
   if (!path.empty())
     if (auto known = cache_->read(path, frames, index)) return std::move(*known);
   std::vector<TailCallFrame> found = searchTailCalls(target_, symbolizer_, frames, index);
   if (!path.empty()) cache_->store(path, found, frames, index);
+  return found;
+}
+
+std::vector<PlacedTailCall> placeInFiles(const std::vector<TailCallFrame> &found, std::span<const Frame> frames,
+                                         size_t index) {
+  std::vector<PlacedTailCall> placed;
+  for (const TailCallFrame &frame : found)
+    placed.push_back({frame.module == frames[index].module, frame.returnAddress - frame.module->loadBias(), frame.file,
+                      frame.line});
+  return placed;
+}
+
+std::vector<TailCallFrame> placeInDump(const std::vector<PlacedTailCall> &placed, std::span<const Frame> frames,
+                                       size_t index) {
+  std::vector<TailCallFrame> found;
+  for (const PlacedTailCall &frame : placed) {
+    const Module *module = frames[frame.inCallee ? index : index + 1].module;
+    found.push_back({frame.fileAddress + module->loadBias(), module, frame.file, frame.line});
+  }
   return found;
 }
 

@@ -121,7 +121,7 @@ llvm::Expected<std::unique_ptr<ProcessWalk>> ProcessWalk::open(const std::string
 ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, const WalkOptions &options,
                          WalkSession &session)
     : target_(std::move(target)), options_(options), session_(session),
-      tailCalls_(*target_, session.symbolizer, session.tailCalls.get()) {
+      tailCalls_(*target_, session.symbolizer, session.tailCalls.get(), &session.tailCallMemo) {
   ModuleSearchOptions search = options.search;
   search.symbolIndexes = session.symbolIndexes.get();
   ModuleResolver resolver(std::move(search), &session.images);

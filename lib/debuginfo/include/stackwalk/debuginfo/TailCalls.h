@@ -28,6 +28,20 @@ struct TailCallFrame {
   std::optional<unsigned> line;
 };
 
+// A tail-call frame placed by the two frames' module files rather than the
+// dump: in the callee's module or the caller's, at a file address. What the
+// caches keep (TailCallCache on disk, TailCallMemo for a session).
+struct PlacedTailCall {
+  bool inCallee = false;
+  uint64_t fileAddress = 0;
+  std::string file;
+  std::optional<unsigned> line;
+};
+std::vector<PlacedTailCall> placeInFiles(const std::vector<TailCallFrame> &found, std::span<const Frame> frames,
+                                         size_t index);
+std::vector<TailCallFrame> placeInDump(const std::vector<PlacedTailCall> &placed, std::span<const Frame> frames,
+                                       size_t index);
+
 // The tail-call frames between physical frame `index` (the callee) and the
 // next one (its caller), innermost first. Found as gdb finds them: the
 // caller's call site at its return address names the function it called;
@@ -42,21 +56,26 @@ struct TailCallFrame {
 // One finder serves one dump: the answer depends only on the two frames'
 // modules and code addresses, so it is searched once per pair of them and
 // given again to every thread that shares the pair (a pool's workers share
-// most of their stacks: the search was a tenth of a 201-thread walk).
+// most of their stacks: the search was a tenth of a 201-thread walk), and
+// the session's memo gives it to the next dumps (TailCallMemo.h).
 class TailCallCache;
+class TailCallMemo;
 class TailCallFinder {
 public:
-  TailCallFinder(const Target &target, Symbolizer &symbolizer, const TailCallCache *cache = nullptr)
-      : target_(target), symbolizer_(symbolizer), cache_(cache) {}
+  TailCallFinder(const Target &target, Symbolizer &symbolizer, const TailCallCache *cache = nullptr,
+                 TailCallMemo *memo = nullptr)
+      : target_(target), symbolizer_(symbolizer), cache_(cache), memo_(memo) {}
 
   const std::vector<TailCallFrame> &between(std::span<const Frame> frames, size_t index);
 
 private:
   std::vector<TailCallFrame> search(std::span<const Frame> frames, size_t index);
+  std::vector<TailCallFrame> searchOrRead(std::span<const Frame> frames, size_t index);
 
   const Target &target_;
   Symbolizer &symbolizer_;
   const TailCallCache *cache_;
+  TailCallMemo *memo_;
   // (callee's module, the callee's lookup address, caller's module, its ip, its lookup address)
   using Pair = std::tuple<const Module *, uint64_t, const Module *, uint64_t, uint64_t>;
   std::map<Pair, std::vector<TailCallFrame>> found_;

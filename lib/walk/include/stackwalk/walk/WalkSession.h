@@ -10,6 +10,7 @@
 #include "stackwalk/core/SymbolIndexCache.h"
 #include "stackwalk/core/Symbolizer.h"
 #include "stackwalk/debuginfo/TailCallCache.h"
+#include "stackwalk/debuginfo/TailCallMemo.h"
 #include "stackwalk/unwinder/CfiUnwinder.h"
 
 #include <cstdint>
@@ -40,6 +41,7 @@ struct WalkSession {
   ImageCache images;
   Symbolizer symbolizer;
   CfiUnwinder cfi;
+  TailCallMemo tailCallMemo; // tail-call frames found in earlier dumps
 };
 
 } // namespace stackwalk
