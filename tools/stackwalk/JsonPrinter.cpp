@@ -15,20 +15,22 @@ using Json = nlohmann::ordered_json;
 template <typename T> Json orNull(const std::optional<T> &v) { return v ? Json(*v) : Json(nullptr); }
 Json stringOrNull(const std::string &s) { return s.empty() ? Json(nullptr) : Json(s); }
 
-Json annotationsJson(const Target &target) {
+// Annotations as an object: a key the dump gives twice keeps its first place
+// and its last value.
+Json annotationsJson(const std::vector<std::pair<std::string, std::string>> &annotations) {
   Json out = Json::object();
-  for (const auto &[key, value] : target.annotations) out[key] = value;
+  for (const auto &[key, value] : annotations) out[key] = value;
   return out;
 }
 
 // An identity as symbol servers index files: ELF build-id, or PE
-// TimeDateStamp and SizeOfImage.
-Json codeId(const Module &module) {
+// TimeDateStamp and SizeOfImage; empty when neither is known.
+std::string codeId(const Module &module) {
   if (!module.buildId.empty()) return hexString(module.buildId);
-  if (!module.peTimeDateStamp || !module.peSizeOfImage) return nullptr;
+  if (!module.peTimeDateStamp || !module.peSizeOfImage) return "";
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%08X%x", *module.peTimeDateStamp, *module.peSizeOfImage);
-  return std::string(buffer);
+  return buffer;
 }
 
 Json dumpJson(const Report &report) {
@@ -41,7 +43,7 @@ Json dumpJson(const Report &report) {
            {"process_name", stringOrNull(target.process.name)},
            {"command_line", stringOrNull(target.process.commandLine)},
            {"os_version", stringOrNull(target.osVersion)},
-           {"annotations", annotationsJson(target)}};
+           {"annotations", annotationsJson(target.annotations)}};
   if (target.process.pauseMicroseconds) out["pause_us"] = *target.process.pauseMicroseconds;
   return out;
 }
@@ -61,35 +63,6 @@ Json crashJson(const Target &target) {
   if (const std::optional<AssertionInfo> &assertion = target.assertion)
     out["assertion"] = Json{{"expression", assertion->expression}, {"function", assertion->function},
                             {"file", assertion->file}, {"line", assertion->line}, {"kind", assertion->kind}};
-  return out;
-}
-
-Json modulesJson(const std::vector<Module> &modules) {
-  Json out = Json::array();
-  for (const Module &module : modules) {
-    const ModuleImage *image = module.image.get();
-    out.push_back(Json{{"name", module.name},
-                       {"path", stringOrNull(module.recordedPath)},
-                       {"file", image && !image->inMemory() ? Json(image->path()) : Json(nullptr)},
-                       {"debug_file", stringOrNull(module.debugInfoPath())},
-                       {"base", addressString(module.base)},
-                       {"size", addressString(module.size)},
-                       {"build_id", module.buildId.empty() ? Json(nullptr) : Json(hexString(module.buildId))},
-                       {"debug_id", stringOrNull(module.debugId)},
-                       {"debug_name", stringOrNull(module.debugFile)},
-                       {"code_id", codeId(module)},
-                       {"version", stringOrNull(module.version)},
-                       {"symbol_file", module.symbolFile ? Json(module.symbolFile->path()) : Json(nullptr)},
-                       {"symbols", std::string(module.symbolSource())},
-                       {"note", stringOrNull(module.imageNote)}});
-    // Crashpad's per-module annotations, present only where the dump has them.
-    if (!module.listAnnotations.empty()) out.back()["list_annotations"] = module.listAnnotations;
-    if (!module.annotations.empty()) {
-      Json named = Json::object();
-      for (const auto &[key, value] : module.annotations) named[key] = value;
-      out.back()["annotations"] = std::move(named);
-    }
-  }
   return out;
 }
 
@@ -152,6 +125,7 @@ public:
   bool printsSignature() const override { return true; }
 
 private:
+  void modules(const std::vector<Module> &modules);
   void frame(const ReportFrame &frame);
 
   std::ostream &out_;
@@ -162,10 +136,34 @@ private:
 void JsonPrinter::begin(const Report &report) {
   json_.beginObject().key("schema").string("stackwalk/1");
   json_.key("dump").value(dumpJson(report)).key("crash").value(crashJson(*report.target));
-  json_.key("modules").value(modulesJson(report.target->modules));
-  json_.key("unloaded_modules").value(modulesJson(report.target->unloadedModules));
+  json_.key("modules");
+  modules(report.target->modules);
+  json_.key("unloaded_modules");
+  modules(report.target->unloadedModules);
   json_.key("runtimes").value(runtimesJson(report)).key("threads").beginArray();
   json_.flush();
+}
+
+void JsonPrinter::modules(const std::vector<Module> &modules) {
+  json_.beginArray();
+  for (const Module &module : modules) {
+    const ModuleImage *image = module.image.get();
+    json_.beginObject().key("name").string(module.name).key("path").stringOrNull(module.recordedPath).key("file");
+    image && !image->inMemory() ? json_.string(image->path()) : json_.null();
+    json_.key("debug_file").stringOrNull(module.debugInfoPath());
+    json_.key("base").string(addressString(module.base)).key("size").string(addressString(module.size));
+    json_.key("build_id").stringOrNull(module.buildId.empty() ? "" : hexString(module.buildId));
+    json_.key("debug_id").stringOrNull(module.debugId).key("debug_name").stringOrNull(module.debugFile);
+    json_.key("code_id").stringOrNull(codeId(module)).key("version").stringOrNull(module.version);
+    json_.key("symbol_file");
+    module.symbolFile ? json_.string(module.symbolFile->path()) : json_.null();
+    json_.key("symbols").string(module.symbolSource()).key("note").stringOrNull(module.imageNote);
+    // Crashpad's per-module annotations, present only where the dump has them.
+    if (!module.listAnnotations.empty()) json_.key("list_annotations").value(Json(module.listAnnotations));
+    if (!module.annotations.empty()) json_.key("annotations").value(annotationsJson(module.annotations));
+    json_.endObject();
+  }
+  json_.endArray();
 }
 
 void JsonPrinter::thread(const ReportThread &thread) {
