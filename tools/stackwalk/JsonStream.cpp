@@ -23,23 +23,22 @@ void JsonStream::newLine(size_t depth) {
   text_.append(depth, ' ');
 }
 
-// An array's separator and indentation before its next element; a member's
-// were written with its key.
-void JsonStream::beforeValue() {
-  if (afterKey_) {
-    afterKey_ = false;
-    return;
-  }
-  if (empty_.empty()) return; // the document itself
+// The separator and indentation before the open object's or array's next item.
+void JsonStream::nextItem() {
   if (!empty_.back()) text_ += ',';
   empty_.back() = false;
   if (!compact_) newLine(baseDepth_ + empty_.size());
 }
 
+// An array's element is an item; a member's value follows its key, and the
+// document itself follows nothing.
+void JsonStream::beforeValue() {
+  if (afterKey_) afterKey_ = false;
+  else if (!empty_.empty()) nextItem();
+}
+
 JsonStream &JsonStream::key(std::string_view name) {
-  if (!empty_.back()) text_ += ',';
-  empty_.back() = false;
-  if (!compact_) newLine(baseDepth_ + empty_.size());
+  nextItem();
   quoted(name);
   text_ += compact_ ? ":" : ": ";
   afterKey_ = true;

@@ -52,6 +52,7 @@ public:
   void flush();
 
 private:
+  void nextItem();
   void beforeValue();
   void quoted(std::string_view text);
   JsonStream &open(char bracket);
