@@ -10,7 +10,7 @@
 namespace stackwalk {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using Json = JsonStream::Json;
 
 template <typename T> Json orNull(const std::optional<T> &v) { return v ? Json(*v) : Json(nullptr); }
 Json stringOrNull(const std::string &s) { return s.empty() ? Json(nullptr) : Json(s); }
