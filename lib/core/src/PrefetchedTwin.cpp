@@ -148,8 +148,12 @@ void PrefetchedTwin::drive(std::unique_lock<std::mutex> &lock) {
     MutableArrayRef<uint8_t> piece =
         buffer_->bytes().slice(info.offset + ready, std::min(InfoPiece, infoSize_ - ready));
     Expected<size_t> written = stream_->inflate(piece);
-    // The last piece ends the stream, its checksum checked; no piece falls short.
-    bool inflated = written && *written == piece.size() && (ready + piece.size() < infoSize_ || stream_->finished());
+    // No piece falls short; the last ends the stream, and its checksum is
+    // checked over the whole section.
+    bool last = ready + piece.size() == infoSize_;
+    bool inflated = written && *written == piece.size() &&
+                    (!last || (stream_->finished() &&
+                               stream_->checksumMatches(buffer_->bytes().slice(info.offset, infoSize_))));
     if (!written) consumeError(written.takeError());
     releaseReadInput();
     lock.lock();

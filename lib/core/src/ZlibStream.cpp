@@ -4,6 +4,8 @@
 
 #include <isa-l/igzip_lib.h>
 
+#include "llvm/Support/Endian.h"
+
 #include <algorithm>
 #include <dlfcn.h>
 
@@ -16,7 +18,9 @@ constexpr const char *IsalSoname = "libisal.so.2";
 
 struct IsalLibrary {
   decltype(&::isal_inflate_init) inflateInit = nullptr;
+  decltype(&::isal_read_zlib_header) readZlibHeader = nullptr;
   decltype(&::isal_inflate) inflate = nullptr;
+  decltype(&::isal_adler32) adler32 = nullptr;
 
   // Loaded once per process; null when it cannot be.
   static const IsalLibrary *get() {
@@ -34,8 +38,10 @@ private:
     void *library = dlopen(IsalSoname, RTLD_NOW | RTLD_LOCAL);
     if (!library) return loaded;
     loaded.inflateInit = reinterpret_cast<decltype(inflateInit)>(dlsym(library, "isal_inflate_init"));
+    loaded.readZlibHeader = reinterpret_cast<decltype(readZlibHeader)>(dlsym(library, "isal_read_zlib_header"));
     loaded.inflate = reinterpret_cast<decltype(inflate)>(dlsym(library, "isal_inflate"));
-    if (!loaded.inflateInit) loaded.inflate = nullptr;
+    loaded.adler32 = reinterpret_cast<decltype(adler32)>(dlsym(library, "isal_adler32"));
+    if (!loaded.inflateInit || !loaded.readZlibHeader || !loaded.adler32) loaded.inflate = nullptr;
     return loaded;
   }
 };
@@ -45,7 +51,7 @@ private:
 struct ZlibStream::State {
   const IsalLibrary &isal;
   inflate_state inflater;
-  size_t inputSize;
+  llvm::ArrayRef<uint8_t> input;
   bool failed = false;
 };
 
@@ -55,11 +61,17 @@ ZlibStream::~ZlibStream() = default;
 std::unique_ptr<ZlibStream> ZlibStream::open(llvm::ArrayRef<uint8_t> input) {
   const IsalLibrary *isal = IsalLibrary::get();
   if (!isal || input.size() > UINT32_MAX) return nullptr; // ISA-L counts its input in 32 bits
-  auto state = std::unique_ptr<State>(new State{*isal, {}, input.size()});
-  isal->inflateInit(&state->inflater);
-  state->inflater.crc_flag = ISAL_ZLIB; // the zlib header and Adler-32 trailer, checked
-  state->inflater.next_in = const_cast<uint8_t *>(input.data());
-  state->inflater.avail_in = uint32_t(input.size());
+  auto state = std::unique_ptr<State>(new State{*isal, {}, input});
+  inflate_state &inflater = state->inflater;
+  isal->inflateInit(&inflater);
+  inflater.next_in = const_cast<uint8_t *>(input.data());
+  inflater.avail_in = uint32_t(input.size());
+  // The header read here, then raw deflate (ISA-L's default): with ISAL_ZLIB
+  // it would compute the Adler-32 as it inflates, and a walk that reads only
+  // the first units never reaches the trailer to compare it with.
+  isal_zlib_header header{};
+  if (isal->readZlibHeader(&inflater, &header) != ISAL_DECOMP_OK || header.dict_flag) return nullptr;
+  inflater.crc_flag = ISAL_DEFLATE;
   return std::unique_ptr<ZlibStream>(new ZlibStream(std::move(state)));
 }
 
@@ -76,7 +88,7 @@ llvm::Expected<size_t> ZlibStream::inflate(llvm::MutableArrayRef<uint8_t> out) {
     written += piece - inflater.avail_out;
     if (result != ISAL_DECOMP_OK) {
       state_->failed = true;
-      return fail(result == ISAL_INCORRECT_CHECKSUM ? "the stream's checksum is wrong" : "the stream is not deflate");
+      return fail("the stream is not deflate");
     }
     if (!finished() && inflater.avail_out != 0) { // all input read, the stream not ended
       state_->failed = true;
@@ -88,6 +100,18 @@ llvm::Expected<size_t> ZlibStream::inflate(llvm::MutableArrayRef<uint8_t> out) {
 
 bool ZlibStream::finished() const { return state_->inflater.block_state == ISAL_BLOCK_FINISH; }
 
-size_t ZlibStream::consumed() const { return state_->inputSize - state_->inflater.avail_in; }
+size_t ZlibStream::consumed() const { return state_->input.size() - state_->inflater.avail_in; }
+
+bool ZlibStream::checksumMatches(llvm::ArrayRef<uint8_t> inflated) const {
+  const inflate_state &inflater = state_->inflater;
+  if (!finished() || inflater.read_in_length < 0 || uint32_t(inflated.size()) != inflater.total_out)
+    return false; // (ISA-L counts its output in 32 bits)
+  // The trailer follows the deflate data's last byte; ISA-L may have taken
+  // whole bytes past it into its bit buffer.
+  size_t end = consumed() - size_t(inflater.read_in_length / 8);
+  if (end > state_->input.size() || state_->input.size() - end < 4) return false;
+  uint32_t trailer = llvm::support::endian::read32be(state_->input.data() + end);
+  return state_->isal.adler32(1, inflated.data(), inflated.size()) == trailer;
+}
 
 } // namespace stackwalk

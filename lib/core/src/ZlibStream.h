@@ -20,17 +20,23 @@ namespace stackwalk {
 class ZlibStream {
 public:
   // A stream over a zlib stream's bytes (a header, deflate data, an Adler-32
-  // trailer), which must outlive it; null when libisal.so.2 cannot be loaded.
+  // trailer), which must outlive it; null when libisal.so.2 cannot be loaded
+  // or the header is not a zlib header without a preset dictionary.
   static std::unique_ptr<ZlibStream> open(llvm::ArrayRef<uint8_t> input);
   ~ZlibStream();
 
   // Inflates the next bytes of the stream into `out`, filling it unless the
   // stream ends first; how many bytes it wrote. An error when the data is
   // not deflate, or when the stream ends before `out` is full or past the
-  // end of the input, or its checksum is wrong.
+  // end of the input. The checksum is not checked here (checksumMatches).
   llvm::Expected<size_t> inflate(llvm::MutableArrayRef<uint8_t> out);
-  // Whether the stream's end has been read and its checksum checked.
+  // Whether the deflate data's end has been read.
   bool finished() const;
+  // Once finished: whether `inflated`, all the stream inflated, has the
+  // Adler-32 the trailer gives. Computed over the whole at the end, not as
+  // the pieces come, so that a reader that needs only the first pieces (a
+  // walk's first units of .debug_info) spends nothing on it.
+  bool checksumMatches(llvm::ArrayRef<uint8_t> inflated) const;
   // How many bytes of the input it has read, which it reads no more.
   size_t consumed() const;
 

@@ -14,6 +14,7 @@
 #include "llvm/DebugInfo/DWARF/DWARFContext.h"
 #include "llvm/Support/Compression.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <catch2/catch.hpp>
 
@@ -156,6 +157,26 @@ TEST_CASE("a later view holds more units, with tables of its own; after two view
   CHECK(section(*third.image, ".debug_info") == info);
 }
 
+TEST_CASE("a wrong checksum at .debug_info's end refuses the whole twin, not the units read before it") {
+  auto libc = Libc::open();
+  if (!libc) return;
+  // The debug file again, with the Adler-32 trailer of its .debug_info's stream changed.
+  std::optional<ModuleImage::Section> info = libc->debug->section(".debug_info");
+  REQUIRE(info);
+  REQUIRE(info->compressed);
+  StringRef file = libc->debug->object().getData();
+  std::string changed = file.str();
+  changed[info->data.end() - file.begin() - 1] ^= 1;
+  auto image = ModuleImage::fromFileBuffer(MemoryBuffer::getMemBufferCopy(changed, "changed"), "changed");
+  REQUIRE(bool(image));
+  auto twin = PrefetchedTwin::start(**image, UINT64_MAX, TwinSections::WithoutLocationLists, "twin", /*infoAhead=*/0);
+  REQUIRE(twin);
+  std::vector<uint64_t> first{FutexWait};
+  PrefetchedTwin::View firstView = twin->covering(first);
+  isFirstUnits(firstView, libc->info, *libc->whole); // the checksum is not read yet
+  CHECK_FALSE(twin->whole().image); // its end is wrong
+}
+
 TEST_CASE("a process that exits while a prefetched twin still inflates exits cleanly") {
   // A single dump's walk leaves its threads to the process's exit (LeftToExit.h), whose static
   // destructors run while .debug_info may still be inflating: ISA-L must stay mapped (it was
@@ -186,7 +207,7 @@ TEST_CASE("a process that exits while a prefetched twin still inflates exits cle
   CHECK(WEXITSTATUS(status) == 0);
 }
 
-TEST_CASE("a zlib stream inflates a piece at a time and ends where it does; a wrong checksum or early end fails") {
+TEST_CASE("a zlib stream inflates a piece at a time and ends where it does; its checksum is checked over the whole") {
   std::string text;
   for (int i = 0; i < 50000; ++i) text += std::to_string(i * 7919 % 10007) + ' ';
   SmallVector<uint8_t, 0> zlib;
@@ -206,20 +227,35 @@ TEST_CASE("a zlib stream inflates a piece at a time and ends where it does; a wr
   }
   CHECK(out == text);
   CHECK(stream->finished());
+  CHECK(stream->checksumMatches(arrayRefFromStringRef(out)));
+  CHECK_FALSE(stream->checksumMatches(arrayRefFromStringRef(out).drop_back())); // not all it inflated
+
+  // The checksum each of these streams ends with matches what it inflated: the
+  // trailer as written, flipped, or absent.
+  auto checksumMatches = [&](ArrayRef<uint8_t> bytes) {
+    std::string scratch(text.size(), '\0');
+    auto stream = ZlibStream::open(bytes);
+    auto written = stream->inflate({reinterpret_cast<uint8_t *>(scratch.data()), scratch.size()});
+    REQUIRE(bool(written));
+    return stream->checksumMatches(arrayRefFromStringRef(scratch));
+  };
+  CHECK(checksumMatches(zlib));
+  SmallVector<uint8_t, 0> wrongChecksum = zlib;
+  wrongChecksum.back() ^= 1;
+  CHECK_FALSE(checksumMatches(wrongChecksum));
+  CHECK_FALSE(checksumMatches(ArrayRef<uint8_t>(zlib).drop_back(4)));
 
   auto inflateAll = [&](ArrayRef<uint8_t> bytes, size_t size) -> Expected<size_t> {
     std::string scratch(size, '\0');
     return ZlibStream::open(bytes)->inflate({reinterpret_cast<uint8_t *>(scratch.data()), scratch.size()});
   };
-  SmallVector<uint8_t, 0> wrongChecksum = zlib;
-  wrongChecksum.back() ^= 1;
-  auto checked = inflateAll(wrongChecksum, text.size());
-  CHECK_FALSE(bool(checked));
-  consumeError(checked.takeError());
   auto early = inflateAll(ArrayRef<uint8_t>(zlib).drop_back(10), text.size());
   CHECK_FALSE(bool(early));
   consumeError(early.takeError());
   auto shorter = inflateAll(zlib, text.size() + 100); // the stream ends before the output does
   REQUIRE(bool(shorter));
   CHECK(*shorter == text.size());
+  SmallVector<uint8_t, 0> notZlib = zlib;
+  notZlib[0] = 0x79; // a compression method other than deflate
+  CHECK_FALSE(ZlibStream::open(notZlib));
 }
