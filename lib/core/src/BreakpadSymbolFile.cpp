@@ -309,8 +309,44 @@ std::vector<SourceFrame> BreakpadSymbolFile::frames(uint64_t offset) const {
 
 bool BreakpadSymbolFile::describesCodeAt(uint64_t offset) const {
   if (functionAt(offset) || cfiRangeAt(offset) || windowsFrameInfo(offset)) return true;
-  bool hasUnwindRecords = !cfi_.empty() || !frameData_.empty() || !fpo_.empty();
-  return !hasUnwindRecords && publicSymbolAt(offset);
+  const auto *symbol = publicSymbolAt(offset);
+  if (!symbol) return false;
+  size_t unwindRecords = cfi_.size() + frameData_.size() + fpo_.size();
+  if (unwindRecords == 0) return true;
+  // Unwind records for a few functions of many (a program built without
+  // unwind tables but for a few objects: hsprog's GHC runtime, 10 STACK CFI
+  // records for 1,550 PUBLIC symbols) leave most of the code to its PUBLIC
+  // symbols, as in a file with none.
+  constexpr size_t PublicSymbolsPerUnwindRecord = 10;
+  return unwindRecords * PublicSymbolsPerUnwindRecord <= publics_.size() && publicCodeReaches(*symbol, offset);
+}
+
+// Where a file has unwind records, a PUBLIC symbol's code is taken to end
+// where the next record of any kind starts, and the last one's nowhere (past
+// it lies the module's data). An unwind record that starts after the symbol
+// and ends before the offset is another function's code: the offset, after
+// it, is not the symbol's. `_init` is followed by the PLT in GNU's layout,
+// where a program's pointers to library functions point: not its code.
+bool BreakpadSymbolFile::publicCodeReaches(const std::pair<uint64_t, size_t> &symbol, uint64_t offset) const {
+  llvm::SmallVector<StringRef, 8> f = publicFields(&symbol);
+  if (f.size() != 3 || f[2] == "_init") return false;
+  auto startsFrom = [](const std::vector<Range> &ranges, uint64_t address) { // the first at or after it
+    return std::lower_bound(ranges.begin(), ranges.end(), address,
+                            [](const Range &r, uint64_t a) { return r.start < a; });
+  };
+  auto startsPast = [](const auto &records, uint64_t address, auto start) { // whether one starts after it
+    return std::upper_bound(records.begin(), records.end(), address,
+                            [&](uint64_t a, const auto &r) { return a < start(r); }) != records.end();
+  };
+  auto rangeStart = [](const Range &r) { return r.start; };
+  bool recordAfter = startsPast(publics_, offset, [](const auto &p) { return p.first; }) ||
+                     startsPast(functions_, offset, rangeStart);
+  for (const std::vector<Range> *ranges : {&cfi_, &frameData_, &fpo_}) {
+    auto next = startsFrom(*ranges, symbol.first);
+    if (next != ranges->end() && next->start <= offset) return false;
+    recordAfter = recordAfter || startsPast(*ranges, offset, rangeStart);
+  }
+  return recordAfter;
 }
 
 std::optional<uint32_t> BreakpadSymbolFile::parameterSize(uint64_t offset) const {

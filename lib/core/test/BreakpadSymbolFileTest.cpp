@@ -1,5 +1,7 @@
 #include "stackwalk/core/BreakpadSymbolFile.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -212,7 +214,7 @@ TEST_CASE("a function's parameter size, from its FUNC record or its PUBLIC symbo
   CHECK_FALSE(file->hasFunctionAt(0x2100)); // a PUBLIC symbol is no FUNC record
 }
 
-TEST_CASE("code a symbol file describes: FUNC and unwind records; a PUBLIC symbol only where no unwind record could bound it") {
+TEST_CASE("code a symbol file describes: FUNC and unwind records; a PUBLIC symbol where no unwind record could bound it, or up to the next record where unwind records are few") {
   auto withoutUnwind = parse("MODULE windows x86 0123456789ABCDEF0123456789ABCDEF1 app.pdb\n"
                              "FUNC 1000 40 8 f\n"
                              "PUBLIC m 2000 c _g@12\n");
@@ -232,6 +234,23 @@ TEST_CASE("code a symbol file describes: FUNC and unwind records; a PUBLIC symbo
   CHECK(elf->describesCodeAt(0x10b0));  // _start's CFI
   CHECK_FALSE(elf->describesCodeAt(0x105f)); // after _init, in the PLT: main's address less one
   CHECK_FALSE(elf->describesCodeAt(0x3dd7)); // "_fini+0x2c1b": the data segment
+  // A program built without unwind tables but for one object: PUBLIC symbols
+  // are most of what the file says, each up to the next record.
+  std::string sparseText = "MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 rts\n"
+                           "PUBLIC 1000 0 _init\n";
+  for (int i = 0; i < 10; ++i) sparseText += "PUBLIC " + llvm::utohexstr(0x2000 + 0x100 * i) + " 0 f" + std::to_string(i) + "\n";
+  sparseText += "PUBLIC 4000 0 g\n"
+                "STACK CFI INIT 4040 20 .cfa: $rsp 8 + .ra: .cfa -8 + ^\n"
+                "PUBLIC 5000 0 last\n";
+  auto sparse = parse(sparseText);
+  CHECK(sparse->describesCodeAt(0x2050));        // f0, before f1
+  CHECK(sparse->describesCodeAt(0x2950));        // f9, before g
+  CHECK(sparse->describesCodeAt(0x4020));        // g, before the record at 0x4040
+  CHECK(sparse->describesCodeAt(0x4050));        // the record's own range
+  CHECK_FALSE(sparse->describesCodeAt(0x4080));  // after that record: not g's
+  CHECK_FALSE(sparse->describesCodeAt(0x1050));  // after _init: the PLT
+  CHECK_FALSE(sparse->describesCodeAt(0x5050));  // after the last symbol: nothing bounds it
+  CHECK_FALSE(sparse->describesCodeAt(0x500));   // before any
   auto win = parse("MODULE windows x86 0123456789ABCDEF0123456789ABCDEF1 k.pdb\n"
                    "PUBLIC 2000 c _g@12\n"
                    "STACK WIN 4 2000 40 3 0 c 0 8 0 1 $T0 $ebp = $eip $T0 4 + ^ =\n");

@@ -73,9 +73,10 @@ public:
   // Whether the file shows code at the offset, as the stack scan asks of a
   // return address whose code is not at hand: a FUNC record or an unwind
   // record (STACK CFI INIT, STACK WIN) covers it. A PUBLIC symbol has no size:
-  // it counts alone only in a file without unwind records, where nothing could
-  // say where its code ends (else the address after a module's last function,
-  // in its data, would count as code).
+  // it counts alone in a file without unwind records, where nothing could say
+  // where its code ends, and in a file with unwind records for few of its
+  // functions, up to the next record (publicCodeReaches); elsewhere the
+  // address after a module's last function, in its data, would count as code.
   bool describesCodeAt(uint64_t offset) const;
   // Whether a FUNC record or a PUBLIC symbol starts at the offset: a function's
   // address, which stacks hold as a pointer (a thread's start routine, a callback).
@@ -102,6 +103,7 @@ private:
   const Range *functionAt(uint64_t offset) const;
   const std::pair<uint64_t, size_t> *publicSymbolAt(uint64_t offset) const;
   const Range *cfiRangeAt(uint64_t offset) const;
+  bool publicCodeReaches(const std::pair<uint64_t, size_t> &symbol, uint64_t offset) const;
   // A PUBLIC record's address, parameter size and name; empty when it is not one.
   llvm::SmallVector<llvm::StringRef, 8> publicFields(const std::pair<uint64_t, size_t> *symbol) const;
   std::vector<SourceFrame> functionFrames(const Range &function, uint64_t offset) const;
