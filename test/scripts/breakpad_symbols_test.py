@@ -20,7 +20,8 @@ on past `_start` (a .sym cannot say its return address is undefined) and past
 the last frame of some threads by scanning, and misses a frame gdb finds
 (crash-callnull's caller of the null call): those frames are listed, not
 required. The same minidumps walked with no symbols at all give only frames gdb
-finds. The JIT programs' minidumps (no mapping recorded: nothing says the JIT
+finds, and with each program's .sym rewritten as for a build without -g or
+unwind tables (PUBLIC records only) frames gdb finds but listed stale ones. The JIT programs' minidumps (no mapping recorded: nothing says the JIT
 code is code) give, from the first JIT frame on, the return addresses the
 programs recorded themselves. Skips when the tools cannot be had.
 """
