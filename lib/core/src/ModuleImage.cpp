@@ -110,6 +110,48 @@ template <typename ELFT> bool symbolTablesWellFormed(const ELFFile<ELFT> &file) 
   return true;
 }
 
+// DWARFContext applies a relocatable object's relocations (a JIT's object
+// registered with gdb) through ELFObjectFile calls that end the process on
+// data they do not expect: report_fatal_error on a relocation section whose
+// symbol table link or entries are out of range, a division by its entry size,
+// cantFail on a CREL section's bytes. Each relocation section that relocates
+// a section must have its entry size, lie in the file, link a section that
+// exists and name only symbols of that table; there must be no CREL section.
+// Files that are not relocatable objects have none of their relocations read.
+template <typename ELFT> bool debugRelocationsWellFormed(const ELFFile<ELFT> &file) {
+  if (file.getHeader().e_type != ELF::ET_REL) return true;
+  auto sections = file.sections();
+  if (!sections) {
+    consumeError(sections.takeError());
+    return false;
+  }
+  uint64_t fileSize = file.getBufSize();
+  auto inFile = [&](const typename ELFT::Shdr &section) {
+    return section.sh_offset <= fileSize && section.sh_size <= fileSize - section.sh_offset;
+  };
+  for (const auto &section : *sections) {
+    bool rela = section.sh_type == ELF::SHT_RELA;
+    if (section.sh_type != ELF::SHT_REL && !rela && section.sh_type != ELF::SHT_CREL) continue;
+    if (section.sh_info >= sections->size()) continue; // LLVM relocates nothing with it
+    if (section.sh_type == ELF::SHT_CREL) return false;
+    size_t entrySize = rela ? sizeof(typename ELFT::Rela) : sizeof(typename ELFT::Rel);
+    if (section.sh_entsize != entrySize || !inFile(section) || section.sh_link >= sections->size()) return false;
+    const auto &symbols = (*sections)[section.sh_link];
+    bool symbolTable = (symbols.sh_type == ELF::SHT_SYMTAB || symbols.sh_type == ELF::SHT_DYNSYM) &&
+                       symbols.sh_entsize == sizeof(typename ELFT::Sym) && inFile(symbols);
+    uint64_t symbolCount = symbolTable ? symbols.sh_size / sizeof(typename ELFT::Sym) : 0;
+    const uint8_t *entries = file.base() + section.sh_offset;
+    for (uint64_t at = 0; at + entrySize <= section.sh_size; at += entrySize) {
+      // r_info follows r_offset in both forms; a symbol index of 0 names no symbol.
+      typename ELFT::Rel entry;
+      std::memcpy(&entry, entries + at, sizeof(entry));
+      uint32_t symbol = entry.getSymbol(file.isMips64EL());
+      if (symbol != 0 && symbol >= symbolCount) return false;
+    }
+  }
+  return true;
+}
+
 template <typename ELFT>
 Error readElfLayout(const ELFObjectFile<ELFT> &elf, std::vector<LoadSegment> &segments,
                     std::vector<uint8_t> &buildId, uint64_t &preferredBase) {
@@ -251,14 +293,16 @@ Error ModuleImage::parse() {
   }
   if (auto *elf = dyn_cast<ELF64LEObjectFile>(object_.get())) {
     symbolTablesUsable_ = symbolTablesWellFormed(elf->getELFFile());
+    debugRelocationsUsable_ = debugRelocationsWellFormed(elf->getELFFile());
     return readElfLayout(*elf, segments_, buildId_, preferredBase_);
   }
   if (auto *elf = dyn_cast<ELF32LEObjectFile>(object_.get())) {
     symbolTablesUsable_ = symbolTablesWellFormed(elf->getELFFile());
+    debugRelocationsUsable_ = debugRelocationsWellFormed(elf->getELFFile());
     return readElfLayout(*elf, segments_, buildId_, preferredBase_);
   }
   // Other formats (big-endian ELF, Mach-O) are not modules stackwalk reads.
-  if (isa<ELFObjectFileBase>(object_.get())) symbolTablesUsable_ = false;
+  if (isa<ELFObjectFileBase>(object_.get())) symbolTablesUsable_ = debugRelocationsUsable_ = false;
   return Error::success();
 }
 

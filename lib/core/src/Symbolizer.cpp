@@ -139,8 +139,10 @@ std::unique_ptr<DIContext> Symbolizer::debugContext(const ModuleImage &image) {
     }
   }
   const ModuleImage &dwarfSource = dwarfSourceOf(image);
-  // Too much to decompress: an empty DWARF context, so the symbol table still names frames.
-  if (dwarfSource.debugInfoBytes() > maxDebugBytes_) return emptyDwarfContext();
+  // Too much to decompress, or relocations LLVM cannot apply safely: an empty
+  // DWARF context, so the symbol table still names frames.
+  if (dwarfSource.debugInfoBytes() > maxDebugBytes_ || !dwarfSource.debugRelocationsUsable())
+    return emptyDwarfContext();
   // LLVM's complaints about malformed DWARF would go to stderr unstructured, one
   // line per bad table, thousands for a hostile file; what they cost a frame
   // shows as a missing name or line.

@@ -1,12 +1,12 @@
 #include "stackwalk/core/ElfSymbolTable.h"
 
+#include "ElfFromYaml.h"
 #include "ElfSymbolizableModule.h"
 #include "stackwalk/core/ModuleImage.h"
 
 #include "llvm/DebugInfo/DWARF/DWARFContext.h"
 #include "llvm/DebugInfo/Symbolize/SymbolizableObjectFile.h"
 #include "llvm/Object/ELFObjectFile.h"
-#include "llvm/ObjectYAML/yaml2obj.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/YAMLTraits.h"
 #include "llvm/Support/raw_ostream.h"
@@ -65,13 +65,7 @@ std::string replaced(std::string text, const std::vector<std::pair<std::string, 
   return text;
 }
 
-std::unique_ptr<MemoryBuffer> elfFromYaml(const std::string &yaml) {
-  std::string bytes;
-  raw_string_ostream out(bytes);
-  yaml::Input input(yaml);
-  REQUIRE(yaml::convertYAML(input, out, [](const Twine &message) { FAIL(message.str()); }));
-  return MemoryBuffer::getMemBufferCopy(bytes);
-}
+using test::elfFromYaml;
 
 std::unique_ptr<MemoryBuffer> symbolsFile(const std::string &machine, const std::string &type = "ET_DYN") {
   bool wide = machine == "EM_X86_64" || machine == "EM_AARCH64";

@@ -2,6 +2,8 @@
 #include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/core/Symbolizer.h"
 
+#include "ElfFromYaml.h"
+
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Object/COFF.h"
 
@@ -143,6 +145,61 @@ std::vector<uint8_t> fileBytes(const std::string &path) {
   return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
 }
 } // namespace
+
+namespace {
+// A relocatable object (a JIT's, as gdb's JIT interface registers them) with
+// a relocation section for its .debug_info, as LLVM's DWARFContext applies it.
+std::string relocatableObject(const std::string &relocationSection) {
+  return R"(
+--- !ELF
+FileHeader: {Class: ELFCLASS64, Data: ELFDATA2LSB, Type: ET_REL, Machine: EM_X86_64}
+Sections:
+  - {Name: .text, Type: SHT_PROGBITS, Flags: [SHF_ALLOC, SHF_EXECINSTR], Content: "c3"}
+  - {Name: .debug_info, Type: SHT_PROGBITS, Content: "0000000000000000"}
+)" + relocationSection + R"(
+Symbols:
+  - {Name: f, Type: STT_FUNC, Section: .text, Binding: STB_GLOBAL}
+)";
+}
+
+bool debugRelocationsUsable(const std::string &relocationSection) {
+  auto image = ModuleImage::fromFileBuffer(test::elfFromYaml(relocatableObject(relocationSection)), "object");
+  REQUIRE(bool(image));
+  return (*image)->debugRelocationsUsable();
+}
+} // namespace
+
+TEST_CASE("a relocatable object's malformed relocation sections are kept from LLVM's DWARF reader, which would abort "
+          "(found by fuzz_module_image)") {
+  CHECK(debugRelocationsUsable(R"(
+  - {Name: .rela.debug_info, Type: SHT_RELA, Link: .symtab, Info: .debug_info,
+     Relocations: [{Offset: 0, Type: R_X86_64_64, Symbol: f}]})"));
+  CHECK_FALSE(debugRelocationsUsable(R"(
+  - {Name: .rela.debug_info, Type: SHT_RELA, Link: 0x4444, Info: .debug_info,
+     Relocations: [{Offset: 0, Type: R_X86_64_64, Symbol: f}]})"));   // no section at its link
+  CHECK_FALSE(debugRelocationsUsable(R"(
+  - {Name: .rela.debug_info, Type: SHT_RELA, Link: .symtab, Info: .debug_info, EntSize: 0,
+     Relocations: [{Offset: 0, Type: R_X86_64_64, Symbol: f}]})"));   // LLVM divides by it
+  CHECK_FALSE(debugRelocationsUsable(R"(
+  - {Name: .rela.debug_info, Type: SHT_RELA, Link: .symtab, Info: .debug_info,
+     Relocations: [{Offset: 0, Type: R_X86_64_64, Symbol: 0x99}]})")); // past the symbol table
+  CHECK_FALSE(debugRelocationsUsable(R"(
+  - {Name: .crel.debug_info, Type: SHT_CREL, Link: .symtab, Info: .debug_info, Content: "00"})"));
+
+  // The fuzzer's file: a RELA section linked to section 4144 of 21. Its
+  // frames are named without DWARF, and the walk goes on.
+  auto image = ModuleImage::fromBytes(fileBytes(STACKWALK_FINDINGS_DIR "/llvm19-elf-relocation-link-past-sections"),
+                                      "finding");
+  REQUIRE(bool(image));
+  CHECK_FALSE((*image)->debugRelocationsUsable());
+  Module module;
+  module.name = "finding";
+  module.base = 0x10000;
+  module.size = 0x10000;
+  module.image = std::shared_ptr<ModuleImage>(std::move(*image));
+  Symbolizer symbolizer(/*maxDebugBytes=*/UINT64_MAX);
+  (void)symbolizer.symbolize(module, module.base + 0x10);
+}
 
 TEST_CASE("a DLL's exports are found by name at ImageBase + RVA") {
   auto image = ModuleImage::fromBytes(fileBytes(STACKWALK_CORE_TEST_DATA "/exports.dll"), "exports.dll");

@@ -134,6 +134,10 @@ public:
   // aborts the process on such tables (report_fatal_error), so they are not
   // handed to it.
   bool symbolTablesUsable() const { return symbolTablesUsable_; }
+  // False when a relocatable object's relocation sections are malformed:
+  // LLVM's DWARFContext, which applies them, aborts the process on such
+  // sections (debugRelocationsWellFormed in ModuleImage.cpp).
+  bool debugRelocationsUsable() const { return debugRelocationsUsable_; }
   // Drops the file pages of SHF_COMPRESSED sections from memory (they are
   // read again from the file if ever needed): once LLVM has decompressed
   // them, keeping both copies costs megabytes per module.
@@ -160,7 +164,7 @@ private:
   std::unique_ptr<llvm::object::ObjectFile> object_;
   std::vector<uint8_t> buildId_;
   std::optional<PeIdentity> peIdentity_;
-  bool symbolTablesUsable_ = true;
+  bool symbolTablesUsable_ = true, debugRelocationsUsable_ = true;
   // Symbol name -> file address, .symtab before .dynsym, built on the first
   // lookup: a dump may give thousands of modules one file, and each module
   // asks for the same few names.
