@@ -91,6 +91,10 @@ Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromMemory(const MemorySourc
 }
 
 namespace {
+template <typename ELFT> bool sectionInFile(const typename ELFT::Shdr &section, const ELFFile<ELFT> &file) {
+  return section.sh_offset <= file.getBufSize() && section.sh_size <= file.getBufSize() - section.sh_offset;
+}
+
 // Whether every symbol table section has the entry size and bounds that
 // LLVM's ELFObjectFile relies on without checking.
 template <typename ELFT> bool symbolTablesWellFormed(const ELFFile<ELFT> &file) {
@@ -99,12 +103,10 @@ template <typename ELFT> bool symbolTablesWellFormed(const ELFFile<ELFT> &file) 
     consumeError(sections.takeError());
     return false;
   }
-  uint64_t fileSize = file.getBufSize();
   for (const auto &section : *sections) {
     if (section.sh_type != ELF::SHT_SYMTAB && section.sh_type != ELF::SHT_DYNSYM) continue;
     if (section.sh_entsize != sizeof(typename ELFT::Sym) || section.sh_link >= sections->size() ||
-        section.sh_offset > fileSize || section.sh_size > fileSize - section.sh_offset ||
-        section.sh_size % sizeof(typename ELFT::Sym) != 0)
+        !sectionInFile(section, file) || section.sh_size % sizeof(typename ELFT::Sym) != 0)
       return false;
   }
   return true;
@@ -125,20 +127,17 @@ template <typename ELFT> bool debugRelocationsWellFormed(const ELFFile<ELFT> &fi
     consumeError(sections.takeError());
     return false;
   }
-  uint64_t fileSize = file.getBufSize();
-  auto inFile = [&](const typename ELFT::Shdr &section) {
-    return section.sh_offset <= fileSize && section.sh_size <= fileSize - section.sh_offset;
-  };
   for (const auto &section : *sections) {
     bool rela = section.sh_type == ELF::SHT_RELA;
     if (section.sh_type != ELF::SHT_REL && !rela && section.sh_type != ELF::SHT_CREL) continue;
     if (section.sh_info >= sections->size()) continue; // LLVM relocates nothing with it
     if (section.sh_type == ELF::SHT_CREL) return false;
     size_t entrySize = rela ? sizeof(typename ELFT::Rela) : sizeof(typename ELFT::Rel);
-    if (section.sh_entsize != entrySize || !inFile(section) || section.sh_link >= sections->size()) return false;
+    if (section.sh_entsize != entrySize || !sectionInFile(section, file) || section.sh_link >= sections->size())
+      return false;
     const auto &symbols = (*sections)[section.sh_link];
     bool symbolTable = (symbols.sh_type == ELF::SHT_SYMTAB || symbols.sh_type == ELF::SHT_DYNSYM) &&
-                       symbols.sh_entsize == sizeof(typename ELFT::Sym) && inFile(symbols);
+                       symbols.sh_entsize == sizeof(typename ELFT::Sym) && sectionInFile(symbols, file);
     uint64_t symbolCount = symbolTable ? symbols.sh_size / sizeof(typename ELFT::Sym) : 0;
     const uint8_t *entries = file.base() + section.sh_offset;
     for (uint64_t at = 0; at + entrySize <= section.sh_size; at += entrySize) {
