@@ -84,7 +84,8 @@ def minidump_failures(stackwalk, tools, made, core, exe):
     core_walk = cross_arch.stackwalk_report(stackwalk, core, exe)
     lacks, past = 0, 0
     for index, (thread, core_thread) in enumerate(zip(ours["threads"], core_walk["threads"])):
-        mine = breakpad_symbols_test.our_frames(thread, inlined=True)
+        unnamed = {int(f["ip"], 16) for f in cross_arch.physical(core_thread) if not f["function"]}
+        mine = breakpad_symbols_test.unnamed_as_truth(thread, unnamed)
         lacking, beyond = breakpad_symbols_test.align(mine, theirs.get(index, []))
         lacks, past = lacks + len(lacking), past + len(beyond)
         if any(frame in lacking for frame in beyond) or not mine:

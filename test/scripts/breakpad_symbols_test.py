@@ -141,12 +141,40 @@ def align(mine, breakpad):
     return lacking, breakpad[matched:]
 
 
-def gdb_pcs(unpacked, dump):
+def gdb_frames(dump):
+    """{tid: gdb's physical frames}, tail-call frames left out."""
     with open(os.path.join(dumps.SOURCE, dump["oracle"])) as f, \
          open(os.path.join(dumps.SOURCE, dump["oracle_frame_kinds"])) as k:
         oracle = dumps.with_tail_calls_marked(json.load(f), json.load(k))
-    return {t["tid"]: [int(fr["pc"], 16) for fr in t["frames"] if not fr["inlined"] and not fr.get("tailcall")]
+    return {t["tid"]: [fr for fr in t["frames"] if not fr["inlined"] and not fr.get("tailcall")]
             for t in oracle["threads"]}
+
+
+def gdb_pcs(unpacked, dump):
+    return {tid: [int(fr["pc"], 16) for fr in frames] for tid, frames in gdb_frames(dump).items()}
+
+
+class NamedByPublicBefore:
+    """In place of a function name stackwalk leaves out: a return address in
+    code a STACK CFI range of another function covers, past the PUBLIC symbol
+    before it, where the truth (gdb, or a walk with the module files, reading
+    their symbol tables) names no function either (a static function of a
+    library whose .sym has only its exported symbols). Breakpad names it by
+    that PUBLIC symbol; equal to any name."""
+
+    def __eq__(self, other):
+        return True
+
+    def __repr__(self):
+        return "(named by the PUBLIC symbol before it)"
+
+
+def unnamed_as_truth(thread, unnamed):
+    """Our frames (inlined ones too), each unnamed physical frame whose pc is
+    one the truth leaves unnamed (`unnamed`) marked NamedByPublicBefore."""
+    return [(f["module"], NamedByPublicBefore() if f["function"] is None and int(f["ip"], 16) in unnamed
+             and not f["inlined"] else f["function"], normalized(f["file"]), f["line"])
+            for f in thread["frames"] if not f["tail_call"]]
 
 
 def as_minidump(tools, unpacked, dump, store, made, tmp):
@@ -174,13 +202,16 @@ def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp, walked
     check(all(m["symbols"] == "breakpad" and m["file"] is None for m in ours["modules"]),
           f"{name}: every module named by its .sym file alone")
     theirs = breakpad_frames(tools[1], minidump, store)
-    pcs = gdb_pcs(unpacked, dump)
-    extra = inlined = 0
+    pcs, gdb = gdb_pcs(unpacked, dump), gdb_frames(dump)
+    extra = inlined = unnamed = 0
     for index, thread in enumerate(ours["threads"]):
-        mine, breakpad = our_frames(thread, inlined=True), theirs.get(index, [])
+        unnamed_by_gdb = {int(fr["pc"], 16) for fr in gdb.get(thread["tid"], []) if not fr.get("function")}
+        mine, breakpad = unnamed_as_truth(thread, unnamed_by_gdb), theirs.get(index, [])
         lacking, past = align(mine, breakpad)
         extra += len(past)
         inlined += sum(f["inlined"] for f in thread["frames"])
+        if not lacking:  # ours are Breakpad's first frames, one for one
+            unnamed += sum(isinstance(f[1], NamedByPublicBefore) and b[1] is not None for f, b in zip(mine, breakpad))
         agrees = not any(frame in lacking for frame in past)
         check(agrees, f"{name} thread {thread['tid']}: {len(mine)} frames as Breakpad's with the same .sym files"
                       + (f" (Breakpad lacks {lacking}, which gdb has)" if lacking else "")
@@ -191,7 +222,8 @@ def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp, walked
               + ("" if ips == pcs.get(thread["tid"]) else f" (ours {[hex(i) for i in ips]}, "
                                                           f"gdb {[hex(i) for i in pcs.get(thread['tid'], [])]})"))
     print(f"     {name}: {inlined} inlined frame(s) among those; Breakpad walked {extra} frame(s) past where "
-          f"stackwalk and gdb stop")
+          f"stackwalk and gdb stop; {unnamed} frame(s) Breakpad names by the PUBLIC symbol before them, "
+          f"unnamed as gdb leaves them")
     bare = check_without_symbols(check, stackwalk, minidump, name, pcs, tmp)
     total, false = breakpad_false_frames(tools[1], minidump, bare, pcs)
     print(f"     {name} without symbols: Breakpad gives {total} frames, {false} of them not gdb's")

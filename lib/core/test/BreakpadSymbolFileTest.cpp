@@ -129,6 +129,25 @@ TEST_CASE("a PUBLIC symbol names what follows it, up to the next function") {
   CHECK(file->frames(0x10).empty());
 }
 
+TEST_CASE("a PUBLIC symbol does not name a function without one that starts after it") {
+  // dump_syms's file of a library without debug info: its exported functions
+  // as PUBLIC symbols, an FDE for each function, static ones included.
+  auto file = parse("MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 libx.so\n"
+                    "PUBLIC 1000 0 exported\n"
+                    "PUBLIC 1100 0 __clone3\n"
+                    "STACK CFI INIT 1000 30 .cfa: $rsp 8 + .ra: .cfa -8 + ^\n"
+                    "STACK CFI INIT 1040 20 .cfa: $rsp 8 + .ra: .cfa -8 + ^\n"
+                    "STACK CFI INIT 1100 17 .cfa: $rsp 8 + .ra: .cfa -8 + ^\n"
+                    "STACK CFI INIT 1121 15 .cfa: $rsp 8 + .ra: .cfa -8 + ^\n");
+  CHECK(file->frames(0x1010).front().function == "exported");
+  CHECK(file->frames(0x1035).front().function == "exported"); // between the ranges: nothing else starts
+  CHECK(file->frames(0x1050).empty());                        // a static function's code, at 0x1040
+  CHECK(file->frames(0x1060).front().function == "exported"); // past its range again
+  // The child's code of glibc's __clone3 has an FDE of its own, at an odd address.
+  CHECK(file->frames(0x1125).front().function == "__clone3");
+  CHECK(file->describesCodeAt(0x1050)); // still code, by its unwind record
+}
+
 TEST_CASE("STACK CFI: the INIT record's rules, then each delta at or below the offset") {
   auto file = parse(Symbols);
   auto at = [&](uint64_t offset) {

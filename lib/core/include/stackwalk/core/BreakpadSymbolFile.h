@@ -53,7 +53,8 @@ public:
 
   // What the file says about an offset from the module's base: inlined calls
   // innermost first, then the function (a FUNC record, else the PUBLIC symbol
-  // before it when no FUNC lies between). functionStart is an offset too.
+  // before it when no FUNC lies between and no STACK CFI range of a function
+  // that starts after it covers the offset). functionStart is an offset too.
   // Empty when nothing covers the offset.
   std::vector<SourceFrame> frames(uint64_t offset) const;
   // Whether a FUNC record covers the offset.
@@ -103,6 +104,7 @@ private:
   const Range *functionAt(uint64_t offset) const;
   const std::pair<uint64_t, size_t> *publicSymbolAt(uint64_t offset) const;
   const Range *cfiRangeAt(uint64_t offset) const;
+  static bool startsAnotherFunction(const Range *cfi, uint64_t symbol);
   bool publicCodeReaches(const std::pair<uint64_t, size_t> &symbol, uint64_t offset) const;
   // A PUBLIC record's address, parameter size and name; empty when it is not one.
   llvm::SmallVector<llvm::StringRef, 8> publicFields(const std::pair<uint64_t, size_t> *symbol) const;
