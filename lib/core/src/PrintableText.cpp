@@ -2,7 +2,6 @@
 
 #include "llvm/Support/ConvertUTF.h"
 
-#include <cstdio>
 
 namespace stackwalk {
 namespace {
@@ -17,10 +16,27 @@ bool isControlOrFormat(llvm::UTF32 c) {
          c == 0xfeff || (c >= 0xfff9 && c <= 0xfffb); // BOM, interlinear annotations
 }
 
-void appendEscape(std::string &out, const char *format, unsigned value) {
-  char escape[16];
-  std::snprintf(escape, sizeof escape, format, value);
-  out += escape;
+// `value` in lower-case hex, at least `digits` digits: by hand, not snprintf,
+// which a hostile dump's strings (8 MiB of binary bytes, each escaped) made
+// most of a walk's time.
+void appendHex(std::string &out, llvm::UTF32 value, unsigned digits) {
+  static constexpr char Hex[] = "0123456789abcdef";
+  while (digits < 8 && value >> (4 * digits)) ++digits;
+  for (unsigned shift = 4 * digits; shift;) {
+    shift -= 4;
+    out.push_back(Hex[(value >> shift) & 0xf]);
+  }
+}
+
+void appendByteEscape(std::string &out, llvm::UTF8 byte) {
+  out += "\\x";
+  appendHex(out, byte, 2);
+}
+
+void appendCodePointEscape(std::string &out, llvm::UTF32 c) {
+  out += "\\u{";
+  appendHex(out, c, 4);
+  out.push_back('}');
 }
 
 // Printable ASCII, which every name and path is almost all of: copied in runs.
@@ -35,12 +51,12 @@ const llvm::UTF8 *appendCodePoint(std::string &out, const llvm::UTF8 *next, cons
   const llvm::UTF8 *start = next;
   if (length > unsigned(end - next) || !llvm::isLegalUTF8Sequence(next, next + length) ||
       llvm::ConvertUTF8toUTF32(&next, next + length, &target, target + 1, llvm::strictConversion) != llvm::conversionOK) {
-    appendEscape(out, "\\x%02x", *start);
+    appendByteEscape(out, *start);
     return start + 1;
   }
   if (c < 0x80 && !isControlOrFormat(c)) out.push_back(char(c));
-  else if (c < 0x80) appendEscape(out, "\\x%02x", c);
-  else if (isControlOrFormat(c)) appendEscape(out, "\\u{%04x}", c);
+  else if (c < 0x80) appendByteEscape(out, llvm::UTF8(c));
+  else if (isControlOrFormat(c)) appendCodePointEscape(out, c);
   else out.append(reinterpret_cast<const char *>(start), length);
   return next;
 }
