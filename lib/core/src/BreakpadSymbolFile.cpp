@@ -304,10 +304,14 @@ const std::pair<uint64_t, size_t> *BreakpadSymbolFile::publicSymbolAt(uint64_t o
 // the module's own symbol table, each in a range that starts on a 16-byte
 // boundary after the symbol; the one range after a symbol that covered a
 // right name (__clone3's child) starts at an odd address. Breakpad's
-// minidump_stackwalk names all of them by the symbol.
-bool BreakpadSymbolFile::startsAnotherFunction(const Range *cfi, uint64_t symbol) {
+// minidump_stackwalk names all of them by the symbol. Not in a file of a PE
+// module: there a range is a .pdata entry, which a function's separated parts
+// (chained unwind data, exception-handling funclets after it) have too, and the
+// public symbol before them is their function's, as WinDbg names them.
+bool BreakpadSymbolFile::startsAnotherFunction(const Range *cfi, uint64_t symbol) const {
   constexpr uint64_t FunctionAlignment = 16;
-  return cfi && cfi->start > symbol && cfi->start % FunctionAlignment == 0;
+  return cfi && cfi->start > symbol && cfi->start % FunctionAlignment == 0 &&
+         !StringRef(header_.os).equals_insensitive("windows");
 }
 
 llvm::SmallVector<StringRef, 8> BreakpadSymbolFile::publicFields(const std::pair<uint64_t, size_t> *symbol) const {

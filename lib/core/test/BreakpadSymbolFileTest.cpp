@@ -146,6 +146,13 @@ TEST_CASE("a PUBLIC symbol does not name a function without one that starts afte
   // The child's code of glibc's __clone3 has an FDE of its own, at an odd address.
   CHECK(file->frames(0x1125).front().function == "__clone3");
   CHECK(file->describesCodeAt(0x1050)); // still code, by its unwind record
+  // A PE module's: the ranges are .pdata entries, which a function's separated
+  // parts have too; the public symbol before names them, as WinDbg does.
+  auto pe = parse("MODULE windows x86_64 0123456789ABCDEF0123456789ABCDEF1 app.pdb\n"
+                  "PUBLIC 1000 0 exported\n"
+                  "STACK CFI INIT 1000 30 .cfa: $rsp 8 + .ra: .cfa -8 + ^\n"
+                  "STACK CFI INIT 1040 20 .cfa: $rsp 8 + .ra: .cfa -8 + ^\n");
+  CHECK(pe->frames(0x1050).front().function == "exported");
 }
 
 TEST_CASE("STACK CFI: the INIT record's rules, then each delta at or below the offset") {

@@ -104,7 +104,7 @@ private:
   const Range *functionAt(uint64_t offset) const;
   const std::pair<uint64_t, size_t> *publicSymbolAt(uint64_t offset) const;
   const Range *cfiRangeAt(uint64_t offset) const;
-  static bool startsAnotherFunction(const Range *cfi, uint64_t symbol);
+  bool startsAnotherFunction(const Range *cfi, uint64_t symbol) const;
   bool publicCodeReaches(const std::pair<uint64_t, size_t> &symbol, uint64_t offset) const;
   // A PUBLIC record's address, parameter size and name; empty when it is not one.
   llvm::SmallVector<llvm::StringRef, 8> publicFields(const std::pair<uint64_t, size_t> *symbol) const;
