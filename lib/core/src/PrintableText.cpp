@@ -2,7 +2,6 @@
 
 #include "llvm/Support/ConvertUTF.h"
 
-
 namespace stackwalk {
 namespace {
 
