@@ -20,9 +20,14 @@ Reader::Reader(std::span<const uint8_t> file, std::vector<std::string> &warnings
     : file_(file), warnings_(warnings), stringBytesLeft_(MaxStringBytesPerDump) {}
 
 void Reader::warn(std::string message) const {
-  if (warningsGiven_ < MaxWarnings) warnings_.push_back(std::move(message));
-  else if (warningsGiven_ == MaxWarnings) warnings_.push_back("further warnings about the dump's streams were not kept");
-  else return;
+  if (warningsGiven_ < MaxWarnings) {
+    if (!given_.insert(message).second) return;
+    warnings_.push_back(std::move(message));
+  } else if (warningsGiven_ == MaxWarnings) {
+    warnings_.push_back("further warnings about the dump's streams were not kept");
+  } else {
+    return;
+  }
   ++warningsGiven_;
 }
 

@@ -6,6 +6,7 @@
 
 #include "llvm/Support/ConvertUTF.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/BinaryFormat/Minidump.h"
 #include "llvm/Support/Error.h"
 
@@ -69,7 +70,10 @@ public:
   std::vector<std::span<const uint8_t>> sizedEntries(std::span<const uint8_t> stream, bool count64, size_t minEntrySize,
                                                      const std::string &what) const;
 
-  // Kept up to a bound: a hostile list can fail once per entry.
+  // Kept up to a bound: a hostile list can fail once per entry. A message
+  // given before is not kept again: a hostile dump repeats one damage in
+  // every entry of a list, and a stream read twice (the thread list, for
+  // threads and for their stacks' memory) would say the same twice.
   void warn(std::string message) const;
 
 private:
@@ -82,6 +86,7 @@ private:
   uint32_t timeDateStamp_ = 0;
   std::vector<std::string> &warnings_;
   mutable size_t warningsGiven_ = 0;
+  mutable llvm::StringSet<> given_;
   mutable uint64_t stringBytesLeft_;
 };
 
