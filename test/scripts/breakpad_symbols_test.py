@@ -150,8 +150,12 @@ def gdb_frames(dump):
             for t in oracle["threads"]}
 
 
+def pcs_of(frames_by_tid):
+    return {tid: [int(fr["pc"], 16) for fr in frames] for tid, frames in frames_by_tid.items()}
+
+
 def gdb_pcs(unpacked, dump):
-    return {tid: [int(fr["pc"], 16) for fr in frames] for tid, frames in gdb_frames(dump).items()}
+    return pcs_of(gdb_frames(dump))
 
 
 class NamedByPublicBefore:
@@ -202,7 +206,8 @@ def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp, walked
     check(all(m["symbols"] == "breakpad" and m["file"] is None for m in ours["modules"]),
           f"{name}: every module named by its .sym file alone")
     theirs = breakpad_frames(tools[1], minidump, store)
-    pcs, gdb = gdb_pcs(unpacked, dump), gdb_frames(dump)
+    gdb = gdb_frames(dump)
+    pcs = pcs_of(gdb)
     extra = inlined = unnamed = 0
     for index, thread in enumerate(ours["threads"]):
         unnamed_by_gdb = {int(fr["pc"], 16) for fr in gdb.get(thread["tid"], []) if not fr.get("function")}
