@@ -331,7 +331,9 @@ def windows_without_images(check, stackwalk, tools, unpacked):
     frames must all be winedbg's, in its order; Breakpad's walk of the same
     dumps, whose scan takes any word inside a module, is counted against them.
     This is why stackwalk walks Breakpad's and rust-minidump's Windows x64 dumps
-    without their images no further than their context frames."""
+    without their images no further than their context frames (with a symbol
+    server that has the images, symbol_server_test walks these dumps as with
+    the files on disk)."""
     root = os.path.join(unpacked, "windows")
     ours = theirs = theirs_false = 0
     false_frames, stale = [], []

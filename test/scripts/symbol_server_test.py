@@ -16,6 +16,9 @@ Usage: symbol_server_test.py STACKWALK UNPACKED_DUMPS_DIR
 - A Microsoft store keeping the PDB of pdb-threads.exe as a cabinet
   (pdb-threads.pd_, made by gcab): the Windows dump's frames named, with lines,
   as with the PDB on disk, and the module says it came from the .pd_ URL.
+- A Microsoft store of the Windows dumps' images (Wine's DLLs and the programs, keyed by
+  TimeDateStamp and SizeOfImage) and PDB, with no file on disk: frames, lines and arguments as
+  with the files on disk; a second walk asks nothing; another image under a key is refused.
 - The same PDB behind a file.ptr whose PATH is a URL on the server: followed, the
   frames as with the PDB on disk; a file.ptr's MSG, and a PATH to a file share,
   are warnings.
@@ -25,6 +28,7 @@ Usage: symbol_server_test.py STACKWALK UNPACKED_DUMPS_DIR
 import json
 import os
 import shutil
+import struct
 import subprocess
 import tempfile
 import time
@@ -219,6 +223,81 @@ def cabinet(stackwalk, unpacked, tmp):
           f"cabinet cut short: not used, and a warning says so ({said})")
 
 
+def pe_store_key(path):
+    """A PE image's key in a Microsoft symbol store, read from its own headers as symstore.exe
+    reads it: TimeDateStamp (%08X) then SizeOfImage (%x)."""
+    with open(path, "rb") as f:
+        headers = f.read(4096)
+    pe = struct.unpack_from("<I", headers, 0x3C)[0]
+    stamp = struct.unpack_from("<I", headers, pe + 8)[0]
+    size_of_image = struct.unpack_from("<I", headers, pe + 24 + 56)[0]  # the optional header's field
+    return f"{stamp:08X}{size_of_image:x}"
+
+
+def pe_store(windows, root):
+    """A Microsoft store at ROOT of every image the Windows dumps load (the programs and
+    Wine's DLLs), each under the key its own headers give, and pdb-threads.pdb; returns
+    {image name: key}."""
+    keys = {}
+    for folder in ("bin", "system32"):
+        for name in os.listdir(os.path.join(windows, folder)):
+            path = os.path.join(windows, folder, name)
+            keys[name] = pe_store_key(path)
+            os.makedirs(os.path.join(root, name, keys[name]))
+            os.symlink(path, os.path.join(root, name, keys[name], name))
+    shutil.copytree(os.path.join(windows, "symbols"), root, dirs_exist_ok=True)
+    return keys
+
+
+def pe_images(stackwalk, unpacked, tmp):
+    """The Windows dumps with no file on disk but a Microsoft store of their images (found by
+    the TimeDateStamp and SizeOfImage the dump records) and PDB: every frame, line and argument
+    as with the files on disk, each module's note naming the URL its file came from, on the walk
+    that fetched it and on a later one, which asks the server nothing. An image of another
+    identity under ntdll.dll's key is refused on the walk that fetches it, and its note names the
+    URL."""
+    windows = os.path.join(unpacked, "windows")
+    root = os.path.join(tmp, "pe-store")
+    keys = pe_store(windows, root)
+    cache = os.path.join(tmp, "pe-cache")
+    differ, unnamed, asked_again, deeper = [], [], [], 0
+    with dumps.HttpServer(root, os.path.join(tmp, "pe.log")) as server:
+        served = ["--symbol-server", server.url, "--symbol-cache", cache]
+        for dump in dumps.manifest("windows"):
+            on_disk = walk(stackwalk, windows, *dumps.windows_args(dump))
+            without = walk(stackwalk, windows, dump["dump"])
+            fetched = walk(stackwalk, windows, dump["dump"], *served)
+            asked = server.requests()
+            again = walk(stackwalk, windows, dump["dump"], *served)
+            if server.requests() != asked:
+                asked_again.append(dump["name"])
+            for report in (fetched, again):
+                if frames(report) != frames(on_disk):
+                    differ.append(f"{dump['name']}: {first_difference(report, on_disk)}")
+                unnamed += [f"{dump['name']} {m['name']} ({m['note']})" for m in report["modules"]
+                            if m["file"] and f"fetched from {server.url}{m['name']}/{keys[m['name']]}/{m['name']}"
+                            not in (m["note"] or "")]
+            deeper += sum(map(len, frames(fetched))) - sum(map(len, frames(without)))
+    check(not differ, "PE images from a Microsoft store: every Windows dump's frames, lines and arguments as with "
+                      f"the files on disk ({deeper} frames more than without them)" + (f" ({differ})" if differ else ""))
+    check(not unnamed, "PE images from a Microsoft store: each module's note names the URL of its file, on the walk "
+                       "that fetched it and on the next" + (f" (not: {unnamed})" if unnamed else ""))
+    check(not asked_again, "PE images from a Microsoft store: a second walk of each dump asks the server nothing"
+                           + (f" (asked: {asked_again})" if asked_again else ""))
+    wrong = os.path.join(tmp, "pe-store-wrong")
+    entry = os.path.join(wrong, "ntdll.dll", keys["ntdll.dll"])
+    os.makedirs(entry)
+    shutil.copy(os.path.join(windows, "system32", "kernel32.dll"), os.path.join(entry, "ntdll.dll"))
+    with dumps.HttpServer(wrong, os.path.join(tmp, "pe-wrong.log")) as server:
+        refused = walk(stackwalk, windows, "dumps/threads-O2.dmp", "--symbol-server", server.url,
+                       "--symbol-cache", os.path.join(tmp, "pe-wrong-cache"))
+    note = module(refused, "ntdll.dll")["note"] or ""
+    check(module(refused, "ntdll.dll")["file"] is None and "rejected" in note and "TimeDateStamp" in note
+          and f"(fetched from {server.url}ntdll.dll/{keys['ntdll.dll']}/ntdll.dll)" in note,
+          f"PE images from a Microsoft store: kernel32.dll served as ntdll.dll is refused by its SizeOfImage, "
+          f"and the note names its URL ({note})")
+
+
 def pointer(stackwalk, unpacked, tmp):
     """A store whose PDB entry is a file.ptr: a PATH that is a URL is followed (the PDB names the
     frames as on disk, and the module says the URL it came from); a MSG, or a PATH to a file
@@ -284,6 +363,7 @@ def main(stackwalk, unpacked, options):
         ssqp(stackwalk, unpacked, tmp)
         debuginfod(stackwalk, unpacked, tmp)
         cabinet(stackwalk, unpacked, tmp)
+        pe_images(stackwalk, unpacked, tmp)
         pointer(stackwalk, unpacked, tmp)
         not_a_pdb(stackwalk, unpacked, tmp)
     return check.summary()

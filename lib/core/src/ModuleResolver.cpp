@@ -363,7 +363,11 @@ void ModuleResolver::resolve(Target &target) const {
     attachDebugInfo(module, symbolNote);
     if (!symbolNote.empty()) module.imageNote += (module.imageNote.empty() ? "" : "; ") + symbolNote;
   }
-  if (options_.fetcher) fetchMissing(target);
+  if (options_.fetcher) {
+    fetchMissing(target);
+    // Fetched now or by an earlier walk: the report says the same.
+    for (Module &module : target.modules) noteOrigins(module);
+  }
   // Symbol entries read from the dump's memory, for all its modules together.
   uint64_t exportBudget = uint64_t(1) << 20;
   for (Module &module : target.modules)
@@ -422,15 +426,24 @@ std::vector<SymbolRequest> ModuleResolver::requestsFor(const Module &module, OS 
 }
 
 void ModuleResolver::fetchMissing(Target &target) const {
+  std::vector<Module *> modules;
+  for (Module &module : target.modules) modules.push_back(&module);
+  // Again for the images that arrived: an image names files of its own that
+  // the dump may not record (a PE's PDB, by its CodeView record).
+  std::vector<Module *> arrived = fetchFor(target, modules);
+  if (!arrived.empty()) fetchFor(target, arrived);
+}
+
+std::vector<Module *> ModuleResolver::fetchFor(Target &target, const std::vector<Module *> &modules) const {
   std::vector<SymbolRequest> requests;
-  std::vector<Module *> asked;
-  for (Module &module : target.modules) {
-    std::vector<SymbolRequest> wanted = requestsFor(module, target.os());
+  std::vector<Module *> asked, arrived;
+  for (Module *module : modules) {
+    std::vector<SymbolRequest> wanted = requestsFor(*module, target.os());
     if (wanted.empty()) continue;
-    asked.push_back(&module);
+    asked.push_back(module);
     requests.insert(requests.end(), wanted.begin(), wanted.end());
   }
-  if (requests.empty()) return;
+  if (requests.empty()) return arrived;
   // A dump names as many modules as it likes: it cannot make stackwalk ask a
   // server without end.
   constexpr size_t MaxRequests = 4096;
@@ -444,15 +457,27 @@ void ModuleResolver::fetchMissing(Target &target) const {
   for (Module *module : asked) {
     // A file from the cache replaces an image rebuilt from memory.
     if (!module->image || module->image->inMemory()) {
-      std::string note = module->imageNote;
-      if (auto found = findImage(*module)) module->image = std::move(found);
-      else module->imageNote = note;
+      std::string before = module->imageNote;
+      if (auto found = findImage(*module)) {
+        module->image = std::move(found);
+        arrived.push_back(module);
+      } else {
+        keepNoteBeforeFetch(*module, before);
+      }
     }
     std::string symbolNote;
     attachDebugInfo(*module, symbolNote);
     if (!symbolNote.empty()) module->imageNote += (module->imageNote.empty() ? "" : "; ") + symbolNote;
-    noteOrigins(*module);
   }
+  return arrived;
+}
+
+// After a fetch that brought no usable image, the module's note is what it was
+// unless a fetched file was refused: that note (naming the file's URL) is kept,
+// after the in-memory image's note when there is one.
+void ModuleResolver::keepNoteBeforeFetch(Module &module, const std::string &before) {
+  if (llvm::StringRef(module.imageNote).starts_with("no file found")) module.imageNote = before;
+  else if (module.image) module.imageNote = before + (before.empty() ? "" : "; ") + module.imageNote;
 }
 
 // A path as a note shows it: a file a symbol server sent names its URL, so

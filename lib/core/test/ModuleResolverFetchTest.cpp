@@ -1,5 +1,7 @@
 #include "stackwalk/core/ModuleResolver.h"
 
+#include "ModuleFiles.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -7,6 +9,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 
 using namespace stackwalk;
@@ -14,7 +17,10 @@ using Kind = SymbolRequest::Kind;
 
 namespace {
 
-// Records what it is asked for; "serves" a Breakpad file for the debug ids it is given.
+// Records what it is asked for; "serves" a Breakpad file for the debug ids it
+// is given, and for the build-ids in `executables` a copy of the file named
+// there, each kept in the cache where HttpSymbolFetcher keeps it and said to
+// come from http://store/ and its path there.
 class FakeFetcher : public SymbolFetcher {
 public:
   explicit FakeFetcher(std::string cache) : cache_(std::move(cache)) {}
@@ -22,18 +28,29 @@ public:
   void fetch(const std::vector<SymbolRequest> &requests, std::vector<std::string> &) override {
     asked.insert(asked.end(), requests.begin(), requests.end());
     for (const SymbolRequest &request : requests) {
-      if (request.kind != Kind::BreakpadSymbols || !serves.count(request.key)) continue;
-      llvm::SmallString<256> folder(cache_);
-      llvm::sys::path::append(folder, request.name, request.key);
-      llvm::sys::fs::create_directories(folder);
-      std::ofstream(std::string(folder) + "/" + request.name + ".sym")
-          << "MODULE Linux x86_64 " << request.key << " " << request.name << "\nFUNC 10 10 0 served\n";
+      if (request.kind == Kind::BreakpadSymbols && serves.count(request.key)) {
+        llvm::SmallString<256> folder(cache_);
+        llvm::sys::path::append(folder, request.name, request.key);
+        llvm::sys::fs::create_directories(folder);
+        std::ofstream(std::string(folder) + "/" + request.name + ".sym")
+            << "MODULE Linux x86_64 " << request.key << " " << request.name << "\nFUNC 10 10 0 served\n";
+      }
+      if (request.kind == Kind::ElfExecutable && executables.count(request.key)) {
+        llvm::SmallString<256> folder(cache_);
+        llvm::sys::path::append(folder, ".build-id", request.key.substr(0, 2));
+        llvm::sys::fs::create_directories(folder);
+        REQUIRE(!llvm::sys::fs::copy_file(executables[request.key], std::string(folder) + "/" + request.key.substr(2)));
+      }
     }
   }
-  std::optional<std::string> originOf(const std::string &) const override { return std::nullopt; }
+  std::optional<std::string> originOf(const std::string &path) const override {
+    if (!llvm::StringRef(path).starts_with(cache_) || !llvm::sys::fs::exists(path)) return std::nullopt;
+    return "http://store" + path.substr(cache_.size());
+  }
 
   std::vector<SymbolRequest> asked;
   std::set<std::string> serves;
+  std::map<std::string, std::string> executables;
 
 private:
   std::string cache_;
@@ -108,5 +125,39 @@ TEST_CASE("a dump of many modules asks for a bounded number of files, with a war
   CHECK(std::any_of(target.warnings.begin(), target.warnings.end(), [](const std::string &w) {
     return w.find("the first 4096 of 9000 files") != std::string::npos;
   }));
+  llvm::sys::fs::remove_directories(fetcher.cacheDir());
+}
+
+TEST_CASE("a fetched file is named by its URL, taken or refused, and again when a later walk finds it in the cache") {
+  auto libc = ModuleImage::open(test::libcPath);
+  if (!libc) {
+    llvm::consumeError(libc.takeError());
+    WARN("skipped: " << test::libcPath << " is not unpacked");
+    return;
+  }
+  std::string libcId = hexString((*libc)->buildId());
+  FakeFetcher fetcher(temporaryDirectory());
+  auto resolved = [&] {
+    Target target(Arch::X86_64, OS::Linux, "test", std::make_unique<BufferMemory>());
+    target.modules = {elfModule("libc.so.6", 0x10000, 0), elfModule("libother.so", 0x200000, 0x12)};
+    target.modules[0].buildId = (*libc)->buildId();
+    ModuleSearchOptions options;
+    options.hostFiles = false;
+    options.fetcher = &fetcher;
+    ModuleResolver(options).resolve(target);
+    return std::move(target.modules);
+  };
+  // The store has glibc under its own build-id, and under the other module's too.
+  fetcher.executables = {{libcId, test::libcPath}, {"12223344", test::libcPath}};
+  for (int walk : {1, 2}) {
+    CAPTURE(walk);
+    std::vector<Module> modules = resolved();
+    REQUIRE(modules[0].image);
+    CHECK(modules[0].imageNote.find("fetched from http://store/.build-id/" + libcId.substr(0, 2)) != std::string::npos);
+    CHECK_FALSE(modules[1].image);
+    CHECK(modules[1].imageNote.starts_with("no matching file; rejected: " + fetcher.cacheDir() +
+                                           "/.build-id/12/223344 (fetched from http://store/.build-id/12/223344)"));
+    CHECK(modules[1].imageNote.find("(build-id " + libcId + ")") != std::string::npos);
+  }
   llvm::sys::fs::remove_directories(fetcher.cacheDir());
 }

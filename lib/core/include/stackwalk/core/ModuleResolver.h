@@ -62,7 +62,10 @@ private:
   void attachDebugInfo(Module &module, std::string &symbolNote) const;
   // Asks the fetcher for what is missing, then looks again.
   void fetchMissing(Target &target) const;
+  // One round of that for these modules; returns those whose image arrived.
+  std::vector<Module *> fetchFor(Target &target, const std::vector<Module *> &modules) const;
   void noteOrigins(Module &module) const;
+  static void keepNoteBeforeFetch(Module &module, const std::string &before);
   std::string shown(const std::string &path) const;
   static void readExportedFunctions(const Target &target, Module &module, uint64_t &budget);
   // Its PT_LOAD segments, where the dump holds its program headers (Module::segmentsInDump).
