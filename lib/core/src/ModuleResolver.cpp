@@ -250,7 +250,7 @@ bool isPortablePdb(const std::string &path) {
 // The PDB's own GUID and age, spelled as debug ids are.
 llvm::Expected<std::string> pdbFileDebugId(const std::string &path) {
   std::unique_ptr<llvm::pdb::IPDBSession> session;
-  if (llvm::Error err = openPdbSession(path, session)) return std::move(err);
+  if (llvm::Error err = openPdbSession(path, session)) return err;
   auto &native = static_cast<llvm::pdb::NativeSession &>(*session);
   auto info = native.getPDBFile().getPDBInfoStream();
   if (!info) return info.takeError();
