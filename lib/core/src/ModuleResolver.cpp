@@ -22,6 +22,7 @@
 #include <cstring>
 #include <fstream>
 #include <set>
+#include <utility>
 
 namespace stackwalk {
 namespace {
@@ -113,6 +114,19 @@ uint64_t loadedExtent(const ModuleImage &image) {
   uint64_t end = image.preferredBase();
   for (const LoadSegment &segment : image.segments()) end = std::max(end, segment.vaddr + segment.memSize);
   return end - image.preferredBase();
+}
+
+// Adds to a module's notes ("; " between them) each part of `note` not there
+// yet: a module is looked at again after each fetch, and what was said of a
+// file the first time is not said again.
+void addNote(std::string &notes, llvm::StringRef note) {
+  llvm::SmallVector<llvm::StringRef, 4> parts, said;
+  note.split(parts, "; ", -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef part : parts) {
+    llvm::StringRef(notes).split(said, "; ", -1, /*KeepEmpty=*/false);
+    if (llvm::is_contained(said, part)) continue;
+    notes += (notes.empty() ? "" : "; ") + part.str();
+  }
 }
 
 } // namespace
@@ -361,7 +375,7 @@ void ModuleResolver::resolve(Target &target) const {
       if (!module.image) module.image = imageFromMemory(target, module);
     }
     attachDebugInfo(module, symbolNote);
-    if (!symbolNote.empty()) module.imageNote += (module.imageNote.empty() ? "" : "; ") + symbolNote;
+    addNote(module.imageNote, symbolNote);
   }
   if (options_.fetcher) {
     fetchMissing(target);
@@ -467,17 +481,20 @@ std::vector<Module *> ModuleResolver::fetchFor(Target &target, const std::vector
     }
     std::string symbolNote;
     attachDebugInfo(*module, symbolNote);
-    if (!symbolNote.empty()) module->imageNote += (module->imageNote.empty() ? "" : "; ") + symbolNote;
+    addNote(module->imageNote, symbolNote);
   }
   return arrived;
 }
 
 // After a fetch that brought no usable image, the module's note is what it was
 // unless a fetched file was refused: that note (naming the file's URL) is kept,
-// after the in-memory image's note when there is one.
+// after the in-memory image's note when there is one. (The symbol files' notes
+// are made again after it.)
 void ModuleResolver::keepNoteBeforeFetch(Module &module, const std::string &before) {
-  if (llvm::StringRef(module.imageNote).starts_with("no file found")) module.imageNote = before;
-  else if (module.image) module.imageNote = before + (before.empty() ? "" : "; ") + module.imageNote;
+  std::string after = std::exchange(module.imageNote, before);
+  if (llvm::StringRef(after).starts_with("no file found")) return; // nothing was refused
+  if (module.image) addNote(module.imageNote, after);
+  else module.imageNote = after;
 }
 
 // A path as a note shows it: a file a symbol server sent names its URL, so
@@ -494,7 +511,7 @@ void ModuleResolver::noteOrigins(Module &module) const {
   if (module.symbolFile) paths.push_back(module.symbolFile->path());
   for (const std::string &path : paths)
     if (auto origin = options_.fetcher->originOf(path))
-      module.imageNote += (module.imageNote.empty() ? "" : "; ") + ("fetched from " + *origin);
+      addNote(module.imageNote, "fetched from " + *origin);
 }
 
 // A full core holds the pages of a module whose file is missing: its dynamic

@@ -18,8 +18,8 @@ using Kind = SymbolRequest::Kind;
 namespace {
 
 // Records what it is asked for; "serves" a Breakpad file for the debug ids it
-// is given, and for the build-ids in `executables` a copy of the file named
-// there, each kept in the cache where HttpSymbolFetcher keeps it and said to
+// is given, and for the build-ids in `executables` and `debugFiles` a copy of
+// the file named there, each kept in the cache where HttpSymbolFetcher keeps it and said to
 // come from http://store/ and its path there.
 class FakeFetcher : public SymbolFetcher {
 public:
@@ -35,11 +35,14 @@ public:
         std::ofstream(std::string(folder) + "/" + request.name + ".sym")
             << "MODULE Linux x86_64 " << request.key << " " << request.name << "\nFUNC 10 10 0 served\n";
       }
-      if (request.kind == Kind::ElfExecutable && executables.count(request.key)) {
+      bool executable = request.kind == Kind::ElfExecutable && executables.count(request.key);
+      bool debugFile = request.kind == Kind::ElfDebugFile && debugFiles.count(request.key);
+      if (executable || debugFile) {
         llvm::SmallString<256> folder(cache_);
         llvm::sys::path::append(folder, ".build-id", request.key.substr(0, 2));
         llvm::sys::fs::create_directories(folder);
-        REQUIRE(!llvm::sys::fs::copy_file(executables[request.key], std::string(folder) + "/" + request.key.substr(2)));
+        std::string file = std::string(folder) + "/" + request.key.substr(2) + (debugFile ? ".debug" : "");
+        REQUIRE(!llvm::sys::fs::copy_file(debugFile ? debugFiles[request.key] : executables[request.key], file));
       }
     }
   }
@@ -50,7 +53,7 @@ public:
 
   std::vector<SymbolRequest> asked;
   std::set<std::string> serves;
-  std::map<std::string, std::string> executables;
+  std::map<std::string, std::string> executables, debugFiles;
 
 private:
   std::string cache_;
@@ -159,5 +162,31 @@ TEST_CASE("a fetched file is named by its URL, taken or refused, and again when 
                                            "/.build-id/12/223344 (fetched from http://store/.build-id/12/223344)"));
     CHECK(modules[1].imageNote.find("(build-id " + libcId + ")") != std::string::npos);
   }
+  llvm::sys::fs::remove_directories(fetcher.cacheDir());
+}
+
+TEST_CASE("a fetched image's refused debug file is said once, though the image is looked at again") {
+  auto libc = ModuleImage::open(test::libcPath);
+  if (!libc) {
+    llvm::consumeError(libc.takeError());
+    WARN("skipped: " << test::libcPath << " is not unpacked");
+    return;
+  }
+  std::string libcId = hexString((*libc)->buildId());
+  FakeFetcher fetcher(temporaryDirectory());
+  // glibc, and as its debug file the dynamic loader (another build-id).
+  fetcher.executables = {{libcId, test::libcPath}};
+  fetcher.debugFiles = {{libcId, std::string(STACKWALK_DUMPS_DIR) + "/sysroot/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"}};
+  Target target(Arch::X86_64, OS::Linux, "test", std::make_unique<BufferMemory>());
+  target.modules = {elfModule("libc.so.6", 0x10000, 0)};
+  target.modules[0].buildId = (*libc)->buildId();
+  ModuleSearchOptions options;
+  options.hostFiles = false;
+  options.fetcher = &fetcher;
+  ModuleResolver(options).resolve(target);
+  const std::string &note = target.modules[0].imageNote;
+  REQUIRE(target.modules[0].image);
+  CHECK(note.find("debug file rejected: ") != std::string::npos);
+  CHECK(note.find("debug file rejected: ") == note.rfind("debug file rejected: "));
   llvm::sys::fs::remove_directories(fetcher.cacheDir());
 }
