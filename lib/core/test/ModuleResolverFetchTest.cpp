@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace stackwalk;
@@ -74,6 +75,28 @@ std::string temporaryDirectory() {
   return std::string(dir);
 }
 
+// glibc's build-id, or nullopt (with a warning) where the test dumps are not unpacked.
+std::optional<std::vector<uint8_t>> libcBuildId() {
+  auto libc = ModuleImage::open(test::libcPath);
+  if (!libc) {
+    llvm::consumeError(libc.takeError());
+    WARN("skipped: " << test::libcPath << " is not unpacked");
+    return std::nullopt;
+  }
+  return (*libc)->buildId();
+}
+
+// The modules as a resolver asking this fetcher, and no host file, leaves them.
+std::vector<Module> resolvedWith(FakeFetcher &fetcher, std::vector<Module> modules) {
+  Target target(Arch::X86_64, OS::Linux, "test", std::make_unique<BufferMemory>());
+  target.modules = std::move(modules);
+  ModuleSearchOptions options;
+  options.hostFiles = false;
+  options.fetcher = &fetcher;
+  ModuleResolver(options).resolve(target);
+  return std::move(target.modules);
+}
+
 } // namespace
 
 TEST_CASE("modules without files ask for their file, debug file and symbol file; a served one is used") {
@@ -132,29 +155,17 @@ TEST_CASE("a dump of many modules asks for a bounded number of files, with a war
 }
 
 TEST_CASE("a fetched file is named by its URL, taken or refused, and again when a later walk finds it in the cache") {
-  auto libc = ModuleImage::open(test::libcPath);
-  if (!libc) {
-    llvm::consumeError(libc.takeError());
-    WARN("skipped: " << test::libcPath << " is not unpacked");
-    return;
-  }
-  std::string libcId = hexString((*libc)->buildId());
+  std::optional<std::vector<uint8_t>> libc = libcBuildId();
+  if (!libc) return;
+  std::string libcId = hexString(*libc);
   FakeFetcher fetcher(temporaryDirectory());
-  auto resolved = [&] {
-    Target target(Arch::X86_64, OS::Linux, "test", std::make_unique<BufferMemory>());
-    target.modules = {elfModule("libc.so.6", 0x10000, 0), elfModule("libother.so", 0x200000, 0x12)};
-    target.modules[0].buildId = (*libc)->buildId();
-    ModuleSearchOptions options;
-    options.hostFiles = false;
-    options.fetcher = &fetcher;
-    ModuleResolver(options).resolve(target);
-    return std::move(target.modules);
-  };
   // The store has glibc under its own build-id, and under the other module's too.
   fetcher.executables = {{libcId, test::libcPath}, {"12223344", test::libcPath}};
   for (int walk : {1, 2}) {
     CAPTURE(walk);
-    std::vector<Module> modules = resolved();
+    std::vector<Module> modules = {elfModule("libc.so.6", 0x10000, 0), elfModule("libother.so", 0x200000, 0x12)};
+    modules[0].buildId = *libc;
+    modules = resolvedWith(fetcher, std::move(modules));
     REQUIRE(modules[0].image);
     CHECK(modules[0].imageNote.find("fetched from http://store/.build-id/" + libcId.substr(0, 2)) != std::string::npos);
     CHECK_FALSE(modules[1].image);
@@ -166,26 +177,18 @@ TEST_CASE("a fetched file is named by its URL, taken or refused, and again when 
 }
 
 TEST_CASE("a fetched image's refused debug file is said once, though the image is looked at again") {
-  auto libc = ModuleImage::open(test::libcPath);
-  if (!libc) {
-    llvm::consumeError(libc.takeError());
-    WARN("skipped: " << test::libcPath << " is not unpacked");
-    return;
-  }
-  std::string libcId = hexString((*libc)->buildId());
+  std::optional<std::vector<uint8_t>> libc = libcBuildId();
+  if (!libc) return;
+  std::string libcId = hexString(*libc);
   FakeFetcher fetcher(temporaryDirectory());
   // glibc, and as its debug file the dynamic loader (another build-id).
   fetcher.executables = {{libcId, test::libcPath}};
   fetcher.debugFiles = {{libcId, std::string(STACKWALK_DUMPS_DIR) + "/sysroot/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"}};
-  Target target(Arch::X86_64, OS::Linux, "test", std::make_unique<BufferMemory>());
-  target.modules = {elfModule("libc.so.6", 0x10000, 0)};
-  target.modules[0].buildId = (*libc)->buildId();
-  ModuleSearchOptions options;
-  options.hostFiles = false;
-  options.fetcher = &fetcher;
-  ModuleResolver(options).resolve(target);
-  const std::string &note = target.modules[0].imageNote;
-  REQUIRE(target.modules[0].image);
+  std::vector<Module> modules = {elfModule("libc.so.6", 0x10000, 0)};
+  modules[0].buildId = *libc;
+  modules = resolvedWith(fetcher, std::move(modules));
+  const std::string &note = modules[0].imageNote;
+  REQUIRE(modules[0].image);
   CHECK(note.find("debug file rejected: ") != std::string::npos);
   CHECK(note.find("debug file rejected: ") == note.rfind("debug file rejected: "));
   llvm::sys::fs::remove_directories(fetcher.cacheDir());
