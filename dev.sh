@@ -80,6 +80,14 @@ sanitizer_build() {
   cmake --build "$BUILD-asan"
 }
 
+# fuzz_target TARGET SECONDS SEEDS: one libFuzzer target on its corpus and seeds, its output in
+# build-asan/fuzz-TARGET.log and what it finds in build-asan/TARGET-*.
+fuzz_target() {
+  mkdir -p "$BUILD-asan/corpus/$1"
+  UBSAN_OPTIONS=halt_on_error=1 "$BUILD-asan/fuzz/fuzz_$1" "$BUILD-asan/corpus/$1" "$3/$1" -max_total_time="$2" \
+    -rss_limit_mb=4096 -artifact_prefix="$BUILD-asan/$1-" -print_final_stats=1 >"$BUILD-asan/fuzz-$1.log" 2>&1 || true
+}
+
 case "${1:-}" in
   demo)
     PACKAGES=$BUILD_PACKAGES
@@ -92,10 +100,11 @@ case "${1:-}" in
     install_foreign_tools arm64 $ARM64_PACKAGES
     install_foreign_tools i386 $I386_PACKAGES
     install_foreign_tools armhf $ARMHF_PACKAGES
-    (cd "$BUILD" && ctest --output-on-failure)
+    # A test per core: most of a test's time is its tools (gdb, Wine, dotnet, qemu) and Python.
+    (cd "$BUILD" && ctest --output-on-failure --parallel "$(nproc)")
     # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
     sanitizer_build
-    cd "$BUILD-asan" && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 exec ctest --output-on-failure
+    cd "$BUILD-asan" && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 exec ctest --output-on-failure --parallel "$(nproc)"
     ;;
   build)
     build
@@ -109,11 +118,18 @@ case "${1:-}" in
     # Targets whose parser is LLVM's and has findings not yet guarded against
     # (fuzz/README.md): run, their findings printed, but they do not fail the run.
     open_llvm_findings="pdb"
-    for target in elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind arm_ehabi libunwind_dynamic ecma_metadata runtime_structures symbol_file symbol_map process_maps cabinet pdb walk; do
-      mkdir -p "$BUILD-asan/corpus/$target"
+    targets="elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind arm_ehabi libunwind_dynamic ecma_metadata runtime_structures symbol_file symbol_map process_maps cabinet pdb walk"
+    # Two targets at a time (each libFuzzer run is one process on one core), then their reports in order.
+    set -- $targets
+    while [ $# -gt 0 ]; do
+      fuzz_target "$1" "$seconds" "$seeds" &
+      if [ $# -gt 1 ]; then fuzz_target "$2" "$seconds" "$seeds" & shift; fi
+      shift
+      wait
+    done
+    for target in $targets; do
       echo "dev.sh: fuzz_$target for ${seconds}s"
-      UBSAN_OPTIONS=halt_on_error=1 "$BUILD-asan/fuzz/fuzz_$target" "$BUILD-asan/corpus/$target" "$seeds/$target" -max_total_time="$seconds" \
-        -rss_limit_mb=4096 -artifact_prefix="$BUILD-asan/$target-" -print_final_stats=1 2>&1 | grep -E "^(stat::number_of_executed_units|==.*ERROR|SUMMARY)" || true
+      grep -E "^(stat::number_of_executed_units|==.*ERROR|SUMMARY)" "$BUILD-asan/fuzz-$target.log" || true
       found=""
       for artifact in "$BUILD-asan/$target"-crash-* "$BUILD-asan/$target"-leak-* "$BUILD-asan/$target"-timeout-* "$BUILD-asan/$target"-oom-*; do
         if [ -e "$artifact" ]; then found="$found $artifact"; fi

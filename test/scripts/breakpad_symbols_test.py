@@ -25,6 +25,7 @@ unwind tables (PUBLIC records only) frames gdb finds but listed stale ones. The 
 code is code) give, from the first JIT frame on, the return addresses the
 programs recorded themselves. Skips when the tools cannot be had.
 """
+import fcntl
 import glob
 import json
 import os
@@ -54,12 +55,20 @@ LEFT_OUT = {
 
 
 def breakpad_tools(cache):
-    """(dump_syms, minidump_stackwalk), fetched once into `cache`; None when they cannot be had."""
+    """(dump_syms, minidump_stackwalk), fetched once into `cache`; None when they cannot be had.
+    Five tests ask for them, and ctest runs two at a time: the first fetches and unpacks under a
+    lock while the other waits, rather than running a half-written tool."""
     tools = os.path.join(cache, "package", "bin", "linux-x64")
     wanted = (os.path.join(tools, "dump_syms"), os.path.join(tools, "minidump_stackwalk"))
-    if all(os.access(t, os.X_OK) for t in wanted):
-        return wanted
     os.makedirs(cache, exist_ok=True)
+    with open(os.path.join(cache, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if all(os.access(t, os.X_OK) for t in wanted):
+            return wanted
+        return fetch_breakpad_tools(cache, wanted)
+
+
+def fetch_breakpad_tools(cache, wanted):
     try:
         packed = subprocess.run(["npm", "pack", NPM_PACKAGE], cwd=cache, capture_output=True, text=True, timeout=180)
     except (OSError, subprocess.TimeoutExpired):
