@@ -56,7 +56,7 @@ Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromFileBuffer(std::unique_p
   std::unique_ptr<ModuleImage> image(new ModuleImage());
   image->path_ = path;
   image->buffer_ = std::move(buffer);
-  if (Error err = image->parse()) return std::move(err);
+  if (Error err = image->parse()) return err;
   return image;
 }
 
@@ -67,7 +67,7 @@ Expected<std::unique_ptr<ModuleImage>> ModuleImage::fromBytes(std::vector<uint8_
   image->ownedBytes_ = std::move(bytes);
   StringRef data(reinterpret_cast<const char *>(image->ownedBytes_.data()), image->ownedBytes_.size());
   image->buffer_ = MemoryBuffer::getMemBuffer(data, name, /*RequiresNullTerminator=*/false);
-  if (Error err = image->parse()) return std::move(err);
+  if (Error err = image->parse()) return err;
   return image;
 }
 

@@ -74,7 +74,7 @@ struct Image {
   // A 32-bit image is i386's unless `machine` says otherwise.
   Image(bool relocated, bool gnu, bool is64 = true, uint16_t machine = EM_386)
       : is64(is64), base(is64 ? Base : Base32) {
-    headers(is64 ? EM_X86_64 : machine);
+    headers(is64 ? uint16_t(EM_X86_64) : machine);
     uint64_t adjust = relocated ? base : 0;
     std::vector<std::pair<int64_t, uint64_t>> entries = {{DT_SYMTAB, SymTab + adjust}, {DT_STRTAB, StrTab + adjust},
                                                          {gnu ? DT_GNU_HASH : DT_HASH, (gnu ? GnuHash : SysvHash) + adjust},

@@ -218,7 +218,11 @@ TEST_CASE("in a dump without mappings, an address on the stack is no code (_star
   auto memory = std::make_unique<BufferMemory>();
   memory->add(Stack, std::vector<uint8_t>(0x2000, 0));
   Target target(Arch::X86_64, OS::Linux, "test", std::move(memory));
-  target.modules.push_back(Module{.name = "app", .base = 0x1000, .size = 0x1000});
+  Module app;
+  app.name = "app";
+  app.base = 0x1000;
+  app.size = 0x1000;
+  target.modules.push_back(app);
   ThreadInfo thread;
   thread.context = RegisterFile(Arch::X86_64);
   thread.context.setPc(0x1100);

@@ -62,7 +62,7 @@ BufferMemory linkMapProcess(uint64_t secondNext) {
 
 TEST_CASE("the link map gives the modules when NT_FILE is missing") {
   std::vector<std::string> warnings;
-  std::vector<Module> modules = modulesFromLinkMap({ExecutableBase + 0x40}, "/bin/app", linkMapProcess(0), warnings);
+  std::vector<Module> modules = modulesFromLinkMap({.address = ExecutableBase + 0x40, .count = std::nullopt}, "/bin/app", linkMapProcess(0), warnings);
   REQUIRE(modules.size() == 3);
   CHECK(modules[0].recordedPath == "/bin/app");
   CHECK(modules[0].base == ExecutableBase);
@@ -74,7 +74,7 @@ TEST_CASE("the link map gives the modules when NT_FILE is missing") {
 
 TEST_CASE("a link map that loops back ends with a warning, keeping the entries before the loop") {
   std::vector<std::string> warnings;
-  std::vector<Module> modules = modulesFromLinkMap({ExecutableBase + 0x40}, "/bin/app", linkMapProcess(LinkMap), warnings);
+  std::vector<Module> modules = modulesFromLinkMap({.address = ExecutableBase + 0x40, .count = std::nullopt}, "/bin/app", linkMapProcess(LinkMap), warnings);
   CHECK(modules.size() == 3);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0] == "the link map loops or is too long; its remaining entries are ignored");
@@ -82,7 +82,7 @@ TEST_CASE("a link map that loops back ends with a warning, keeping the entries b
 
 TEST_CASE("a link map entry in unreadable memory ends the list with a warning") {
   std::vector<std::string> warnings;
-  std::vector<Module> modules = modulesFromLinkMap({ExecutableBase + 0x40}, "/bin/app", linkMapProcess(0x9990000), warnings);
+  std::vector<Module> modules = modulesFromLinkMap({.address = ExecutableBase + 0x40, .count = std::nullopt}, "/bin/app", linkMapProcess(0x9990000), warnings);
   CHECK(modules.size() == 3);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0] == "a link map entry is unreadable; the module list is incomplete");

@@ -21,7 +21,7 @@ TEST_CASE("a written core loads back: threads, registers, memory, process and fi
     uint64_t rip = 0x401000 + tid, rsp = 0x7ffd0000 + tid; // user_regs_struct: rip at 16, rsp at 19
     std::memcpy(&regs[16 * 8], &rip, 8);
     std::memcpy(&regs[19 * 8], &rsp, 8);
-    contents.threads.push_back({tid, regs});
+    contents.threads.push_back({.tid = tid, .userRegs = regs, .fpRegs = {}, .xstate = {}});
   }
   contents.files.push_back({0x400000, 0x402000, 0, "/usr/bin/prog"});
   contents.regions.push_back({0x7ffd0000, 0x7ffd2000, true, true, false});
@@ -50,7 +50,7 @@ TEST_CASE("a core with no thread is not written") {
 TEST_CASE("pages read in one go across mappings keep each mapping's permissions") {
   live::CoreContents contents;
   std::vector<uint8_t> regs(27 * 8, 0);
-  contents.threads.push_back({7, regs});
+  contents.threads.push_back({.tid = 7, .userRegs = regs, .fpRegs = {}, .xstate = {}});
   // A module's read-only headers, then its text, read as one range; then a page
   // that no mapping covers.
   contents.regions.push_back({0x400000, 0x401000, true, false, false});

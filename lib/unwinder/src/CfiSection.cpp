@@ -140,7 +140,7 @@ Expected<CIE *> CfiSection::cieAt(uint64_t offset) {
   auto cie = std::make_unique<CIE>(header->dwarf64, offset, header->length, version, SmallString<8>(augmentation),
                                    addressSize, segmentSize, codeAlign, dataAlign, raRegister, augmentationData,
                                    fdeEncoding, lsdaEncoding, personality, personalityEncoding, arch_);
-  if (Error err = parseProgram(cie->cfis(), offset, cursor.tell(), header->end)) return std::move(err);
+  if (Error err = parseProgram(cie->cfis(), offset, cursor.tell(), header->end)) return err;
   CIE *result = cie.get();
   cies_[offset] = std::move(cie);
   return result;

@@ -9,7 +9,7 @@ using namespace stackwalk::synthetic;
 
 namespace {
 
-constexpr unsigned R4 = 4, R5 = 5, R7 = 7, R11 = 11, Sp = 13, Lr = 14, Pc = 15;
+constexpr unsigned R4 = 4, R5 = 5, R7 = 7, R11 = 11, Lr = 14;
 constexpr uint64_t Stack = 0x7000, Table = 0x10000, Extab = 0x11000;
 
 std::vector<uint8_t> words(std::vector<uint32_t> values) {

@@ -11,7 +11,7 @@ using namespace stackwalk::synthetic;
 namespace {
 
 // DWARF numbers of x86 registers.
-constexpr unsigned Ebx = 3, Ebp = 5, Esi = 6, Edi = 7;
+constexpr unsigned Ebx = 3, Ebp = 5, Esi = 6;
 
 constexpr uint64_t ModuleBase = 0x400000, StackTop = 0x12f000, Elsewhere = 0x900000;
 // Return addresses inside the caller's FUNC record; the dump holds no code,
