@@ -343,7 +343,8 @@ std::shared_ptr<const BreakpadSymbolFile> ModuleResolver::findSymbolFile(const M
 // is the dump's; a recorded build-id that differs means the memory at the
 // module's base is not that module. Why a module was not rebuilt is noted
 // only when the dump holds its first bytes: most dumps hold no module's
-// image, and saying so of each would be noise.
+// image, and saying so of each would be noise. A rebuilt module's note keeps
+// what the file search said (no file, or the files refused and why).
 std::shared_ptr<ModuleImage> ModuleResolver::imageFromMemory(Target &target, Module &module) {
   uint64_t budget = target.budget.copiedImageBytesLeft();
   auto image = target.os() == OS::Windows ? ModuleImage::fromLoadedPe(target, module.base, module.name, budget)
@@ -363,7 +364,7 @@ std::shared_ptr<ModuleImage> ModuleResolver::imageFromMemory(Target &target, Mod
     return nullptr;
   }
   target.budget.takeCopiedImage((*image)->memoryBytes().size());
-  module.imageNote = "rebuilt from the dump's memory (no file found)";
+  module.imageNote = rebuiltNote(module.imageNote);
   return std::shared_ptr<ModuleImage>(std::move(*image));
 }
 
@@ -486,15 +487,18 @@ std::vector<Module *> ModuleResolver::fetchFor(Target &target, const std::vector
   return arrived;
 }
 
+std::string ModuleResolver::rebuiltNote(const std::string &fileSearchNote) {
+  return "rebuilt from the dump's memory (" + (fileSearchNote.empty() ? "no file found" : fileSearchNote) + ")";
+}
+
 // After a fetch that brought no usable image, the module's note is what it was
-// unless a fetched file was refused: that note (naming the file's URL) is kept,
-// after the in-memory image's note when there is one. (The symbol files' notes
-// are made again after it.)
+// unless a fetched file was refused: then it is the search's new note (naming
+// the file's URL), inside the in-memory image's note when there is one. (The
+// symbol files' notes are made again after it.)
 void ModuleResolver::keepNoteBeforeFetch(Module &module, const std::string &before) {
   std::string after = std::exchange(module.imageNote, before);
   if (llvm::StringRef(after).starts_with("no file found")) return; // nothing was refused
-  if (module.image) addNote(module.imageNote, after);
-  else module.imageNote = after;
+  module.imageNote = module.image ? rebuiltNote(after) : after;
 }
 
 // A path as a note shows it: a file a symbol server sent names its URL, so

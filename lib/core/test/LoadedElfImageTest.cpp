@@ -2,6 +2,8 @@
 // laid out in memory as the loader maps it (each PT_LOAD segment's file bytes
 // at base + p_vaddr): the rebuilt file must have the file's segments, build-id,
 // unwind tables and dynamic symbols, and must not be made from a partial image.
+#include "ModuleFiles.h"
+
 #include "stackwalk/core/LoadedElf.h"
 #include "stackwalk/core/Module.h"
 #include "stackwalk/core/ModuleImage.h"
@@ -10,6 +12,7 @@
 #include "stackwalk/core/Target.h"
 
 #include "llvm/Demangle/Demangle.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <catch2/catch.hpp>
 
@@ -162,7 +165,21 @@ TEST_CASE("the resolver rebuilds a module without a file from memory, or notes w
     target.modules = {module};
     ModuleResolver(search).resolve(target);
     REQUIRE(target.modules[0].image);
-    CHECK(target.modules[0].imageNote.starts_with("rebuilt from the dump's memory"));
+    CHECK(target.modules[0].imageNote == "rebuilt from the dump's memory (no file found)");
+  }
+  SECTION("a file of another build-id under its name: rebuilt, and the note names the file refused") {
+    if (!llvm::sys::fs::exists(test::libcPath)) {
+      WARN("skipped: " << test::libcPath << " is not unpacked");
+      return;
+    }
+    module.name = "libc.so.6";
+    module.buildId = self.file->buildId();
+    search.modulePaths = {llvm::sys::path::parent_path(test::libcPath).str()};
+    target.modules = {module};
+    ModuleResolver(search).resolve(target);
+    REQUIRE(target.modules[0].image);
+    CHECK(target.modules[0].imageNote.starts_with("rebuilt from the dump's memory (no matching file; rejected: " +
+                                                  test::libcPath + " (build-id "));
   }
   SECTION("another build-id: not rebuilt, and the note says why") {
     module.buildId = {0xab, 0xcd};

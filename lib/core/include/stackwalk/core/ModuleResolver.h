@@ -66,6 +66,7 @@ private:
   std::vector<Module *> fetchFor(Target &target, const std::vector<Module *> &modules) const;
   void noteOrigins(Module &module) const;
   static void keepNoteBeforeFetch(Module &module, const std::string &before);
+  static std::string rebuiltNote(const std::string &fileSearchNote);
   std::string shown(const std::string &path) const;
   static void readExportedFunctions(const Target &target, Module &module, uint64_t &budget);
   // Its PT_LOAD segments, where the dump holds its program headers (Module::segmentsInDump).
