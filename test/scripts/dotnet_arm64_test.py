@@ -98,6 +98,12 @@ def capture(app, mode, work):
             for line in process.stdout:
                 if line.strip() == "READY":
                     break
+            # A scenario thread that has signalled may still be on its way to its blocking call,
+            # which under qemu on a loaded machine takes long (a CI rehearsal caught scenario e
+            # with none of its recorded frames on its stack). The record names their threads.
+            with open(record) as f:
+                tids = [t["os_thread_id"] for t in json.load(f)["threads"]]
+            dumps.wait_until_asleep(process.pid, timeout=60.0, tids=tids)
             kill_with_core(process)
         process.wait(timeout=120)
     finally:

@@ -121,15 +121,15 @@ def script_main(main, doc, paths):
     sys.exit(main(*[os.path.abspath(a) for a in args], options))
 
 
-def wait_until_asleep(pid, timeout=5.0):
-    """Waits until every thread of pid is asleep (state S) on three polls in a row, as
-    make-dumps.sh does before gcore: the thread that printed READY still has to reach its
-    blocking call, perhaps through the dynamic linker's lazy binding. Whether they were."""
+def wait_until_asleep(pid, timeout=5.0, tids=None):
+    """Waits until every thread of pid (or those of `tids`) is asleep (state S) on three polls
+    in a row, as make-dumps.sh does before gcore: the thread that printed READY still has to
+    reach its blocking call, perhaps through the dynamic linker's lazy binding. Whether they were."""
     calm, deadline = 0, time.monotonic() + timeout
     while calm < 3 and time.monotonic() < deadline:
         try:
             states = []
-            for task in os.listdir(f"/proc/{pid}/task"):
+            for task in tids or os.listdir(f"/proc/{pid}/task"):
                 with open(f"/proc/{pid}/task/{task}/stat") as f:
                     states.append(f.read().rsplit(")", 1)[1].split()[0])
         except OSError:
