@@ -27,6 +27,8 @@ std::vector<uint8_t> words(std::initializer_list<uint64_t> values) {
 }
 
 constexpr uint64_t ExecutableBase = 0x400000, RDebug = 0x500000, LinkMap = 0x600000, Names = 0x700000;
+// AT_PHDR of the process linkMapProcess() makes; its count unknown (read until PT_NULL).
+const ExecutableProgramHeaders ProgramHeaders{.address = ExecutableBase + 0x40, .count = std::nullopt};
 
 // A process whose executable's DT_DEBUG leads to a link map of two libraries,
 // the second one's l_next pointing at `secondNext`.
@@ -45,7 +47,7 @@ BufferMemory linkMapProcess(uint64_t secondNext) {
     std::vector<uint8_t> b = bytesOf(p);
     headers.insert(headers.end(), b.begin(), b.end());
   }
-  memory.add(ExecutableBase + 0x40, headers);
+  memory.add(ProgramHeaders.address, headers);
   memory.add(ExecutableBase + 0x1000, words({DT_DEBUG, RDebug, DT_NULL, 0}));
   memory.add(RDebug, words({1, LinkMap}));
   // link_map: l_addr, l_name, l_ld, l_next, l_prev
@@ -62,7 +64,7 @@ BufferMemory linkMapProcess(uint64_t secondNext) {
 
 TEST_CASE("the link map gives the modules when NT_FILE is missing") {
   std::vector<std::string> warnings;
-  std::vector<Module> modules = modulesFromLinkMap({.address = ExecutableBase + 0x40, .count = std::nullopt}, "/bin/app", linkMapProcess(0), warnings);
+  std::vector<Module> modules = modulesFromLinkMap(ProgramHeaders, "/bin/app", linkMapProcess(0), warnings);
   REQUIRE(modules.size() == 3);
   CHECK(modules[0].recordedPath == "/bin/app");
   CHECK(modules[0].base == ExecutableBase);
@@ -74,7 +76,7 @@ TEST_CASE("the link map gives the modules when NT_FILE is missing") {
 
 TEST_CASE("a link map that loops back ends with a warning, keeping the entries before the loop") {
   std::vector<std::string> warnings;
-  std::vector<Module> modules = modulesFromLinkMap({.address = ExecutableBase + 0x40, .count = std::nullopt}, "/bin/app", linkMapProcess(LinkMap), warnings);
+  std::vector<Module> modules = modulesFromLinkMap(ProgramHeaders, "/bin/app", linkMapProcess(LinkMap), warnings);
   CHECK(modules.size() == 3);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0] == "the link map loops or is too long; its remaining entries are ignored");
@@ -82,7 +84,7 @@ TEST_CASE("a link map that loops back ends with a warning, keeping the entries b
 
 TEST_CASE("a link map entry in unreadable memory ends the list with a warning") {
   std::vector<std::string> warnings;
-  std::vector<Module> modules = modulesFromLinkMap({.address = ExecutableBase + 0x40, .count = std::nullopt}, "/bin/app", linkMapProcess(0x9990000), warnings);
+  std::vector<Module> modules = modulesFromLinkMap(ProgramHeaders, "/bin/app", linkMapProcess(0x9990000), warnings);
   CHECK(modules.size() == 3);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0] == "a link map entry is unreadable; the module list is incomplete");

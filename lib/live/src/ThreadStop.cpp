@@ -89,7 +89,8 @@ llvm::Expected<size_t> ThreadStop::seizeNewThreads() {
                   std::strerror(errno));
     }
     ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr);
-    threads_.push_back({.tid = tid, .pendingSignal = 0, .registers = RegisterFile(HostArch), .userRegs = {}, .fpState = {}, .fpRegs = {}, .xstate = {}});
+    threads_.push_back({.tid = tid, .pendingSignal = 0, .registers = RegisterFile(HostArch), .userRegs = {},
+                        .fpState = {}, .fpRegs = {}, .xstate = {}});
   }
   // Wait for this round's stops before listing again: a stopped thread
   // starts no new one.
