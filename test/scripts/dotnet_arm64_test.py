@@ -70,11 +70,13 @@ def unlimited_core():
     resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
 
-def kill_with_core(process):
+def kill_with_core(process, run):
     """SIGSEGV until the guest dies of it. The runtime's handler, run for a SIGSEGV sent to
     the main thread, restores the default action and re-raises it to the process, which
     qemu never delivers while every guest thread waits in the kernel; the next SIGSEGV
-    from outside then takes the default action, and qemu writes the core."""
+    from outside then takes the default action, and qemu writes the core. No SIGSEGV once
+    the core is begun: one that arrives while qemu writes it kills qemu with the core cut
+    short (a loaded machine's park core lost its last 28 MiB, stacks among them)."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall(SYS_TGKILL_X86_64, process.pid, process.pid, signal.SIGSEGV)
     for _ in range(60):
@@ -82,7 +84,24 @@ def kill_with_core(process):
             process.wait(timeout=1)
             return
         except subprocess.TimeoutExpired:
-            process.send_signal(signal.SIGSEGV)
+            if not glob.glob(os.path.join(run, "qemu_*.core")):
+                process.send_signal(signal.SIGSEGV)
+
+
+def complete_core(path):
+    """Whether the file holds every byte its program headers place in it."""
+    with open(path, "rb") as f:
+        header = f.read(64)
+        phoff, = struct.unpack_from("<Q", header, 0x20)
+        phentsize, phnum = struct.unpack_from("<HH", header, 0x36)
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+    if len(table) != phentsize * phnum:
+        return False
+    # Elf64_Phdr: p_offset at 8, p_filesz at 32
+    ends = [struct.unpack_from("<Q", table, i * phentsize + 8)[0] + struct.unpack_from("<Q", table, i * phentsize + 32)[0]
+            for i in range(phnum)]
+    return max(ends, default=0) <= os.path.getsize(path)
 
 
 def capture(app, mode, work):
@@ -99,18 +118,19 @@ def capture(app, mode, work):
                 if line.strip() == "READY":
                     break
             # A scenario thread that has signalled may still be on its way to its blocking call,
-            # which under qemu on a loaded machine takes long (a CI rehearsal caught scenario e
-            # with none of its recorded frames on its stack). The record names their threads.
+            # as the x86-64 captures wait for. The record names their threads.
             with open(record) as f:
                 tids = [t["os_thread_id"] for t in json.load(f)["threads"]]
             dumps.wait_until_asleep(process.pid, timeout=60.0, tids=tids)
-            kill_with_core(process)
+            kill_with_core(process, run)
         process.wait(timeout=120)
     finally:
         process.kill()
     cores = glob.glob(os.path.join(run, "qemu_*.core"))
     if len(cores) != 1:
         raise SystemExit(f"{mode}: qemu wrote no core (exit {process.returncode})")
+    if not complete_core(cores[0]):
+        raise SystemExit(f"{mode}: qemu's core is cut short ({os.path.getsize(cores[0])} bytes)")
     with open(record) as f:
         return cores[0], json.load(f)
 
