@@ -11,6 +11,7 @@
 
 #include "llvm/BinaryFormat/ELF.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace llvm;
@@ -210,6 +211,35 @@ void CoreReader::addModules(Target &target, const std::vector<CoreSegment> &segm
   }
 }
 
+// What a core cut short lacks: how many bytes, and which threads' stacks (the
+// memory from a thread's stack pointer up, where its callers' frames are) lie in
+// a segment the file does not hold to its end, so that their walks stop short.
+struct Truncation {
+  uint64_t missingBytes = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> cutSegments; // [start, end) of each PT_LOAD cut short
+
+  static constexpr size_t ThreadsNamed = 10;
+
+  bool cutsStackOf(const PrStatus &thread) const {
+    std::optional<uint64_t> sp = thread.registers.sp();
+    return sp && std::any_of(cutSegments.begin(), cutSegments.end(),
+                             [&](const auto &segment) { return *sp >= segment.first && *sp < segment.second; });
+  }
+
+  std::string warning(const std::vector<PrStatus> &threads) const {
+    std::string text =
+        "the core is truncated: " + std::to_string(missingBytes) + " bytes of memory and notes are missing from the file";
+    std::vector<uint32_t> cut;
+    for (const PrStatus &thread : threads)
+      if (cutsStackOf(thread)) cut.push_back(thread.tid);
+    if (cut.empty()) return text;
+    text += cut.size() == 1 ? "; the stack of thread " : "; the stacks of threads ";
+    for (size_t i = 0; i < std::min(cut.size(), ThreadsNamed); ++i) text += (i ? ", " : "") + std::to_string(cut[i]);
+    if (cut.size() > ThreadsNamed) text += " and " + std::to_string(cut.size() - ThreadsNamed) + " more";
+    return text + (cut.size() == 1 ? " is cut short" : " are cut short");
+  }
+};
+
 Expected<std::unique_ptr<Target>> CoreReader::load() {
   Expected<ElfFileHeader> header = this->header();
   if (!header) return header.takeError();
@@ -220,22 +250,20 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
 
   std::vector<CoreSegment> segments;
   std::vector<MemoryRegion> regions;
-  uint64_t missing = 0;
+  Truncation truncation;
   for (const ElfProgramHeader &ph : *phdrs) {
     uint64_t present = ph.offset > bytes().size() ? 0 : std::min<uint64_t>(ph.filesz, bytes().size() - ph.offset);
+    if (present < ph.filesz) truncation.missingBytes += ph.filesz - present;
     if (ph.type == ELF::PT_NOTE) {
       readNotes(bytes().subspan(std::min<uint64_t>(ph.offset, bytes().size()), present), arch, header->wordSize);
-      if (present < ph.filesz) missing += ph.filesz - present;
     } else if (ph.type == ELF::PT_LOAD && ph.memsz > 0) {
       segments.push_back({ph.vaddr, ph.memsz, ph.offset, std::min(present, ph.memsz)});
       regions.push_back({ph.vaddr, ph.vaddr + ph.memsz, bool(ph.flags & ELF::PF_R), bool(ph.flags & ELF::PF_W),
                          bool(ph.flags & ELF::PF_X)});
-      if (present < ph.filesz) missing += ph.filesz - present;
+      if (present < ph.filesz) truncation.cutSegments.push_back({ph.vaddr, ph.vaddr + ph.filesz});
     }
   }
-  if (missing)
-    warnings_.push_back("the core is truncated: " + std::to_string(missing) +
-                        " bytes of memory and notes are missing from the file");
+  if (truncation.missingBytes) warnings_.push_back(truncation.warning(notes_.threads));
 
   auto memory = std::make_unique<CoreMemory>(file_, segments);
   auto target = std::make_unique<Target>(arch, OS::Linux, "elf-core", std::move(memory));

@@ -120,7 +120,22 @@ TEST_CASE("a truncated core keeps its threads and says what is missing") {
   CHECK(target->readValue<uint8_t>(0x7100));
   CHECK_FALSE(target->readValue<uint8_t>(0x7900));
   REQUIRE(target->warnings.size() == 2);
-  CHECK(target->warnings[0] == "the core is truncated: 2048 bytes of memory and notes are missing from the file");
+  CHECK(target->warnings[0] == "the core is truncated: 2048 bytes of memory and notes are missing from the file; "
+                               "the stack of thread 7 is cut short");
+}
+
+TEST_CASE("a truncated core names the threads whose stacks it cuts short") {
+  // Thread 9's stack is whole, thread 10's stack pointer is in no segment; the
+  // others' stacks are in the segment the file ends in.
+  std::vector<test::NoteSpec> notes = {{"CORE", 1, test::prstatus(9, 0x1, 0x5000)},
+                                   {"CORE", 1, test::prstatus(10, 0x1, 0x9000)}};
+  for (uint32_t tid = 11; tid <= 22; ++tid) notes.push_back({"CORE", 1, test::prstatus(tid, 0x1, 0x7000 + tid * 0x40)});
+  Bytes core = test::buildCore(notes, {{0x5000, stack(0x100), 0x100, 6}, {0x7000, stack(0x1000), 0x1000, 6}});
+  core.resize(core.size() - 0x100);
+  auto target = load(core);
+  REQUIRE_FALSE(target->warnings.empty());
+  CHECK(target->warnings[0] == "the core is truncated: 256 bytes of memory and notes are missing from the file; "
+                               "the stacks of threads 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 and 2 more are cut short");
 }
 
 TEST_CASE("a gcore of a running process (SIGSTOP) records no crash") {
