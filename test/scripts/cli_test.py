@@ -279,6 +279,13 @@ def main(stackwalk, unpacked, options):
         check(r.returncode == 0 and any("truncated" in w for w in report.get("warnings", []))
               and all(t["frames"] for t in report["threads"]),
               "a core cut in half: exit 0, a warning, a frame for every thread")
+        # The threads whose stacks lie in the missing half are named, and their walks stop there.
+        cut = re.search(r"the stacks? of threads? ([\d, ]+) (?:is|are) cut short", " ".join(report.get("warnings", [])))
+        named = [int(tid) for tid in cut.group(1).split(", ")] if cut else []
+        stops = {t["tid"]: t["stop_detail"] or "" for t in report.get("threads", [])}
+        check(named and all("is not in the dump" in stops.get(tid, "") for tid in named),
+              f"a core cut in half: the warning names the threads whose stacks it cut ({named}), each one's walk "
+              f"stopped by memory not in the dump")
 
     with tempfile.TemporaryDirectory() as empty_root:
         r = run(stackwalk, [core, "--json", "--sysroot", empty_root], unpacked)
