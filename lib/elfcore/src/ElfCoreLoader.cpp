@@ -7,6 +7,7 @@
 #include "stackwalk/core/ElfHeaders.h"
 #include "stackwalk/core/ElfNotes.h"
 #include "stackwalk/core/Fail.h"
+#include "stackwalk/core/ListedIds.h"
 #include "stackwalk/core/Signals.h"
 
 #include "llvm/BinaryFormat/ELF.h"
@@ -229,14 +230,12 @@ struct Truncation {
   std::string warning(const std::vector<PrStatus> &threads) const {
     std::string text =
         "the core is truncated: " + std::to_string(missingBytes) + " bytes of memory and notes are missing from the file";
-    std::vector<uint32_t> cut;
+    std::vector<uint64_t> cut;
     for (const PrStatus &thread : threads)
       if (cutsStackOf(thread)) cut.push_back(thread.tid);
     if (cut.empty()) return text;
-    text += cut.size() == 1 ? "; the stack of thread " : "; the stacks of threads ";
-    for (size_t i = 0; i < std::min(cut.size(), ThreadsNamed); ++i) text += (i ? ", " : "") + std::to_string(cut[i]);
-    if (cut.size() > ThreadsNamed) text += " and " + std::to_string(cut.size() - ThreadsNamed) + " more";
-    return text + (cut.size() == 1 ? " is cut short" : " are cut short");
+    return text + (cut.size() == 1 ? "; the stack of thread " : "; the stacks of threads ") +
+           listedIds(cut, ThreadsNamed) + (cut.size() == 1 ? " is cut short" : " are cut short");
   }
 };
 

@@ -1,30 +1,71 @@
 // MemoryList, Memory64List, the threads' stack descriptors, and MemoryInfoList.
 #include "Streams.h"
 
+#include "stackwalk/core/ListedIds.h"
+
 #include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
 
 namespace stackwalk::minidump {
 namespace {
 
 constexpr size_t MaxRanges = 1 << 20;
+constexpr size_t ThreadsNamed = 10;
 
-void addRange(const Reader &reader, std::vector<MemoryRange> &ranges, uint64_t start, uint64_t rva, uint64_t size,
-              const std::string &what) {
-  // RVA 0 is the dump's own header: a writer that means "elsewhere" (Wine's
-  // full-memory dumps name each thread's stack so, its bytes in Memory64List).
-  if (rva == 0) return;
-  std::span<const uint8_t> bytes = reader.slice(rva, size, what);
+// What the listed memory lost to the end of the file (a dump cut short) or to
+// RVAs past it: said in one warning, not one per range, as a dump cut short
+// lists hundreds of ranges past its end and would bury every other warning.
+struct MemoryLoss {
+  size_t ranges = 0, outside = 0, cutShort = 0;
+  uint64_t bytesMissing = 0;
+  std::vector<uint64_t> stacksCut; // threads whose stack the file does not hold whole
+
+  void range(uint64_t claimed, uint64_t present) {
+    ++ranges;
+    if (present == claimed) return;
+    ++(present == 0 ? outside : cutShort);
+    bytesMissing += std::min(claimed - present, UINT64_MAX - bytesMissing);
+  }
+
+  std::string warning() const {
+    std::vector<std::string> parts;
+    if (outside || cutShort) {
+      std::string lost = "of its " + std::to_string(ranges) + " memory ranges, ";
+      if (outside) lost += std::to_string(outside) + (outside == 1 ? " lies" : " lie") + " outside the file";
+      if (outside && cutShort) lost += " and ";
+      if (cutShort) lost += std::to_string(cutShort) + (cutShort == 1 ? " runs" : " run") + " past its end";
+      parts.push_back(lost + " (" + std::to_string(bytesMissing) + " bytes missing)");
+    }
+    if (!stacksCut.empty())
+      parts.push_back((stacksCut.size() == 1 ? "the stack of thread " : "the stacks of threads ") +
+                      listedIds(stacksCut, ThreadsNamed) + (stacksCut.size() == 1 ? " is cut short" : " are cut short"));
+    if (parts.empty()) return "";
+    return "the dump's memory is cut short: " + llvm::join(parts, "; ");
+  }
+};
+
+// The range's bytes that the file holds, added to `ranges`; how many there are.
+// RVA 0 is the dump's own header: a writer that means "elsewhere" (Wine's
+// full-memory dumps name each thread's stack so, its bytes in Memory64List)
+// has lost nothing.
+std::optional<uint64_t> addRange(const Reader &reader, std::vector<MemoryRange> &ranges, uint64_t start, uint64_t rva,
+                                 uint64_t size) {
+  if (rva == 0) return std::nullopt;
+  std::span<const uint8_t> bytes = reader.clip(rva, size);
   if (!bytes.empty() && ranges.size() < MaxRanges) ranges.push_back({start, bytes.size(), rva});
+  return bytes.size();
 }
 
 } // namespace
 
 std::vector<MemoryRange> readMemoryRanges(const Reader &reader) {
   std::vector<MemoryRange> ranges;
+  MemoryLoss loss;
   if (auto stream = reader.stream(StreamType::MemoryList))
     for (const auto &d : reader.list<llvm::minidump::MemoryDescriptor>(*stream, "MemoryList"))
-      addRange(reader, ranges, d.StartOfMemoryRange, d.Memory.RVA, d.Memory.DataSize,
-               "memory at 0x" + llvm::utohexstr(d.StartOfMemoryRange, true));
+      if (auto present = addRange(reader, ranges, d.StartOfMemoryRange, d.Memory.RVA, d.Memory.DataSize))
+        loss.range(d.Memory.DataSize, *present);
   // Memory64List: u64 count, u64 base RVA, then {start, size} pairs whose
   // bytes follow one another from the base RVA (full-memory dumps).
   if (auto stream = reader.stream(StreamType::Memory64List)) {
@@ -36,8 +77,8 @@ std::vector<MemoryRange> readMemoryRanges(const Reader &reader) {
       uint64_t at = *rva;
       for (uint64_t i = 0; i < std::min(*count, fit); ++i) {
         auto d = reader.read<llvm::minidump::MemoryDescriptor_64>(*stream, 16 + i * 16);
-        addRange(reader, ranges, d->StartOfMemoryRange, at, d->DataSize,
-                 "memory at 0x" + llvm::utohexstr(d->StartOfMemoryRange, true));
+        if (auto present = addRange(reader, ranges, d->StartOfMemoryRange, at, d->DataSize))
+          loss.range(d->DataSize, *present);
         if (d->DataSize > UINT64_MAX - at) break;
         at += d->DataSize;
       }
@@ -45,9 +86,11 @@ std::vector<MemoryRange> readMemoryRanges(const Reader &reader) {
   }
   // Thread stacks are normally in MemoryList too; some writers only name them here.
   if (auto stream = reader.stream(StreamType::ThreadList))
-    for (const auto &t : reader.list<llvm::minidump::Thread>(*stream, "ThreadList"))
-      addRange(reader, ranges, t.Stack.StartOfMemoryRange, t.Stack.Memory.RVA, t.Stack.Memory.DataSize,
-               "thread " + std::to_string(t.ThreadId) + "'s stack");
+    for (const auto &t : reader.list<llvm::minidump::Thread>(*stream, "ThreadList")) {
+      auto present = addRange(reader, ranges, t.Stack.StartOfMemoryRange, t.Stack.Memory.RVA, t.Stack.Memory.DataSize);
+      if (present && *present < t.Stack.Memory.DataSize) loss.stacksCut.push_back(t.ThreadId);
+    }
+  if (std::string warning = loss.warning(); !warning.empty()) reader.warn(warning);
   return ranges;
 }
 

@@ -14,6 +14,19 @@ constexpr uint32_t MaxStringBytes = 64 * 1024;
 // at most 20 KiB each), far below what a report can hold.
 constexpr uint64_t MaxStringBytesPerDump = 8 << 20;
 constexpr size_t MaxWarnings = 256;
+
+// "the Exception stream (0x6)": its name as LLVM's table of stream types has it.
+std::string streamName(StreamType type) {
+  std::string code = "0x" + llvm::utohexstr(uint32_t(type), true);
+  switch (uint32_t(type)) {
+#define HANDLE_MDMP_STREAM_TYPE(CODE, NAME)                                                                           \
+  case CODE:                                                                                                           \
+    return "the " #NAME " stream (" + code + ")";
+#include "llvm/BinaryFormat/MinidumpConstants.def"
+  }
+  return "stream " + code;
+}
+
 } // namespace
 
 Reader::Reader(std::span<const uint8_t> file, std::vector<std::string> &warnings)
@@ -66,17 +79,18 @@ llvm::Expected<Reader> Reader::create(std::span<const uint8_t> file, std::vector
   return reader;
 }
 
+std::span<const uint8_t> Reader::clip(uint64_t rva, uint64_t size) const {
+  if (rva > file_.size()) return {};
+  return file_.subspan(rva, std::min<uint64_t>(size, file_.size() - rva));
+}
+
 std::span<const uint8_t> Reader::slice(uint64_t rva, uint64_t size, const std::string &what) const {
-  if (rva > file_.size()) {
-    if (size) warn(what + " lies outside the file");
-    return {};
-  }
-  if (size > file_.size() - rva) {
+  std::span<const uint8_t> bytes = clip(rva, size);
+  if (rva > file_.size() && size) warn(what + " lies outside the file");
+  else if (bytes.size() < size)
     warn(what + " runs past the end of the file (" + std::to_string(size) + " bytes claimed, " +
-         std::to_string(file_.size() - rva) + " present)");
-    size = file_.size() - rva;
-  }
-  return file_.subspan(rva, size);
+         std::to_string(bytes.size()) + " present)");
+  return bytes;
 }
 
 std::span<const uint8_t> Reader::slice(LocationDescriptor location, const std::string &what) const {
@@ -86,7 +100,7 @@ std::span<const uint8_t> Reader::slice(LocationDescriptor location, const std::s
 std::optional<std::span<const uint8_t>> Reader::stream(StreamType type) const {
   for (const llvm::minidump::Directory &entry : directory_)
     if (entry.Type == type)
-      return slice(entry.Location, "stream 0x" + llvm::utohexstr(uint32_t(type), true));
+      return slice(entry.Location, streamName(type));
   return std::nullopt;
 }
 

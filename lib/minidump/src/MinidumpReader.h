@@ -33,6 +33,9 @@ public:
   // Bytes a location descriptor names; empty (with a warning) when outside the file.
   std::span<const uint8_t> slice(LocationDescriptor location, const std::string &what) const;
   std::span<const uint8_t> slice(uint64_t rva, uint64_t size, const std::string &what) const;
+  // The part of [rva, rva + size) that the file holds, without a warning (for
+  // callers that say once what a whole list lost).
+  std::span<const uint8_t> clip(uint64_t rva, uint64_t size) const;
 
   template <typename T> std::optional<T> read(std::span<const uint8_t> bytes, uint64_t offset) const {
     if (offset > bytes.size() || sizeof(T) > bytes.size() - offset) return std::nullopt;

@@ -161,7 +161,8 @@ std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
   if (!stream) return std::nullopt;
   auto exception = reader.read<llvm::minidump::ExceptionStream>(*stream, 0);
   if (!exception) {
-    reader.warn("the exception stream is too short");
+    // An empty one lies outside the file, which the reader has said.
+    if (!stream->empty()) reader.warn("the exception stream is too short");
     return std::nullopt;
   }
   const llvm::minidump::Exception &record = exception->ExceptionRecord;

@@ -196,7 +196,46 @@ TEST_CASE("a stream past the end of the file is cut, with a warning") {
   auto target = load(builder.build());
   CHECK(target->threads.size() == 2);
   REQUIRE_FALSE(target->warnings.empty());
-  CHECK(target->warnings[0] == "stream 0x5 lies outside the file");
+  CHECK(target->warnings[0] == "the MemoryList stream (0x5) lies outside the file");
+}
+
+TEST_CASE("memory the file lacks is said once: how many ranges, how many bytes, whose stacks") {
+  B builder;
+  uint32_t stackRva = builder.add(std::vector<uint8_t>(0x100, 0x41));
+  uint32_t context = builder.add(amd64Context(0x140001010, 0x10000));
+  constexpr uint32_t Outside = 0x7fff0000;
+  std::vector<uint8_t> threads;
+  B::put32(threads, 2);
+  addThread(threads, 100, 0x10000, 0x100, stackRva, 0x4d0, context);
+  addThread(threads, 200, 0x20000, 0x100, Outside, 0x4d0, context);
+  // 300 ranges outside the file (as a dump cut short lists them), one whole,
+  // one that runs past the end.
+  std::vector<uint8_t> memory;
+  B::put32(memory, 302);
+  auto descriptor = [&](uint64_t start, uint32_t size, uint32_t rva) {
+    B::put64(memory, start);
+    B::put32(memory, size);
+    B::put32(memory, rva);
+  };
+  for (uint32_t i = 0; i < 300; ++i) descriptor(0x100000 + i * 0x1000, 0x100, Outside);
+  descriptor(0x10000, 0x100, stackRva);
+  descriptor(0x50000, 0x10000000, stackRva);
+  builder.stream(7, systemInfo(9, 2));
+  builder.stream(3, threads);
+  builder.stream(5, memory);
+  builder.rawDirectoryEntry(6, 168, Outside); // the exception stream
+  auto target = load(builder.build());
+  CHECK(target->readValue<uint8_t>(0x10000) == 0x41);
+  std::vector<std::string> memoryWarnings;
+  for (const std::string &w : target->warnings)
+    if (w.find("memory") != std::string::npos) memoryWarnings.push_back(w);
+  REQUIRE(memoryWarnings.size() == 1);
+  CHECK_THAT(memoryWarnings[0], Catch::StartsWith("the dump's memory is cut short: of its 302 memory ranges, 300 lie "
+                                                  "outside the file and 1 runs past its end (") &&
+                                    Catch::EndsWith(" bytes missing); the stack of thread 200 is cut short"));
+  // Not buried under one warning per range: what the dump lost besides memory.
+  CHECK(std::count(target->warnings.begin(), target->warnings.end(), "the Exception stream (0x6) lies outside the file"));
+  CHECK_FALSE(target->crash);
 }
 
 TEST_CASE("a context that ends before its registers leaves that thread's registers unknown; lldb's 720 bytes do not") {

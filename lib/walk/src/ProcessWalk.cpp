@@ -6,6 +6,7 @@
 #include "NativeFrames.h"
 
 #include "stackwalk/core/Fail.h"
+#include "stackwalk/core/ListedIds.h"
 #include "StackSlots.h"
 #include "stackwalk/debuginfo/FrameArguments.h"
 #include "stackwalk/walk/Signature.h"
@@ -26,12 +27,10 @@ llvm::Error checkRequestedThreads(const Target &target, const WalkOptions &optio
   if (options.allThreads) return llvm::Error::success();
   for (uint64_t tid : options.threadIds) {
     if (threadById(target, tid)) continue;
-    constexpr size_t Listed = 20;
-    std::string existing;
-    for (size_t i = 0; i < target.threads.size() && i < Listed; ++i)
-      existing += (i ? ", " : "") + std::to_string(target.threads[i].tid);
-    if (target.threads.size() > Listed) existing += " and " + std::to_string(target.threads.size() - Listed) + " more";
-    return failRequest("thread " + std::to_string(tid) + " is not in " + where + " (its threads: " + existing + ")");
+    std::vector<uint64_t> existing;
+    for (const ThreadInfo &thread : target.threads) existing.push_back(thread.tid);
+    return failRequest("thread " + std::to_string(tid) + " is not in " + where +
+                       " (its threads: " + listedIds(existing, /*named=*/20) + ")");
   }
   return llvm::Error::success();
 }
