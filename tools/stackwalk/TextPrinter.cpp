@@ -6,6 +6,7 @@
 #include "stackwalk/core/WindowsContext.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/Path.h"
 
 namespace stackwalk {
@@ -35,7 +36,10 @@ std::string argumentsText(const std::vector<FunctionArgument> &arguments) {
 // nothing says they are arguments (WinDbg's kb columns).
 std::string stackSlotsText(const std::vector<uint64_t> &words) {
   std::string out = " {stack words:";
-  for (uint64_t word : words) out += " " + offsetString(word);
+  for (uint64_t word : words) {
+    out += ' ';
+    out += offsetString(word);
+  }
   return out + "}";
 }
 
@@ -231,7 +235,7 @@ void TextPrinter::frame(const ReportFrame &frame) {
        << (frame.tailCall ? "(tail call) " : "")
        << location(frame, paint_) << (frame.signalTrampoline ? " <signal handler called>" : "");
   if (options_.verbose && frame.methodDesc) out_ << "  MD=" << addressString(*frame.methodDesc);
-  out_ << "  " << paint_(Paint::Dim, "(" + std::string(trustName(frame.trust)) + ")") << "\n";
+  out_ << "  " << paint_(Paint::Dim, (llvm::Twine("(") + trustName(frame.trust) + ")").str()) << "\n";
   if (!frame.note.empty()) out_ << "        note: " << printable(frame.note) << "\n";
   if (options_.registers && frame.registers) printRegisters(out_, *frame.registers, digits_);
   if (options_.rawContext && frame.registers)

@@ -427,7 +427,8 @@ std::optional<std::vector<BreakpadSymbolFile::CfiRule>> BreakpadSymbolFile::cfiR
         current = existing != rules.end() ? &*existing : &rules.emplace_back(CfiRule{reg, ""});
         current->expression.clear();
       } else if (current) {
-        current->expression += (current->expression.empty() ? "" : " ") + token.str();
+        if (!current->expression.empty()) current->expression += ' ';
+        current->expression += token;
       }
     }
   };

@@ -3,6 +3,8 @@
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <bit>
 
 namespace stackwalk {
@@ -244,10 +246,9 @@ std::vector<std::string> describeArmUnwind(std::span<const uint8_t> opcodes) {
   std::vector<std::string> out;
   for (size_t at = 0; at < opcodes.size();) {
     Operation operation = decode(opcodes, at);
-    std::string bytes;
-    for (size_t i = at; i < at + operation.length && i < opcodes.size(); ++i)
-      bytes += (bytes.empty() ? "" : " ") + hex(opcodes[i]);
-    out.push_back(bytes + "  " + describe(operation));
+    std::vector<std::string> bytes;
+    for (size_t i = at; i < at + operation.length && i < opcodes.size(); ++i) bytes.push_back(hex(opcodes[i]));
+    out.push_back(llvm::join(bytes, " ") + "  " + describe(operation));
     if (operation.kind == Operation::Finish) break;
     at += operation.length;
   }

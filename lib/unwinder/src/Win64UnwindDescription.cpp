@@ -5,6 +5,8 @@
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 
 using namespace llvm;
 using namespace llvm::Win64EH;
@@ -16,11 +18,11 @@ const char *const Win64RegisterNames[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "
                                             "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
 
 std::string flagsText(uint8_t flags) {
-  std::string out;
+  std::vector<llvm::StringRef> names;
   for (auto [bit, name] : {std::pair{UNW_ExceptionHandler, "UNW_FLAG_EHANDLER"},
                            std::pair{UNW_TerminateHandler, "UNW_FLAG_UHANDLER"}, std::pair{UNW_ChainInfo, "UNW_FLAG_CHAININFO"}})
-    if (flags & bit) out += (out.empty() ? "" : "|") + std::string(name);
-  return out.empty() ? "none" : out;
+    if (flags & bit) names.push_back(name);
+  return names.empty() ? "none" : llvm::join(names, "|");
 }
 
 // One unwind code as WinDbg's .fnent lists it: what the prolog did at an offset.
