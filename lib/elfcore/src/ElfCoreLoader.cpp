@@ -78,7 +78,7 @@ private:
   std::span<const uint8_t> bytes() const { return file_->bytes(); }
   Expected<ElfFileHeader> header() const;
   Expected<std::vector<ElfProgramHeader>> programHeaders(const ElfFileHeader &header);
-  void readNotes(std::span<const uint8_t> noteBytes, Arch arch, unsigned wordSize);
+  void readNotes(std::span<const uint8_t> noteBytes, Arch arch, unsigned wordSize, bool cutShort);
   void addModules(Target &target, const std::vector<CoreSegment> &segments);
   const PrStatus *crashingThread() const;
 
@@ -130,7 +130,8 @@ Expected<ElfFileHeader> CoreReader::header() const {
 }
 
 // `wordSize`: the core's class (4 in ELF32), which lays out its notes.
-void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch, unsigned wordSize) {
+// `cutShort`: the file ends before the note segment does.
+void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch, unsigned wordSize, bool cutShort) {
   // Counted first: grown by doubling, the vector would copy a core's 100,000 threads (1.2 KB each) over and over.
   size_t statuses = notes_.threads.size();
   forEachElfNote(noteBytes, [&](const ElfNote &note) {
@@ -171,7 +172,13 @@ void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch, unsign
     }
     return true;
   });
-  if (!wellFormed) warnings_.push_back("a note segment is malformed; notes after the damage are ignored");
+  size_t threads = notes_.threads.size();
+  if (cutShort)
+    warnings_.push_back("the notes are cut short by the end of the file: " + std::to_string(threads) +
+                        (threads == 1 ? " thread is" : " threads are") + " read, the notes after " +
+                        (threads == 1 ? "it" : "them") + " are missing (more threads among them, perhaps)");
+  else if (!wellFormed)
+    warnings_.push_back("a note segment is malformed; notes after the damage are ignored");
 }
 
 // The thread that took the signal. The kernel writes it first and gives every
@@ -254,7 +261,8 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
     uint64_t present = ph.offset > bytes().size() ? 0 : std::min<uint64_t>(ph.filesz, bytes().size() - ph.offset);
     if (present < ph.filesz) truncation.missingBytes += ph.filesz - present;
     if (ph.type == ELF::PT_NOTE) {
-      readNotes(bytes().subspan(std::min<uint64_t>(ph.offset, bytes().size()), present), arch, header->wordSize);
+      readNotes(bytes().subspan(std::min<uint64_t>(ph.offset, bytes().size()), present), arch, header->wordSize,
+                present < ph.filesz);
     } else if (ph.type == ELF::PT_LOAD && ph.memsz > 0) {
       segments.push_back({ph.vaddr, ph.memsz, ph.offset, std::min(present, ph.memsz)});
       regions.push_back({ph.vaddr, ph.vaddr + ph.memsz, bool(ph.flags & ELF::PF_R), bool(ph.flags & ELF::PF_W),

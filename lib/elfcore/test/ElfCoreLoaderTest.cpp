@@ -124,6 +124,18 @@ TEST_CASE("a truncated core keeps its threads and says what is missing") {
                                "the stack of thread 7 is cut short");
 }
 
+TEST_CASE("a core cut inside its notes says how many threads it read") {
+  Bytes core = test::buildCore({{"CORE", 1, test::prstatus(7, 0x1, 0x7000)}, {"CORE", 1, test::prstatus(8, 0x1, 0x7000)}},
+                               {{0x7000, stack(0x1000), 0x1000, 6}});
+  constexpr size_t Headers = 64 + 2 * 56, PrStatusNote = 12 + 8 + 336;
+  core.resize(Headers + PrStatusNote + 100);
+  auto target = load(core);
+  CHECK(target->threads.size() == 1);
+  REQUIRE_FALSE(target->warnings.empty());
+  CHECK(target->warnings[0] == "the notes are cut short by the end of the file: 1 thread is read, the notes after it "
+                               "are missing (more threads among them, perhaps)");
+}
+
 TEST_CASE("a truncated core names the threads whose stacks it cuts short") {
   // Thread 9's stack is whole, thread 10's stack pointer is in no segment; the
   // others' stacks are in the segment the file ends in.
