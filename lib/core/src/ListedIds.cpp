@@ -9,4 +9,11 @@ std::string listedIds(std::span<const uint64_t> ids, size_t named) {
   return text;
 }
 
+std::string stacksCutShort(std::span<const uint64_t> threadIds) {
+  constexpr size_t Named = 10;
+  bool one = threadIds.size() == 1;
+  return (one ? "the stack of thread " : "the stacks of threads ") + listedIds(threadIds, Named) +
+         (one ? " is cut short" : " are cut short");
+}
+
 } // namespace stackwalk

@@ -226,8 +226,6 @@ struct Truncation {
   uint64_t missingBytes = 0;
   std::vector<std::pair<uint64_t, uint64_t>> cutSegments; // [start, end) of each PT_LOAD cut short
 
-  static constexpr size_t ThreadsNamed = 10;
-
   bool cutsStackOf(const PrStatus &thread) const {
     std::optional<uint64_t> sp = thread.registers.sp();
     return sp && std::any_of(cutSegments.begin(), cutSegments.end(),
@@ -240,9 +238,7 @@ struct Truncation {
     std::vector<uint64_t> cut;
     for (const PrStatus &thread : threads)
       if (cutsStackOf(thread)) cut.push_back(thread.tid);
-    if (cut.empty()) return text;
-    return text + (cut.size() == 1 ? "; the stack of thread " : "; the stacks of threads ") +
-           listedIds(cut, ThreadsNamed) + (cut.size() == 1 ? " is cut short" : " are cut short");
+    return cut.empty() ? text : text + "; " + stacksCutShort(cut);
   }
 };
 

@@ -11,7 +11,6 @@ namespace stackwalk::minidump {
 namespace {
 
 constexpr size_t MaxRanges = 1 << 20;
-constexpr size_t ThreadsNamed = 10;
 
 // What the listed memory lost to the end of the file (a dump cut short) or to
 // RVAs past it: said in one warning, not one per range, as a dump cut short
@@ -37,9 +36,7 @@ struct MemoryLoss {
       if (cutShort) lost += std::to_string(cutShort) + (cutShort == 1 ? " runs" : " run") + " past its end";
       parts.push_back(lost + " (" + std::to_string(bytesMissing) + " bytes missing)");
     }
-    if (!stacksCut.empty())
-      parts.push_back((stacksCut.size() == 1 ? "the stack of thread " : "the stacks of threads ") +
-                      listedIds(stacksCut, ThreadsNamed) + (stacksCut.size() == 1 ? " is cut short" : " are cut short"));
+    if (!stacksCut.empty()) parts.push_back(stacksCutShort(stacksCut));
     if (parts.empty()) return "";
     return "the dump's memory is cut short: " + llvm::join(parts, "; ");
   }
