@@ -25,6 +25,7 @@ import ctypes
 import glob
 import hashlib
 import json
+import mmap
 import os
 import resource
 import shutil
@@ -35,6 +36,7 @@ import subprocess
 import tempfile
 import time
 
+import core_to_minidump
 import dotnet_checks
 import dumps
 
@@ -90,18 +92,12 @@ def kill_with_core(process, run):
 
 def complete_core(path):
     """Whether the file holds every byte its program headers place in it."""
-    with open(path, "rb") as f:
-        header = f.read(64)
-        phoff, = struct.unpack_from("<Q", header, 0x20)
-        phentsize, phnum = struct.unpack_from("<HH", header, 0x36)
-        f.seek(phoff)
-        table = f.read(phentsize * phnum)
-    if len(table) != phentsize * phnum:
-        return False
-    # Elf64_Phdr: p_offset at 8, p_filesz at 32
-    ends = [struct.unpack_from("<Q", table, i * phentsize + 8)[0] + struct.unpack_from("<Q", table, i * phentsize + 32)[0]
-            for i in range(phnum)]
-    return max(ends, default=0) <= os.path.getsize(path)
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        try:
+            ends = [offset + filesz for _, offset, _, filesz, _ in core_to_minidump.elf_segments(data)]
+        except struct.error:  # the program headers themselves are cut off
+            return False
+        return max(ends, default=0) <= len(data)
 
 
 def capture(app, mode, work):
