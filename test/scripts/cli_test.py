@@ -125,6 +125,27 @@ def check_verbose(stackwalk, unpacked, args):
           "-v: a header for each thread, each frame line with one column more")
 
 
+def check_crash_record_lost(stackwalk, dump):
+    """A minidump cut short before its Exception stream: the crash is unknown,
+    and why, not 'none recorded' (a script reading crash: null would think the
+    process did not crash)."""
+    with open(dump, "rb") as f:
+        data = f.read()
+    with tempfile.TemporaryDirectory() as tmp:
+        cut = os.path.join(tmp, "cut.dmp")
+        with open(cut, "wb") as f:
+            f.write(data[: len(data) * 6 // 10])
+        report = json.loads(subprocess.run([stackwalk, cut, "--json"], capture_output=True, text=True).stdout)
+        text = subprocess.run([stackwalk, cut], capture_output=True, text=True).stdout
+    why = "the Exception stream (0x6) lies outside the file"
+    invalid = [error.message for error in dumps.schema_validator().iter_errors(report)]
+    check(report["crash"] is None and report.get("crash_unreadable") == why
+          and f"crash:   unknown: {why}\n" in text and not invalid,
+          f"a minidump cut before its Exception stream: crash unknown, and why "
+          f"({report.get('crash_unreadable')!r}; {[l for l in text.splitlines() if l.startswith('crash:')]}; "
+          f"schema: {invalid or 'valid'})")
+
+
 def check_pdb_without_image(stackwalk, windows):
     """pdb-threads.exe's frames named by its PDB alone, found by the dump's CodeView record
     (added to a copy: Wine's writer leaves it out), as with the image at hand."""
@@ -334,6 +355,7 @@ def main(stackwalk, unpacked, options):
     check(pdb(["--module-path", "bin", "--module-path", "symbols-flat"]) == ("pdb", "symbols-flat/pdb-threads.pdb"),
           "a PDB found flat, matched by GUID and age")
     check_pdb_without_image(stackwalk, os.path.join(unpacked, "windows"))
+    check_crash_record_lost(stackwalk, os.path.join(unpacked, "windows", "dumps", "crash-av.dmp"))
 
     with tempfile.TemporaryDirectory() as tmp:
         perf_map = os.path.join(tmp, "perf.map")

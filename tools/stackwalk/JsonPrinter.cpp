@@ -136,6 +136,7 @@ private:
 void JsonPrinter::begin(const Report &report) {
   json_.beginObject().key("schema").string("stackwalk/1");
   json_.key("dump").value(dumpJson(report)).key("crash").value(crashJson(*report.target));
+  if (!report.target->crashUnreadable.empty()) json_.key("crash_unreadable").string(report.target->crashUnreadable);
   json_.key("modules");
   modules(report.target->modules);
   json_.key("unloaded_modules");

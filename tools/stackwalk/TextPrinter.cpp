@@ -105,6 +105,8 @@ void printHeader(std::ostream &out, const Report &report, const TextStyle &paint
     if (crash.address) out << " at " << addressString(*crash.address, addressDigits(target));
     if (crash.senderPid) out << " sent by pid " << *crash.senderPid;
     out << " in thread " << crash.threadId << "\n";
+  } else if (!target.crashUnreadable.empty()) {
+    out << "crash:   unknown: " << printable(target.crashUnreadable) << "\n";
   } else {
     out << "crash:   none recorded\n";
   }

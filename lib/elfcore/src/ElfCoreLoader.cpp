@@ -67,6 +67,9 @@ struct CoreNotes {
   std::vector<FileMapping> files;
   bool sawFileNote = false;
   std::optional<uint64_t> pointerAuthMask; // arm64's NT_ARM_PAC_MASK
+  // How the notes end early ("cut short by the end of the file"), where they
+  // do: the crash's record may be among the notes not read.
+  std::string endedEarly;
 };
 
 class CoreReader {
@@ -173,12 +176,15 @@ void CoreReader::readNotes(std::span<const uint8_t> noteBytes, Arch arch, unsign
     return true;
   });
   size_t threads = notes_.threads.size();
-  if (cutShort)
+  if (cutShort) {
+    notes_.endedEarly = "cut short by the end of the file";
     warnings_.push_back("the notes are cut short by the end of the file: " + std::to_string(threads) +
                         (threads == 1 ? " thread is" : " threads are") + " read, the notes after " +
                         (threads == 1 ? "it" : "them") + " are missing (more threads among them, perhaps)");
-  else if (!wellFormed)
+  } else if (!wellFormed) {
+    notes_.endedEarly = "malformed";
     warnings_.push_back("a note segment is malformed; notes after the damage are ignored");
+  }
 }
 
 // The thread that took the signal. The kernel writes it first and gives every
@@ -294,6 +300,8 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
       crash.senderUid = notes_.signal->source.senderUid;
     }
     target->crash = crash;
+  } else if (!notes_.signal && !notes_.endedEarly.empty()) {
+    target->crashUnreadable = "the notes are " + notes_.endedEarly + " before any NT_SIGINFO note";
   }
 
   // Moved, not copied: a core can hold 100,000 threads of 1.2 KB each.

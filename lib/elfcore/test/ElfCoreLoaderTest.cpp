@@ -134,6 +134,15 @@ TEST_CASE("a core cut inside its notes says how many threads it read") {
   REQUIRE_FALSE(target->warnings.empty());
   CHECK(target->warnings[0] == "the notes are cut short by the end of the file: 1 thread is read, the notes after it "
                                "are missing (more threads among them, perhaps)");
+  // The thread read took no signal: whether the process crashed is in the notes lost.
+  CHECK_FALSE(target->crash);
+  CHECK(target->crashUnreadable == "the notes are cut short by the end of the file before any NT_SIGINFO note");
+}
+
+TEST_CASE("a core whose notes are whole and record no crash has none, not an unreadable one") {
+  auto target = load(test::buildCore({{"CORE", 1, test::prstatus(7, 0x1, 0x7000)}}, {{0x7000, stack(0x1000), 0x1000, 6}}));
+  CHECK_FALSE(target->crash);
+  CHECK(target->crashUnreadable.empty());
 }
 
 TEST_CASE("a truncated core names the threads whose stacks it cuts short") {

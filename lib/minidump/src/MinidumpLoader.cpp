@@ -77,7 +77,8 @@ llvm::Expected<std::unique_ptr<Target>> loadMinidump(std::shared_ptr<const DumpF
   target->threads = minidump::readThreads(*reader, system.arch);
   std::optional<RegisterFile> exceptionContext;
   std::optional<FxsaveArea> exceptionFpState;
-  target->crash = minidump::readException(*reader, system.os, system.arch, exceptionContext, exceptionFpState);
+  target->crash = minidump::readException(*reader, system.os, system.arch, exceptionContext, exceptionFpState,
+                                          target->crashUnreadable);
   // Walk the crashed thread from the exception's context, as WinDbg's .ecxr
   // and minidump-stackwalk do: the thread list holds the thread inside the
   // handler that wrote the dump.

@@ -84,13 +84,18 @@ std::span<const uint8_t> Reader::clip(uint64_t rva, uint64_t size) const {
   return file_.subspan(rva, std::min<uint64_t>(size, file_.size() - rva));
 }
 
+std::optional<std::string> Reader::cut(uint64_t rva, uint64_t size, const std::string &what) const {
+  uint64_t present = clip(rva, size).size();
+  if (rva > file_.size() && size) return what + " lies outside the file";
+  if (present < size)
+    return what + " runs past the end of the file (" + std::to_string(size) + " bytes claimed, " +
+           std::to_string(present) + " present)";
+  return std::nullopt;
+}
+
 std::span<const uint8_t> Reader::slice(uint64_t rva, uint64_t size, const std::string &what) const {
-  std::span<const uint8_t> bytes = clip(rva, size);
-  if (rva > file_.size() && size) warn(what + " lies outside the file");
-  else if (bytes.size() < size)
-    warn(what + " runs past the end of the file (" + std::to_string(size) + " bytes claimed, " +
-         std::to_string(bytes.size()) + " present)");
-  return bytes;
+  if (std::optional<std::string> lost = cut(rva, size, what)) warn(*lost);
+  return clip(rva, size);
 }
 
 std::span<const uint8_t> Reader::slice(LocationDescriptor location, const std::string &what) const {
@@ -101,6 +106,13 @@ std::optional<std::span<const uint8_t>> Reader::stream(StreamType type) const {
   for (const llvm::minidump::Directory &entry : directory_)
     if (entry.Type == type)
       return slice(entry.Location, streamName(type));
+  return std::nullopt;
+}
+
+std::optional<std::string> Reader::streamCut(StreamType type) const {
+  for (const llvm::minidump::Directory &entry : directory_)
+    if (entry.Type == type)
+      return cut(entry.Location.RVA, entry.Location.DataSize, streamName(type));
   return std::nullopt;
 }
 

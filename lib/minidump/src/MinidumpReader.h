@@ -30,6 +30,10 @@ public:
 
   // The first stream of a type, clipped to the file (with a warning).
   std::optional<std::span<const uint8_t>> stream(StreamType type) const;
+  // What the file lacks of the first stream of a type ("the Exception stream
+  // (0x6) lies outside the file"), as stream()'s warning says; nullopt when
+  // the file holds all of it, or the dump has no such stream.
+  std::optional<std::string> streamCut(StreamType type) const;
   // Bytes a location descriptor names; empty (with a warning) when outside the file.
   std::span<const uint8_t> slice(LocationDescriptor location, const std::string &what) const;
   std::span<const uint8_t> slice(uint64_t rva, uint64_t size, const std::string &what) const;
@@ -83,6 +87,8 @@ private:
   Reader(std::span<const uint8_t> file, std::vector<std::string> &warnings);
   // Takes length bytes from the string budget; false (with one warning) when spent.
   bool takeStringBytes(uint32_t length) const;
+  // What the file lacks of [rva, rva + size), named `what`; nullopt when it holds all of it.
+  std::optional<std::string> cut(uint64_t rva, uint64_t size, const std::string &what) const;
 
   std::span<const uint8_t> file_;
   std::vector<llvm::minidump::Directory> directory_;

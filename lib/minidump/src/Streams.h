@@ -33,10 +33,11 @@ std::vector<MemoryRange> readMemoryRanges(const Reader &reader);
 std::vector<MemoryRegion> readMemoryInfo(const Reader &reader);
 
 // The exception stream as a crash, and its thread's context if it has one
-// (with, x86-64, its x87 and SSE registers).
+// (with, x86-64, its x87 and SSE registers). A stream whose record cannot be
+// read sets `unreadable` to why.
 std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
                                        std::optional<RegisterFile> &exceptionContext,
-                                       std::optional<FxsaveArea> &exceptionFpState);
+                                       std::optional<FxsaveArea> &exceptionFpState, std::string &unreadable);
 
 // MiscInfo: the process id.
 std::optional<uint64_t> readProcessId(const Reader &reader);

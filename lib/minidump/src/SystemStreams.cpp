@@ -156,13 +156,15 @@ std::string accessKind(uint64_t parameter) {
 
 std::optional<CrashInfo> readException(const Reader &reader, OS os, Arch arch,
                                        std::optional<RegisterFile> &exceptionContext,
-                                       std::optional<FxsaveArea> &exceptionFpState) {
+                                       std::optional<FxsaveArea> &exceptionFpState, std::string &unreadable) {
   auto stream = reader.stream(StreamType::Exception);
   if (!stream) return std::nullopt;
   auto exception = reader.read<llvm::minidump::ExceptionStream>(*stream, 0);
   if (!exception) {
-    // An empty one lies outside the file, which the reader has said.
-    if (!stream->empty()) reader.warn("the exception stream is too short");
+    // One cut short by the end of the file, the reader has warned of.
+    std::optional<std::string> cut = reader.streamCut(StreamType::Exception);
+    unreadable = cut.value_or("the exception stream is too short");
+    if (!cut) reader.warn(unreadable);
     return std::nullopt;
   }
   const llvm::minidump::Exception &record = exception->ExceptionRecord;

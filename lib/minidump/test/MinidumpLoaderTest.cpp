@@ -235,7 +235,25 @@ TEST_CASE("memory the file lacks is said once: how many ranges, how many bytes, 
                                     Catch::EndsWith(" bytes missing); the stack of thread 200 is cut short"));
   // Not buried under one warning per range: what the dump lost besides memory.
   CHECK(std::count(target->warnings.begin(), target->warnings.end(), "the Exception stream (0x6) lies outside the file"));
+  // The crash is unknown, not "none recorded".
   CHECK_FALSE(target->crash);
+  CHECK(target->crashUnreadable == "the Exception stream (0x6) lies outside the file");
+}
+
+TEST_CASE("an exception stream too short for its record makes the crash unknown, with a warning") {
+  B builder;
+  uint32_t stackRva = builder.add(std::vector<uint8_t>(0x100, 0x41));
+  uint32_t context = builder.add(amd64Context(0x140001010, 0x10000));
+  std::vector<uint8_t> threads;
+  B::put32(threads, 1);
+  addThread(threads, 100, 0x10000, 0x100, stackRva, 0x4d0, context);
+  builder.stream(7, systemInfo(9, 2));
+  builder.stream(3, threads);
+  builder.stream(6, std::vector<uint8_t>(10));
+  auto target = load(builder.build());
+  CHECK_FALSE(target->crash);
+  CHECK(target->crashUnreadable == "the exception stream is too short");
+  CHECK(std::count(target->warnings.begin(), target->warnings.end(), "the exception stream is too short") == 1);
 }
 
 TEST_CASE("a context that ends before its registers leaves that thread's registers unknown; lldb's 720 bytes do not") {

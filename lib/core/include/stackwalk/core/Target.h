@@ -75,6 +75,10 @@ public:
 
   ProcessInfo process;
   std::optional<CrashInfo> crash;
+  // Why the dump's record of the crash was not read, where it may have one:
+  // the stream or notes that hold it lie outside the file or are damaged.
+  // Empty when the record was read or the dump has none.
+  std::string crashUnreadable;
   std::vector<ThreadInfo> threads;
   std::vector<MemoryRegion> regions; // mappings and their permissions, sorted
   std::vector<std::string> warnings;
