@@ -41,6 +41,34 @@ def frames_without_source(ours_path, oracle, executable):
             and int(fr["ip"], 16) in named and not (fr["function"] and fr["file"] and fr["line"])]
 
 
+def without_system_dlls(stackwalk, root, dump, oracle):
+    """The dump walked with the program's image and PDB but none of Wine's DLLs,
+    as a pipeline without Microsoft's symbol server walks it: the scan leaves the
+    system's frames, and a walk that ends as complete (end_of_stack, null_ip)
+    must have reached every frame in the program that winedbg lists. Returns
+    (winedbg's program frames, those found, frames not winedbg's, failures)."""
+    args = [dump["dump"], "--module-path", "bin", "--module-path", "symbols", "--no-host-files", "-a", "--json"]
+    report = json.loads(dumps.run_stackwalk(stackwalk, root, args).stdout)
+    program = next(m for m in report["modules"] if m["name"].lower() == os.path.basename(dump["executable"]).lower())
+    start, size = int(program["base"], 16), int(program["size"], 16)
+    wanted = found = false = 0
+    failures = []
+    for truth in oracle["threads"]:
+        ours = next((t for t in report["threads"] if t["tid"] == truth["tid"]), None)
+        if not ours:
+            continue
+        ips = [int(f["ip"], 16) for f in ours["frames"] if not f["inlined"]]
+        pcs = [int(f["pc"], 16) for f in truth["frames"]]
+        in_program = [pc for pc in pcs if start <= pc < start + size]
+        missing = [hex(pc) for pc in in_program if pc not in ips]
+        wanted += len(in_program)
+        found += len(in_program) - len(missing)
+        false += sum(ip not in pcs for ip in ips)
+        if missing and ours["stop_reason"] in ("end_of_stack", "null_ip"):
+            failures.append(f"thread {truth['tid']} ends ({ours['stop_reason']}) short of {missing}")
+    return wanted, found, false, failures
+
+
 def main(stackwalk, unpacked, options):
     if not os.path.exists(dumps.COMPARE):
         dumps.skip(f"{dumps.COMPARE} is absent (../shared is not beside the project)")
@@ -67,6 +95,11 @@ def main(stackwalk, unpacked, options):
             print(f"{'ok  ' if not unsourced else 'FAIL'} {name}: the program's frames that winedbg names carry a "
                   f"function and file:line" + (f" (not: {unsourced})" if unsourced else ""))
             failures += bool(unsourced)
+            wanted, found, false, ended = without_system_dlls(stackwalk, root, dump, oracle)
+            print(f"{'ok  ' if not ended else 'FAIL'} {name} without Wine's DLLs: {found} of winedbg's {wanted} "
+                  f"frames in the program found ({false} frames not winedbg's); no walk ends as complete "
+                  f"short of them" + (f" (not: {ended})" if ended else ""))
+            failures += bool(ended)
     print(f"{failures} comparison(s) failed")
     return 1 if failures else 0
 

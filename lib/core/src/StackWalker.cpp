@@ -106,6 +106,7 @@ std::optional<Frame> StackWalker::next() {
       if (unwinder->isSignalTrampoline(*frame, target_)) frame->signalTrampoline = true;
   }
   seen_.insert({frame->ip, frame->sp});
+  scanned_ = scanned_ || frame->trust == FrameTrust::Scan;
   previous_ = frame;
   return frame;
 }
@@ -172,9 +173,16 @@ std::optional<Frame> StackWalker::unwindOnce() {
     caller.spIsLowerBound = result.callerSpIsLowerBound;
     caller.onOtherStack = result.callerOnOtherStack;
     // Unwind info that yields a null return address describes the outermost
-    // frame (thread entry points do this); nothing lies beyond it.
-    if (caller.regs.pc() == 0u)
-      return stop(StopReason::NullIp, "the return address is 0");
+    // frame (thread entry points do this); nothing lies beyond it. Not once the
+    // walk has taken a frame from the scan: a stale frame's unwind info reads
+    // slots that later calls have written since, zeros among them, and the
+    // unwinders after it (the scan) look on above.
+    if (caller.regs.pc() == 0u) {
+      if (!scanned_) return stop(StopReason::NullIp, "the return address is 0");
+      if (!firstFailure) firstFailure = StopReason::NoUnwindInfo; // not known to be the outermost frame
+      said("the return address by " + std::string(trustName(caller.trust)) + " is 0 above a frame the scan found");
+      continue;
+    }
     if (auto why = rejectCaller(caller)) {
       if (!firstFailure || *firstFailure == StopReason::NoUnwindInfo) firstFailure = why->first;
       said("the caller by " + std::string(trustName(caller.trust)) + " is refused: " + why->second);

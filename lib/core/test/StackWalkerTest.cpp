@@ -262,6 +262,30 @@ TEST_CASE("a null return address ends the walk without asking the fallbacks") {
   CHECK(scan.calls == 0);
 }
 
+// The scan may take a stale copy of a return address; the unwind data of its
+// code then reads slots that later calls have written, zeros among them.
+TEST_CASE("above a frame the scan found, a null return address does not end the walk: the fallbacks look on") {
+  Fixture f;
+  TableUnwinder cfi(FrameTrust::Cfi), scan(FrameTrust::Scan);
+  scan.callers[0x1100] = {0x1200, 0x8200}; // found by the scan
+  cfi.callers[0x1200] = {0, 0x8300};       // its unwind data reads a zero
+  scan.callers[0x1200] = {0x1400, 0x8400}; // the scan above it finds the true caller
+  cfi.ends.insert(0x1400);
+  auto frames = f.walk({&cfi, &scan});
+  REQUIRE(frames.size() == 3);
+  CHECK(frames[2].ip == 0x1400);
+  CHECK(frames[2].trust == FrameTrust::Scan);
+  CHECK(f.walker->stopReason() == StopReason::EndOfStack);
+
+  SECTION("where the scan finds nothing either, the walk is cut short there, not ended, and says both") {
+    scan.callers.erase(0x1200);
+    auto shorter = f.walk({&cfi, &scan});
+    CHECK(shorter.size() == 2);
+    CHECK(f.walker->stopReason() == StopReason::NoUnwindInfo);
+    CHECK(f.walker->stopDetail() == "the return address by cfi is 0 above a frame the scan found; not in table");
+  }
+}
+
 TEST_CASE("without any unwind information the walk says so") {
   Fixture f;
   TableUnwinder cfi(FrameTrust::Cfi);

@@ -209,17 +209,30 @@ StackScanUnwinder::Verdict StackScanUnwinder::unwindDataVerdict(const RegisterFi
   RegisterFile regs = caller;
   takeReturnAddress(target, regs);
   Frame frame = frameOf(target, regs, FrameTrust::Scan, /*ipIsExact=*/false);
+  Verdict verdict = Verdict::Silent;
+  for (unsigned step = 0; step < LookaheadFrames; ++step) {
+    std::optional<RegisterFile> next = describedCaller(frame, target);
+    std::optional<uint64_t> pc = next ? next->pc() : std::nullopt;
+    std::optional<uint64_t> sp = next ? next->sp() : std::nullopt;
+    if (!pc || *pc == 0 || !sp || *sp <= frame.sp) return verdict; // the outermost frame, or a value read as none
+    if (showsStaleFrame(target, *pc)) return Verdict::Refuted;
+    uint64_t code = target.codeAddress(*pc);
+    if (!target.moduleAt(code) && !target.isExecutable(code)) return verdict;
+    verdict = Verdict::Confirmed;
+    takeReturnAddress(target, *next);
+    frame = frameOf(target, *next, FrameTrust::Scan, /*ipIsExact=*/false);
+  }
+  return verdict;
+}
+
+std::optional<RegisterFile> StackScanUnwinder::describedCaller(const Frame &frame, const Target &target) const {
   for (Unwinder *unwinder : unwindData_) {
     UnwindResult result = unwinder->unwind(frame, target);
     if (result.status == UnwindResult::Status::NoInfo) continue;
-    if (result.status != UnwindResult::Status::Caller || result.callerIpIsExact) return Verdict::Silent;
-    std::optional<uint64_t> next = result.caller.pc();
-    if (!next || *next == 0) return Verdict::Silent; // the outermost frame, or a value read as none
-    if (showsStaleFrame(target, *next)) return Verdict::Refuted;
-    uint64_t code = target.codeAddress(*next);
-    return target.moduleAt(code) || target.isExecutable(code) ? Verdict::Confirmed : Verdict::Silent;
+    if (result.status != UnwindResult::Status::Caller || result.callerIpIsExact) return std::nullopt;
+    return result.caller;
   }
-  return Verdict::Silent;
+  return std::nullopt;
 }
 
 // A function's first byte follows a call only where the function before ends
@@ -323,8 +336,10 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
     auto value = words.at(slot);
     if (!value) break;
     // An interrupted frame's stack keeps copies of its pc (the exception record and
-    // context the system saved there): the same address is no caller's return address.
-    if (frame.ipIsExact && *value == frame.ip) continue;
+    // context the system saved there), and a frame the scan found may have a copy of
+    // its return address beside it (libgcc's unwinder leaves one on ARM): the same
+    // address is no caller's return address.
+    if ((frame.ipIsExact || frame.trust == FrameTrust::Scan) && target.codeAddress(*value) == frame.ip) continue;
     Evidence evidence = returnAddressEvidence(target, *value);
     if (evidence == Evidence::None || (evidence == Evidence::SymbolFileFunction && i >= SymbolFileScanWords)) continue;
     UnwindResult result;

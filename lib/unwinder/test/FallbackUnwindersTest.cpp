@@ -734,6 +734,40 @@ TEST_CASE("stack scan: a candidate whose unwind data gives a caller that cannot 
   }
 }
 
+// libgcc's unwinder on ARM leaves a copy of a return address beside the
+// original: scanning on from the frame the original gave, the copy is no caller.
+TEST_CASE("stack scan: from a frame the scan found, a copy of its own return address is passed over",
+          "[fallback][scan]") {
+  Fixture fx;
+  fx.word(0x20, AfterCallRax); // the copy, right above the frame's own slot
+  fx.word(0x30, AfterCallRel32);
+  auto caller = [&](FrameTrust trust) {
+    Frame frame = fx.frame(AfterCallRax, Stack + 0x20, std::nullopt, trust);
+    frame.ipIsExact = false; // a return address
+    return StackScanUnwinder().unwind(frame, fx.target()).caller.pc();
+  };
+  CHECK(caller(FrameTrust::Scan) == AfterCallRel32);
+  CHECK(caller(FrameTrust::Cfi) == AfterCallRax); // a recursion, by what unwind data found: the scan takes it
+}
+
+// A stale copy's own caller may look right (a return address a call of the
+// same moment left beside it, as printf's frames below a wait in Wine's
+// dumps): the unwind data is followed on, and a caller further up that
+// cannot be one refutes the candidate all the same.
+TEST_CASE("stack scan: a candidate is refuted by a caller its unwind data finds further up", "[fallback][scan]") {
+  Fixture fx;
+  fx.word(0x20, AfterCallRax);     // stale
+  fx.word(0x30, AfterCallRipMem);  // its caller by the table: a return address, stale as well
+  fx.word(0x40, DataStart + 0x10); // that one's caller: a pointer to data
+  fx.word(0x50, AfterCallRel32);   // the true caller (code the table does not describe)
+  TableUnwinder table;
+  UnwindResult r = StackScanUnwinder(StackScanUnwinder::ContextScanWords, {&table})
+                       .unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == AfterCallRel32);
+  CHECK(r.caller.sp() == Stack + 0x58);
+}
+
 // A function's first byte follows a call only when the function before ends
 // with a call that never returns; a word equal to it is mostly a pointer to the
 // function (main's, kept by __libc_start_main). Taken when its unwind data

@@ -173,6 +173,7 @@ private:
   std::optional<ManualStart> start_;
   std::optional<Frame> previous_;
   std::set<std::pair<uint64_t, uint64_t>> seen_; // (ip, sp) of every frame
+  bool scanned_ = false;                          // a frame so far was found by the stack scan
   StopReason stopReason_ = StopReason::None;
   std::string stopDetail_;
 };
