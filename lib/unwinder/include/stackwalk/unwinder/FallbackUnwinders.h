@@ -42,9 +42,11 @@ public:
 //
 // A candidate whose code the module's own unwind data describes (`unwindData`:
 // the unwinders of CFI, .ARM.exidx, function tables, symbol files' records) is
-// unwound one step by it: a caller it gives that cannot be one (a return address
-// in memory that is not code, or after no call) refutes the candidate, which is
-// then a stale copy of a return address, not the frame's caller. A candidate
+// unwound by it, through up to LookaheadFrames callers while it describes them:
+// a caller it gives that cannot be one (a return address in memory that is not
+// code, or after no call) refutes the candidate, which is then a stale copy of
+// a return address, not the frame's caller. From a frame the scan found, a copy
+// of that frame's own return address is passed over. A candidate
 // at a function's first byte (by that data) must be confirmed by it: unwound,
 // it must lead to a return address in a module or in code.
 class StackScanUnwinder : public Unwinder {
