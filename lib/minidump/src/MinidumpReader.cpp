@@ -102,18 +102,22 @@ std::span<const uint8_t> Reader::slice(LocationDescriptor location, const std::s
   return slice(location.RVA, location.DataSize, what);
 }
 
-std::optional<std::span<const uint8_t>> Reader::stream(StreamType type) const {
+const llvm::minidump::Directory *Reader::entry(StreamType type) const {
   for (const llvm::minidump::Directory &entry : directory_)
-    if (entry.Type == type)
-      return slice(entry.Location, streamName(type));
-  return std::nullopt;
+    if (entry.Type == type) return &entry;
+  return nullptr;
+}
+
+std::optional<std::span<const uint8_t>> Reader::stream(StreamType type) const {
+  const llvm::minidump::Directory *found = entry(type);
+  if (!found) return std::nullopt;
+  return slice(found->Location, streamName(type));
 }
 
 std::optional<std::string> Reader::streamCut(StreamType type) const {
-  for (const llvm::minidump::Directory &entry : directory_)
-    if (entry.Type == type)
-      return cut(entry.Location.RVA, entry.Location.DataSize, streamName(type));
-  return std::nullopt;
+  const llvm::minidump::Directory *found = entry(type);
+  if (!found) return std::nullopt;
+  return cut(found->Location.RVA, found->Location.DataSize, streamName(type));
 }
 
 std::vector<std::span<const uint8_t>> Reader::sizedEntries(std::span<const uint8_t> stream, bool count64,

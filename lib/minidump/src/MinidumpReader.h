@@ -87,6 +87,8 @@ private:
   Reader(std::span<const uint8_t> file, std::vector<std::string> &warnings);
   // Takes length bytes from the string budget; false (with one warning) when spent.
   bool takeStringBytes(uint32_t length) const;
+  // The directory's first entry for a stream type, or null.
+  const llvm::minidump::Directory *entry(StreamType type) const;
   // What the file lacks of [rva, rva + size), named `what`; nullopt when it holds all of it.
   std::optional<std::string> cut(uint64_t rva, uint64_t size, const std::string &what) const;
 
