@@ -1,6 +1,6 @@
 """Linux cores of another architecture than the host's, walked as eu-stack and gdb
 walk them: what arm64_test.py (qemu-user cores) and i386_test.py (the kernel's
-cores of 32-bit programs) share.
+cores of 32-bit programs, or qemu-i386's where the kernel runs none) share.
 
 The test programs of test/dumps/programs are built with a cross compiler and run
 (under qemu-user, or natively). Those that park their threads are sent SIGABRT once

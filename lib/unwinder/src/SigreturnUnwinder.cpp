@@ -54,6 +54,53 @@ constexpr std::array<unsigned, 17> X86_64SigcontextRegisters = {8, 9, 10, 11, 12
 constexpr unsigned X86_64Rip = 16, X86_64Segments = 18, X86_64Fpstate = 23;
 constexpr uint64_t X86_64UserCs = 0x33, X86_64UserSs = 0x2b;
 
+// i386: the signal restorers, glibc's and the kernel's vDSO's alike. Debian's
+// glibc gives its own no CFI; libgcc and gdb know them by their code too.
+// rt: mov $173 (__NR_rt_sigreturn), %eax; int $0x80.
+// Without SA_SIGINFO: pop %eax; mov $119 (__NR_sigreturn), %eax; int $0x80.
+constexpr std::array<uint8_t, 7> X86RtSigreturn = {0xb8, 0xad, 0x00, 0x00, 0x00, 0xcd, 0x80};
+constexpr std::array<uint8_t, 8> X86Sigreturn = {0x58, 0xb8, 0x77, 0x00, 0x00, 0x00, 0xcd, 0x80};
+
+// The i386 frames once the handler's return address (pretcode) is popped. An
+// rt_sigframe: sig, pinfo, puc, the siginfo (128 bytes), then the ucontext
+// (uc_flags, uc_link, uc_stack: 20 bytes) and its sigcontext; pinfo and puc
+// point at the siginfo and the ucontext in the frame itself. A sigframe: sig,
+// then the sigcontext. The sigcontext: gs, fs, es, ds, edi, esi, ebp, esp,
+// ebx, edx, ecx, eax, trapno, err, eip, cs, eflags, ... (Linux
+// arch/x86/include/uapi/asm/sigcontext.h; libgcc's i386 linux-unwind.h and
+// qemu-i386 lay them out alike.)
+constexpr uint64_t X86RtSiginfo = 12, X86RtUcontext = X86RtSiginfo + 128, X86RtSigcontext = X86RtUcontext + 20;
+constexpr uint64_t X86Sigcontext = 4;
+constexpr unsigned X86SigcontextWords = 17; // gs ... eflags
+// The DWARF register of each sigcontext word from edi on (the segments before
+// it and trapno, err and cs among them are not carried: UnusedWord).
+constexpr unsigned UnusedWord = ~0u;
+constexpr std::array<unsigned, X86SigcontextWords> X86SigcontextRegisters = {
+    UnusedWord, UnusedWord, UnusedWord, UnusedWord, 7, 6, 5, 4, 3, 2, 1, 0, UnusedWord, UnusedWord, 8, UnusedWord, 9};
+constexpr unsigned X86Eip = 14;
+
+// Without the restorer's code, an i386 rt_sigframe is known by its pointers
+// into itself, a null uc_link and an interrupted eip in code.
+bool isX86SignalFrameData(const Frame &frame, const Target &target) {
+  if (frame.trust == FrameTrust::Context) return false; // a handler returned here
+  constexpr uint32_t LargestSignal = 64;
+  auto head = target.readValue<std::array<uint32_t, 3>>(frame.sp);
+  auto link = target.readValue<uint32_t>(frame.sp + X86RtUcontext + 4);
+  auto eip = target.readValue<uint32_t>(frame.sp + X86RtSigcontext + 4 * X86Eip);
+  return head && link && eip && (*head)[0] >= 1 && (*head)[0] <= LargestSignal &&
+         (*head)[1] == frame.sp + X86RtSiginfo && (*head)[2] == frame.sp + X86RtUcontext && *link == 0 &&
+         target.isExecutable(*eip);
+}
+
+std::optional<uint64_t> x86SavedRegisters(const Frame &frame, const Target &target) {
+  auto rt = target.readValue<std::array<uint8_t, X86RtSigreturn.size()>>(frame.ip);
+  if (rt && *rt == X86RtSigreturn) return frame.sp + X86RtSigcontext;
+  auto plain = target.readValue<std::array<uint8_t, X86Sigreturn.size()>>(frame.ip);
+  if (plain && *plain == X86Sigreturn) return frame.sp + X86Sigcontext;
+  if (target.readValue<uint8_t>(frame.ip)) return std::nullopt; // other code
+  return isX86SignalFrameData(frame, target) ? std::optional(frame.sp + X86RtSigcontext) : std::nullopt;
+}
+
 // A handler returned into code no one has (a Linux core leaves a library's
 // text out, and its file is not at hand): glibc's restorer cannot be told by
 // its instructions, so the kernel's rt_sigframe is recognised by what the
@@ -107,6 +154,7 @@ std::optional<uint64_t> savedRegisters(const Frame &frame, const Target &target)
     bool trampoline = code ? *code == X86_64RtSigreturn : isX86_64SignalFrameData(frame, target);
     return trampoline ? std::optional(frame.sp + X86_64Sigcontext) : std::nullopt;
   }
+  if (target.arch() == Arch::X86) return x86SavedRegisters(frame, target);
   if (target.arch() == Arch::Arm64) {
     auto code = target.readValue<std::array<uint32_t, 2>>(frame.ip);
     if (code && *code == Arm64Sigreturn) return frame.sp + Arm64SigcontextRegs;
@@ -147,6 +195,13 @@ UnwindResult SigreturnUnwinder::unwind(const Frame &frame, const Target &target)
     if (!saved) return UnwindResult::noInfo("the signal frame's registers are not in the dump");
     for (unsigned i = 0; i < X86_64SigcontextRegisters.size(); ++i)
       result.caller.set(X86_64SigcontextRegisters[i], (*saved)[i]);
+    return result;
+  }
+  if (target.arch() == Arch::X86) {
+    auto saved = target.readValue<std::array<uint32_t, X86SigcontextWords>>(*at);
+    if (!saved) return UnwindResult::noInfo("the signal frame's registers are not in the dump");
+    for (unsigned i = 0; i < X86SigcontextWords; ++i)
+      if (X86SigcontextRegisters[i] != UnusedWord) result.caller.set(X86SigcontextRegisters[i], (*saved)[i]);
     return result;
   }
   if (target.arch() == Arch::Arm64) {

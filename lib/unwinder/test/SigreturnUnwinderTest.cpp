@@ -1,4 +1,4 @@
-// Signal trampolines recognised by their code (arm64, ARM, x86-64; on x86-64
+// Signal trampolines recognised by their code (arm64, ARM, x86-64, i386; on x86-64, i386
 // and ARM without the code, by the frame the kernel wrote), and the
 // interrupted registers read from the rt_sigframe at the stack pointer, on a
 // synthetic stack laid out as Linux (and qemu-user) lays it out.
@@ -251,6 +251,85 @@ TEST_CASE("sigreturn on x86-64: what is not a signal frame", "[sigreturn][x86_64
                                     std::pair(40u + 8 * 23, uint64_t(0x20000)));          // fpstate below the frame
     CAPTURE(offset);
     fx.word(offset, value);
+  }
+  CHECK_FALSE(unwinder.isSignalTrampoline(fx.frame(), fx.target()));
+  CHECK(unwinder.unwind(fx.frame(), fx.target()).status == Status::NoInfo);
+}
+
+namespace {
+
+// An i386 signal frame after the handler's return (its pretcode popped): an
+// rt_sigframe (sig, pinfo, puc, the siginfo, the ucontext: uc_flags, uc_link,
+// uc_stack, then the sigcontext) or a sigframe (sig, then the sigcontext).
+// The sigcontext: gs, fs, es, ds, edi, esi, ebp, esp, ebx, edx, ecx, eax,
+// trapno, err, eip, cs, eflags. The restorer's code is glibc's rt one, in the
+// dump unless a test leaves it out.
+struct X86Frame : SignalFrameFixture {
+  static constexpr unsigned Eax = 0, Ecx = 1, Ebx = 3, Esp = 4, Ebp = 5, Edi = 7, Eflags = 9;
+  X86Frame() : SignalFrameFixture(Arch::X86, {0xb8, 0xad, 0x00, 0x00, 0x00, 0xcd, 0x80}, true) { // mov $173, %eax; int $0x80
+    write(0, 10);                                // SIGUSR1
+    write(4, uint32_t(Stack + 12));              // pinfo
+    write(8, uint32_t(Stack + 140));             // puc
+    lay(160);
+  }
+  // The sigcontext at `at`: edi ... eax are 0x1004 ... 0x100b, but esp.
+  void lay(uint64_t at) {
+    for (unsigned word = 4; word < 12; ++word) write(at + 4 * word, 0x1000 + word);
+    write(at + 4 * 7, uint32_t(Stack + 0x900)); // esp
+    write(at + 4 * 14, uint32_t(Code + 0x40));  // eip
+    write(at + 4 * 15, 0x23);                   // cs
+    write(at + 4 * 16, 0x246);                  // eflags
+  }
+  void write(uint64_t offset, uint32_t value) { std::memcpy(&stack[offset], &value, 4); }
+};
+
+} // namespace
+
+TEST_CASE("sigreturn on i386: glibc's restorers, or without their code the rt_sigframe the kernel wrote",
+          "[sigreturn][x86]") {
+  X86Frame fx;
+  SECTION("the rt restorer") {}
+  SECTION("the rt_sigframe by its data") { fx.codeInDump = false; }
+  SECTION("the restorer of a handler without SA_SIGINFO: the sigcontext after sig") {
+    fx.restorer = {0x58, 0xb8, 0x77, 0x00, 0x00, 0x00, 0xcd, 0x80}; // pop %eax; mov $119, %eax; int $0x80
+    fx.stack.assign(fx.stack.size(), 0);
+    fx.write(0, 10);
+    fx.lay(4);
+  }
+  SigreturnUnwinder unwinder;
+  CHECK(unwinder.isSignalTrampoline(fx.frame(), fx.target()));
+  UnwindResult r = unwinder.unwind(fx.frame(), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.callerIpIsExact);
+  CHECK(r.caller.pc() == X86Frame::Code + 0x40);
+  CHECK(r.caller.sp() == X86Frame::Stack + 0x900);
+  CHECK(r.caller.get(X86Frame::Edi) == 0x1004u);
+  CHECK(r.caller.get(X86Frame::Ebp) == 0x1006u);
+  CHECK(r.caller.get(X86Frame::Ebx) == 0x1008u);
+  CHECK(r.caller.get(X86Frame::Ecx) == 0x100au);
+  CHECK(r.caller.get(X86Frame::Eax) == 0x100bu);
+  CHECK(r.caller.get(X86Frame::Eflags) == 0x246u);
+  CHECK_FALSE(r.caller.isKnown(41)); // cs: not carried
+}
+
+TEST_CASE("sigreturn on i386: what is not a signal frame", "[sigreturn][x86]") {
+  X86Frame fx;
+  SigreturnUnwinder unwinder;
+  SECTION("other code, even above a signal frame") { fx.restorer[1] = 0xae; } // mov $174, %eax
+  SECTION("the thread's own context: no handler returned there") {
+    fx.codeInDump = false;
+    CHECK_FALSE(unwinder.isSignalTrampoline(fx.frame(FrameTrust::Context), fx.target()));
+    return;
+  }
+  SECTION("without the code, a stack that is no rt_sigframe") {
+    fx.codeInDump = false;
+    auto [offset, value] = GENERATE(std::pair(0u, uint32_t(0)),                  // no signal
+                                    std::pair(4u, uint32_t(0x20010)),            // pinfo elsewhere
+                                    std::pair(8u, uint32_t(0x20090)),            // puc elsewhere
+                                    std::pair(140u + 4, uint32_t(0x20000)),      // uc_link
+                                    std::pair(160u + 4 * 14, uint32_t(0x50000))); // eip in no code
+    CAPTURE(offset);
+    fx.write(offset, value);
   }
   CHECK_FALSE(unwinder.isSignalTrampoline(fx.frame(), fx.target()));
   CHECK(unwinder.unwind(fx.frame(), fx.target()).status == Status::NoInfo);

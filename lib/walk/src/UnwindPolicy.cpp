@@ -48,15 +48,16 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   if (arch == Arch::X86 && os == OS::Windows)
     return {StackWin, SymbolFileCfi, BadCall, FramePointer, Scan};
   // i386 Linux: as x86-64 Linux, without a managed runtime (stackwalk reads
-  // no 32-bit .NET) or libunwind's registrations.
-  if (arch == Arch::X86) return {Cfi, SymbolFileCfi, EntryFunction, BadCall, FramePointer, Scan};
+  // no 32-bit .NET) or libunwind's registrations. Debian's glibc gives its
+  // signal restorers no CFI: they are known by their code.
+  if (arch == Arch::X86) return {Cfi, SymbolFileCfi, EntryFunction, Sigreturn, BadCall, FramePointer, Scan};
   // Windows on 32-bit ARM: its function tables (ARM's own .pdata format) are
   // not read; a symbol file's STACK CFI, then the r11 frame records its ABI
   // keeps, then the scan.
   if (arch == Arch::Arm && os == OS::Windows) return {SymbolFileCfi, BadCall, FramePointer, Scan};
   // 32-bit ARM Linux: glibc's signal restorers first (their EHABI data would
   // not mark the frame interrupted), DWARF CFI, then the exception index
-  // table every ARM binary keeps (as gdb), then as i386.
+  // table every ARM binary keeps (as gdb), then as i386 (its restorers done).
   if (arch == Arch::Arm)
     return {Sigreturn, Cfi, ArmExidx, SymbolFileCfi, EntryFunction, BadCall, FramePointer, Scan};
   if (arch != Arch::X86_64) return {};

@@ -79,7 +79,7 @@ TEST_CASE("x86 Windows: the PDB's frame data as STACK WIN, STACK CFI, then the e
 
 TEST_CASE("i386 Linux: as x86-64 Linux without the managed and dynamic steps") {
   CHECK(unwindPolicy(Arch::X86, OS::Linux) ==
-        std::vector<UnwindStep>{Cfi, SymbolFileCfi, EntryFunction, BadCall, FramePointer, Scan});
+        std::vector<UnwindStep>{Cfi, SymbolFileCfi, EntryFunction, Sigreturn, BadCall, FramePointer, Scan});
 }
 
 TEST_CASE("32-bit ARM Linux: the signal restorers, CFI, the exception index table, then as i386") {
