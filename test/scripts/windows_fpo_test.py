@@ -8,9 +8,12 @@ install here), so the test runs real Windows code another way:
 test/dumps/fpo/fpo.c is built by clang-19 for i686-w64-windows-gnu at -O2
 without frame pointers and linked by lld into fpo.dll with a PDB, whose FrameData
 stream (lld writes it from the compiler's FPO directives) alone describes each
-function's frame. test/dumps/fpo/pe-loader.c, an i386 Linux program, maps the
-DLL at its image base and calls it; its innermost function executes ud2, and the
-kernel writes a core with that real stack. Each function has written its own
+function's frame. test/dumps/fpo/pe-loader.c, an i386 Linux program (not
+position-independent: its mappings are where its program headers put them),
+maps the DLL at its image base and calls it; its innermost function executes
+ud2, and the kernel writes a core with that real stack (a kernel without IA32
+emulation runs no i386 program: there the loader runs under qemu-i386, which
+writes the core). Each function has written its own
 return address into a table in the loader (the program's record of its stack).
 The core becomes a Windows x86 minidump (CONTEXT_i386, the DLL and the loader as
 modules, the DLL's CodeView record naming its PDB, the stack), walked with the
@@ -21,9 +24,9 @@ function, which both walks give at its line (the PDB's S_INLINESITE; the PDB
 alone once gave none). Without the PDB nothing describes the frames:
 level2 keeps a decoy (the address after a call) on its stack.
 
-Skipped (77) without clang-19, lld, the i686 cross compiler, when the kernel
-does not run i386 programs (no IA32 emulation), or when it writes no core into
-the working directory.
+Skipped (77) without clang-19, lld, the i686 cross compiler, when neither the
+kernel (no IA32 emulation) nor qemu-i386 runs i386 programs, or when no core is
+written into the working directory.
 """
 import json
 import os
@@ -55,17 +58,23 @@ def build(tmp):
     subprocess.run(["clang-19", "--target=i686-w64-windows-gnu", "-fuse-ld=lld", "-nostdlib", "-shared",
                     "-Wl,--no-insert-timestamp", "-Wl,--strip-all", f"-Wl,--pdb={pdb}", "-Wl,-Xlink=-pdbaltpath:C:\\test\\fpo.pdb",
                     "-Wl,--entry=_fpo_top", "-o", dll, obj], check=True)
-    subprocess.run(["i686-linux-gnu-gcc", "-O1", "-g", "-fno-omit-frame-pointer", os.path.join(SOURCES, "pe-loader.c"),
-                    "-o", loader], check=True)
+    subprocess.run(["i686-linux-gnu-gcc", "-O1", "-g", "-fno-omit-frame-pointer", "-no-pie",
+                    os.path.join(SOURCES, "pe-loader.c"), "-o", loader], check=True)
     return dll, pdb, loader
 
 
-def run_to_core(loader, dll, workdir):
-    """The loader's core (the trap in fpo.dll) and the address of its record table."""
+def run_to_core(loader, dll, workdir, runner):
+    """The loader's core (the trap in fpo.dll) and the address of its record table. Under
+    qemu-user the core is qemu_NAME_DATE_PID.core; a directory named core stops the host
+    kernel from dumping qemu itself."""
     def unlimited():
         resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-    out = subprocess.run([loader, dll], cwd=workdir, capture_output=True, text=True, preexec_fn=unlimited, timeout=60)
-    cores = [f for f in os.listdir(workdir) if f.startswith("core")]
+    if runner:
+        os.makedirs(os.path.join(workdir, "core"))
+    out = subprocess.run(runner + [loader, dll], cwd=workdir, capture_output=True, text=True, preexec_fn=unlimited,
+                         timeout=60)
+    is_core = (lambda f: f.endswith(".core")) if runner else (lambda f: f.startswith("core"))
+    cores = [f for f in os.listdir(workdir) if is_core(f)]
     if out.returncode != -4 or len(cores) != 1 or not out.stdout.startswith("RECORD "):
         dumps.skip(f"the loader's trap left no core in its directory (exit {out.returncode}, {cores})")
     return os.path.join(workdir, cores[0]), int(out.stdout.split()[1], 16)
@@ -118,8 +127,10 @@ def windows_minidump(core_path, dll, loader, out_path):
                                                        len(raw), ctx))
     memory = w.put(struct.pack("<I", 1) + struct.pack("<QII", start, len(stack), stack_rva))
     image = PeImage(dll)
-    mapped = [(s, e) for s, e, _, path in core.files if os.path.basename(path) == "pe-loader"]
-    low, high = min(s for s, _ in mapped), max(e for _, e in mapped)
+    with open(loader, "rb") as f:
+        loads = [(vaddr, vaddr + size) for kind, _, vaddr, _, size in core_to_minidump.elf_segments(f.read())
+                 if kind == 1]  # PT_LOAD, at its own address: the loader is not position-independent
+    low, high = min(s for s, _ in loads), max(e for _, e in loads)
     modules = w.put(struct.pack("<I", 2) + module_record(w, DLL_PATH, image.base, image.size, image.timestamp,
                                                           image.codeview)
                     + module_record(w, loader, low, high - low, 0, b""), 4)
@@ -153,13 +164,14 @@ def main(stackwalk, options):
     missing = [tool for tool in TOOLS if not shutil.which(tool)]
     if missing:
         dumps.skip(f"not installed: {' '.join(missing)}")
-    if not dumps.kernel_runs_i386():
-        dumps.skip("this kernel does not run i386 programs (no IA32 emulation): the loader cannot run")
+    runner = [] if dumps.kernel_runs_i386() else ["qemu-i386"]
+    if runner and not shutil.which(runner[0]):
+        dumps.skip("this kernel does not run i386 programs (no IA32 emulation), and qemu-i386 is not installed")
     with tempfile.TemporaryDirectory(prefix="stackwalk-fpo-") as tmp:
         dll, pdb, loader = build(tmp)
         run = os.path.join(tmp, "run")
         os.makedirs(run)
-        core_path, table = run_to_core(loader, dll, run)
+        core_path, table = run_to_core(loader, dll, run, runner)
         recorded = list(struct.unpack("<4I", core_to_minidump.Core(core_path).read(table, 16)))
         minidump = os.path.join(tmp, "fpo.dmp")
         trap = windows_minidump(core_path, dll, loader, minidump)
