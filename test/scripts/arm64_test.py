@@ -16,22 +16,19 @@ stack) must give the functions of its unsigned twin, which neither tool can chec
 A wrong executable given with -e is refused (its dynamic section differs). Each core
 walked with its executable alone (no library file) gives no frame the walk with
 them lacks.
-Some of the cores are also written as Linux arm64 minidumps (core_to_minidump.py:
-CONTEXT_ARM64, modules from the link map, stacks, no code bytes) and walked with
-only the .sym files Breakpad's dump_syms makes of their modules: each thread's
-frames must be those of Breakpad's minidump_stackwalk with the same files and
-have the instruction pointers of the core's walk.
+Some of the cores are also written as Linux arm64 minidumps (CONTEXT_ARM64) and
+walked with only the .sym files Breakpad's dump_syms makes of their modules, as
+cross_arch_minidumps.py says: each thread's frames must be those of Breakpad's
+minidump_stackwalk with the same files and have the instruction pointers of the
+core's walk.
 
 Skipped (77) without the cross compilers, qemu-user, eu-stack, gdb-multiarch or the arm64 libc.
 """
-import json
 import os
-import subprocess
 import sys
 
-import breakpad_symbols_test
-import core_to_minidump
 import cross_arch
+import cross_arch_minidumps
 
 ARM64 = cross_arch.Platform(name="arm64", triplet="aarch64-linux-gnu", libc="/lib/aarch64-linux-gnu/libc.so.6",
                             gdb="gdb-multiarch", runner=["qemu-aarch64"], place_executable=True,
@@ -61,55 +58,9 @@ def pac_twin(name, report, reports, eu_stack):
     return failures
 
 
-# The cores also walked as minidumps with .sym files (one of each kind of stack).
-MINIDUMPS = ["threads-O0-fp", "threads-O2-nofp", "recursion-alloca", "cxx-throw", "crash-segv", "crash-abort"]
-
-
-def minidump_failures(stackwalk, tools, made, core, exe):
-    """One core as a minidump walked with its modules' .sym files only (made once
-    for all cores: `made`), against Breakpad's walk with the same files and the core's own walk."""
-    name, workdir = os.path.basename(exe), os.path.dirname(core)
-    minidump, store = os.path.join(workdir, f"{name}.dmp"), os.path.join(workdir, "symbols")
-    core_to_minidump.write(core, minidump, ["/"], exe)
-    for _, _, path, _ in core_to_minidump.modules(core_to_minidump.Core(core), ["/"], exe):
-        breakpad_symbols_test.make_symbols(tools[0], path, "/usr/lib/debug", store, made)
-    out = subprocess.run([stackwalk, minidump, "-a", "--json", "--symbols-path", store, "--no-host-files"],
-                         capture_output=True, text=True, timeout=120)
-    if out.returncode != 0:
-        return [f"{name}.dmp: stackwalk exited {out.returncode}: {out.stderr.strip()}"]
-    ours, failures = json.loads(out.stdout), []
-    if not all(m["symbols"] == "breakpad" and m["file"] is None for m in ours["modules"]):
-        failures.append(f"{name}.dmp: a module not named by its .sym file alone")
-    theirs = breakpad_symbols_test.breakpad_frames(tools[1], minidump, store)
-    core_walk = cross_arch.stackwalk_report(stackwalk, core, exe)
-    lacks, past = 0, 0
-    for index, (thread, core_thread) in enumerate(zip(ours["threads"], core_walk["threads"])):
-        unnamed = {int(f["ip"], 16) for f in cross_arch.physical(core_thread) if not f["function"]}
-        mine = breakpad_symbols_test.unnamed_as_truth(thread, unnamed)
-        lacking, beyond = breakpad_symbols_test.align(mine, theirs.get(index, []))
-        lacks, past = lacks + len(lacking), past + len(beyond)
-        if any(frame in lacking for frame in beyond) or not mine:
-            failures.append(f"{name}.dmp thread {thread['tid']}: ours {mine}\n  breakpad {theirs.get(index)}")
-        ips = [f["ip"] for f in cross_arch.physical(thread)]
-        if ips != [f["ip"] for f in cross_arch.physical(core_thread)]:
-            failures.append(f"{name}.dmp thread {thread['tid']}: {ips}, not the core walk's instruction pointers")
-    frames = sum(len(cross_arch.physical(t)) for t in ours["threads"])
-    print(f"{'ok  ' if not failures else 'FAIL'} {name}.dmp with .sym files: {frames} frames as Breakpad's "
-          f"(it lacks {lacks} of them, and walks {past} past ours), the core walk's ips")
-    return failures
-
-
 def without_libraries_and_minidumps(stackwalk, cores):
-    return cross_arch.without_libraries_failures(stackwalk, cores) + breakpad_minidumps(stackwalk, cores)
-
-
-def breakpad_minidumps(stackwalk, cores):
-    tools = breakpad_symbols_test.breakpad_tools(os.path.join(os.path.dirname(stackwalk), "breakpad"))
-    if not tools:
-        print("skip Linux arm64 minidumps: Breakpad's dump_syms and minidump_stackwalk could not be had")
-        return []
-    made = set()
-    return [f for name in MINIDUMPS for f in minidump_failures(stackwalk, tools, made, *cores[name])]
+    return cross_arch.without_libraries_failures(stackwalk, cores) + \
+        cross_arch_minidumps.breakpad_minidumps(ARM64, stackwalk, cores)
 
 
 if __name__ == "__main__":

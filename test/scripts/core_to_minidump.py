@@ -177,7 +177,8 @@ class Core:
         raise ValueError(f"{address:#x}: not in the core's memory")
 
     def word(self, address):
-        return struct.unpack("<Q", self.read(address, 8))[0]
+        """A pointer-sized word of the core's class."""
+        return struct.unpack("<Q" if self.word_size == 8 else "<I", self.read(address, self.word_size))[0]
 
     def string(self, address):
         text = b""
@@ -217,18 +218,20 @@ def load_extent(path):
 def linked_modules(core, executable):
     """(base, size, path, build-id) of the executable and each object in the dynamic
     linker's list (r_debug.r_map, found by the executable's DT_DEBUG), for cores without
-    NT_FILE. The executable is placed by AT_ENTRY; each library at its l_addr."""
+    NT_FILE. The executable is placed by AT_ENTRY; each library at its l_addr. Either
+    class: Elf_Dyn, r_debug and link_map are made of words of the core's size."""
     with open(executable, "rb") as f:
         data = f.read()
-    bias = core.auxv[AT_ENTRY] - struct.unpack_from("<Q", data, 24)[0]
+    size = core.word_size
+    bias = core.auxv[AT_ENTRY] - struct.unpack_from("<Q" if size == 8 else "<I", data, 24)[0]
     dynamic = next(vaddr for kind, _, vaddr, _, _ in elf_segments(data) if kind == PT_DYNAMIC) + bias
     r_debug = None
     while r_debug is None:
-        tag, value = core.word(dynamic), core.word(dynamic + 8)
+        tag, value = core.word(dynamic), core.word(dynamic + size)
         if tag == 0:
             raise SystemExit(f"{executable}: no DT_DEBUG in its dynamic section")
         r_debug = value if tag == DT_DEBUG else None
-        dynamic += 16
+        dynamic += 2 * size
     def name_at(address):
         """A C string in the core, or in the executable's read-only segments, which
         qemu leaves out (the dynamic linker's name points at .interp)."""
@@ -241,9 +244,9 @@ def linked_modules(core, executable):
                     return data[at:data.index(b"\0", at)].decode()
             raise
 
-    out, link = [], core.word(r_debug + 8)
+    out, link = [], core.word(r_debug + size)  # r_map, after the int r_version (padded to a word)
     while link:
-        l_addr, l_name, _, l_next = (core.word(link + 8 * i) for i in range(4))
+        l_addr, l_name, _, l_next = (core.word(link + size * i) for i in range(4))
         path = name_at(l_name) or executable
         if os.path.isfile(path):
             low, high = load_extent(path)

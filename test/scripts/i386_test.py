@@ -14,7 +14,9 @@ debug files from libc6-dbg:i386), as cross_arch.py says; sigcontext's thread in 
 handler is also checked against the program's own record past glibc's trampoline.
 gdb names the wrong pthread_kill in sigcontext (below): there the truth is checked.
 Each core is walked again without the libraries' files: no frame the walk with
-them lacks (cross_arch.without_libraries_failures).
+them lacks (cross_arch.without_libraries_failures). Some cores are also written as
+Linux x86 minidumps (CONTEXT_X86) and walked with the .sym files alone, as
+cross_arch_minidumps.py says; past main (REALIGNED_MAIN) their frames are Breakpad's.
 
 Skipped (77) without the i686 cross compilers, eu-stack, gdb or the i386 libc, when
 the kernel runs i386 programs but its core_pattern is not a plain file name, or
@@ -25,16 +27,33 @@ import os
 import sys
 
 import cross_arch
+import cross_arch_minidumps
 import dumps
 
+# GCC realigns main's stack on i386 (and $-16, %esp) and describes its frame by DWARF
+# expressions, which dump_syms cannot write: main's STACK CFI is its entry rule alone,
+# so walks with .sym files take main's caller by the frame pointer, whose frame record
+# lies below the alignment: the caller's stack pointer comes out short by up to 16
+# bytes, and its own CFI reads a wrong return address (Breakpad's walk does the same).
+REALIGNED_MAIN = {"main": "its stack realignment is DWARF expressions, which a .sym file cannot hold"}
 I386 = cross_arch.Platform(name="i386", triplet="i686-linux-gnu", libc="/lib/i386-linux-gnu/libc.so.6", gdb="gdb",
-                           runner=[], gdb_args_wrong={"sigcontext": cross_arch.PTHREAD_KILL})
+                           runner=[], gdb_args_wrong={"sigcontext": cross_arch.PTHREAD_KILL},
+                           sym_cfi_lacks=REALIGNED_MAIN)
 I386_QEMU = dataclasses.replace(I386, runner=["qemu-i386"], place_executable=True)
 
 
 def capture(exe, mode, workdir):
     """Runs the program until the kernel writes its core into `workdir`."""
     return cross_arch.capture_core(I386, exe, mode, workdir, lambda f: f == "core" or f.startswith("core."))
+
+
+def checks_of(platform):
+    """What is checked once every core is made: pthread_kill's tail call, the walks without
+    the libraries' files, and the cores as minidumps with .sym files."""
+    def checks(stackwalk, cores):
+        return cross_arch.pthread_kill_and_without_libraries(stackwalk, cores) + \
+            cross_arch_minidumps.breakpad_minidumps(platform, stackwalk, cores)
+    return checks
 
 
 def core_pattern_is_a_file():
@@ -48,11 +67,10 @@ def core_pattern_is_a_file():
 
 if __name__ == "__main__":
     stackwalk = os.path.abspath(sys.argv[1])
-    last = cross_arch.pthread_kill_and_without_libraries
     if dumps.kernel_runs_i386():
         if not core_pattern_is_a_file():
             print("SKIP: the kernel's core_pattern does not write a core beside the program")
             sys.exit(77)
-        sys.exit(cross_arch.run(I386, stackwalk, capture, last=last))
+        sys.exit(cross_arch.run(I386, stackwalk, capture, last=checks_of(I386)))
     print("this kernel does not run i386 programs (no IA32 emulation): they run under qemu-i386")
-    sys.exit(cross_arch.run(I386_QEMU, stackwalk, cross_arch.qemu_capture(I386_QEMU), last=last))
+    sys.exit(cross_arch.run(I386_QEMU, stackwalk, cross_arch.qemu_capture(I386_QEMU), last=checks_of(I386_QEMU)))
