@@ -61,7 +61,8 @@ def minidump_failures(platform, stackwalk, tools, made, core, exe):
         ips, core_ips = [f["ip"] for f in compared], [f["ip"] for f in cross_arch.physical(core_thread)]
         if ips != (core_ips[:len(ips)] if past_gap else core_ips):
             failures.append(f"{name}.dmp thread {thread['tid']}: {ips}, not the core walk's instruction pointers")
-        not_breakpads = [f["ip"] for f in past_gap if breakpad_symbols_test.our_frames({"frames": [f]})[0] in lacking]
+        past_as_named = breakpad_symbols_test.our_frames({"frames": past_gap})
+        not_breakpads = [f["ip"] for f, named in zip(past_gap, past_as_named) if named in lacking]
         if not_breakpads:
             failures.append(f"{name}.dmp thread {thread['tid']}: past the frame whose CFI the .sym files lack, "
                             f"frames Breakpad does not have: {not_breakpads}")

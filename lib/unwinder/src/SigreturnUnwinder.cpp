@@ -2,6 +2,7 @@
 
 #include <array>
 #include <optional>
+#include <utility>
 
 namespace stackwalk {
 namespace {
@@ -72,11 +73,10 @@ constexpr std::array<uint8_t, 8> X86Sigreturn = {0x58, 0xb8, 0x77, 0x00, 0x00, 0
 constexpr uint64_t X86RtSiginfo = 12, X86RtUcontext = X86RtSiginfo + 128, X86RtSigcontext = X86RtUcontext + 20;
 constexpr uint64_t X86Sigcontext = 4;
 constexpr unsigned X86SigcontextWords = 17; // gs ... eflags
-// The DWARF register of each sigcontext word from edi on (the segments before
-// it and trapno, err and cs among them are not carried: UnusedWord).
-constexpr unsigned UnusedWord = ~0u;
-constexpr std::array<unsigned, X86SigcontextWords> X86SigcontextRegisters = {
-    UnusedWord, UnusedWord, UnusedWord, UnusedWord, 7, 6, 5, 4, 3, 2, 1, 0, UnusedWord, UnusedWord, 8, UnusedWord, 9};
+// (sigcontext word, DWARF register) of what is carried: edi ... eax, eip,
+// eflags (not the segments, trapno, err or cs).
+constexpr std::array<std::pair<unsigned, unsigned>, 10> X86SigcontextRegisters = {
+    {{4, 7}, {5, 6}, {6, 5}, {7, 4}, {8, 3}, {9, 2}, {10, 1}, {11, 0}, {14, 8}, {16, 9}}};
 constexpr unsigned X86Eip = 14;
 
 // Without the restorer's code, an i386 rt_sigframe is known by its pointers
@@ -200,8 +200,7 @@ UnwindResult SigreturnUnwinder::unwind(const Frame &frame, const Target &target)
   if (target.arch() == Arch::X86) {
     auto saved = target.readValue<std::array<uint32_t, X86SigcontextWords>>(*at);
     if (!saved) return UnwindResult::noInfo("the signal frame's registers are not in the dump");
-    for (unsigned i = 0; i < X86SigcontextWords; ++i)
-      if (X86SigcontextRegisters[i] != UnusedWord) result.caller.set(X86SigcontextRegisters[i], (*saved)[i]);
+    for (auto [word, reg] : X86SigcontextRegisters) result.caller.set(reg, (*saved)[word]);
     return result;
   }
   if (target.arch() == Arch::Arm64) {

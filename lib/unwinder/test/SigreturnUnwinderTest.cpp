@@ -265,7 +265,7 @@ namespace {
 // trapno, err, eip, cs, eflags. The restorer's code is glibc's rt one, in the
 // dump unless a test leaves it out.
 struct X86Frame : SignalFrameFixture {
-  static constexpr unsigned Eax = 0, Ecx = 1, Ebx = 3, Esp = 4, Ebp = 5, Edi = 7, Eflags = 9;
+  static constexpr unsigned Eax = 0, Ecx = 1, Ebx = 3, Ebp = 5, Edi = 7, Eflags = 9;
   X86Frame() : SignalFrameFixture(Arch::X86, {0xb8, 0xad, 0x00, 0x00, 0x00, 0xcd, 0x80}, true) { // mov $173, %eax; int $0x80
     write(0, 10);                                // SIGUSR1
     write(4, uint32_t(Stack + 12));              // pinfo
