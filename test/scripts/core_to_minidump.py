@@ -11,7 +11,8 @@ the recorded path or its file name, becomes its CodeView record) or, in a core
 without that note (qemu-user's), from the dynamic linker's list of loaded
 objects in the core's memory (the executable, given, placed by AT_ENTRY), and each thread's stack
 from the core's memory: from 128 bytes below the stack pointer (the red
-zone) to the end of its segment, at most 256 KiB. No code bytes: the oracle
+zone) to the end of its segment, at most 256 KiB; the auxiliary vector (NT_AUXV) as
+Breakpad's writer keeps /proc/PID/auxv. No code bytes: the oracle
 walks by its .sym files' CFI, like a pipeline without binaries.
 """
 import os
@@ -22,6 +23,7 @@ PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
 NT_PRSTATUS, NT_PRFPREG, NT_AUXV, NT_FILE, NT_GNU_BUILD_ID = 1, 2, 6, 0x46494C45, 3
 EM_386, EM_X86_64, EM_AARCH64 = 3, 62, 183
 AT_ENTRY, DT_DEBUG = 9, 21
+MD_LINUX_AUXV = 0x47670008
 # user_regs_struct order in NT_PRSTATUS, and each register's offset in CONTEXT_AMD64.
 USER_REGS = ["r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi", "rdi",
              "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"]
@@ -138,6 +140,7 @@ class Core:
         self.threads = []  # (tid, signal, registers, x87/SSE state: NT_PRFPREG's 512 bytes or b"")
         self.files = []  # (start, end, file offset in pages, path)
         self.auxv = {}
+        self.auxv_bytes = b""
         for kind, offset, vaddr, filesz, memsz in elf_segments(self.data):
             if kind == PT_LOAD:
                 self.loads.append((vaddr, vaddr + filesz, offset))
@@ -158,6 +161,7 @@ class Core:
                     elif note == NT_FILE:
                         self.files = self.file_mappings(desc, self.word_size)
                     elif note == NT_AUXV:
+                        self.auxv_bytes = bytes(desc)
                         word = "Q" if self.word_size == 8 else "I"
                         pairs = struct.unpack_from(f"<{len(desc) // self.word_size}{word}", desc)
                         self.auxv = dict(zip(pairs[::2], pairs[1::2]))
@@ -364,11 +368,14 @@ def write(core_path, out_path, roots, executable=None):
         cv = w.put(record, 4) if record else 0
         entries.append(struct.pack("<QIIII52sII8sQQ", base, size, 0, 0, name, b"", len(record), cv, b"", 0, 0))
     streams.append((4, w.put(struct.pack("<I", len(entries)) + b"".join(entries), 4)))
+    if core.auxv_bytes:  # /proc/PID/auxv, as Breakpad's writer keeps it (MD_LINUX_AUXV)
+        streams.append((MD_LINUX_AUXV, w.put(core.auxv_bytes, 4), len(core.auxv_bytes)))
     if crash:
         tid, signal, ctx, ctx_size = crash
         record = struct.pack("<IIQQII15Q", signal, 0, 0, 0, 0, 0, *([0] * 15))
         streams.append((6, w.put(struct.pack("<II", tid, 0) + record + struct.pack("<II", ctx_size, ctx))))
-    directory = w.put(b"".join(struct.pack("<III", kind, sizes(w, at, kind), at) for kind, at in streams), 4)
+    directory = w.put(b"".join(struct.pack("<III", kind, size[0] if size else sizes(w, at, kind), at)
+                               for kind, at, *size in streams), 4)
     struct.pack_into("<IIIIIIQ", w.blob, 0, 0x504D444D, 0xA793, len(streams), directory, 0, 0, 0)
     with open(out_path, "wb") as f:
         f.write(w.blob)

@@ -77,10 +77,10 @@ class Platform:
     outermost_stops: frozenset = frozenset({"end_of_stack"})
     # Return addresses carry ARM's Thumb bit; frames show code addresses.
     thumb_bit: bool = False
-    # Functions whose CFI a Breakpad .sym file cannot hold, and why: a minidump walked
-    # with .sym files alone is compared with the core's walk up to their frames, and
-    # with Breakpad's walk past them (cross_arch_minidumps.py).
-    sym_cfi_lacks: dict = dataclasses.field(default_factory=dict)
+    # Functions past whose frames Breakpad's walk with .sym files goes wrong, and why: a
+    # minidump walked with .sym files alone is compared with Breakpad's walk up to
+    # their frames, and with the core's walk throughout (cross_arch_minidumps.py).
+    breakpad_wrong_past: dict = dataclasses.field(default_factory=dict)
 
     def tools(self):
         return [f"{self.triplet}-gcc", f"{self.triplet}-g++", "eu-stack", self.gdb] + self.runner[:1]

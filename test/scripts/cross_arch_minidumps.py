@@ -2,13 +2,13 @@
 symbol files only: what arm64_test.py and i386_test.py share.
 
 Some of a platform's cores (MINIDUMPS: one of each kind of stack) are written as
-minidumps (core_to_minidump.py: the modules from the link map, the stacks, no code
-bytes) and walked with only the .sym files Breakpad's dump_syms makes of their
-modules. Each thread's frames must be those of Breakpad's minidump_stackwalk with
-the same files (a frame Breakpad lacks is a failure), and have the instruction
-pointers of the core's walk, up to a frame whose CFI a .sym file cannot hold
-(Platform.sym_cfi_lacks): past it both walkers know only what the .sym files say,
-and the frames there must be Breakpad's.
+minidumps (core_to_minidump.py: the modules from the link map, the stacks, the
+auxiliary vector, no code bytes) and walked with only the .sym files Breakpad's
+dump_syms makes of their modules. Each thread's frames must have the instruction
+pointers of the core's walk, and be those of Breakpad's minidump_stackwalk with the
+same files (a frame Breakpad lacks is a failure) up to a frame past which Breakpad
+goes wrong (Platform.breakpad_wrong_past): Breakpad's frames past it are counted, not
+compared.
 """
 import json
 import os
@@ -21,14 +21,13 @@ import cross_arch
 MINIDUMPS = ["threads-O0-fp", "threads-O2-nofp", "recursion-alloca", "cxx-throw", "crash-segv", "crash-abort"]
 
 
-def split_at_sym_cfi_gap(platform, thread):
-    """The thread's physical frames up to and including the first whose function's CFI the
-    .sym files lack (Platform.sym_cfi_lacks), and those past it."""
-    frames = cross_arch.physical(thread)
+def up_to_breakpad_gap(platform, frames, function):
+    """The frames up to and including the first whose function (`function(frame)`)
+    Breakpad walks past wrongly (Platform.breakpad_wrong_past); all when none is."""
     for index, frame in enumerate(frames):
-        if frame["function"] in platform.sym_cfi_lacks:
-            return frames[:index + 1], frames[index + 1:]
-    return frames, []
+        if isinstance(function(frame), str) and function(frame) in platform.breakpad_wrong_past:
+            return frames[:index + 1]
+    return frames
 
 
 def minidump_failures(platform, stackwalk, tools, made, core, exe):
@@ -48,28 +47,27 @@ def minidump_failures(platform, stackwalk, tools, made, core, exe):
         failures.append(f"{name}.dmp: a module not named by its .sym file alone")
     theirs = breakpad_symbols_test.breakpad_frames(tools[1], minidump, store)
     core_walk = cross_arch.stackwalk_report(stackwalk, core, exe)
-    lacks, past, only_sym = 0, 0, 0
+    lacks, past, wrong = 0, 0, 0
     for index, (thread, core_thread) in enumerate(zip(ours["threads"], core_walk["threads"])):
         unnamed = {int(f["ip"], 16) for f in cross_arch.physical(core_thread) if not f["function"]}
         mine = breakpad_symbols_test.unnamed_as_truth(thread, unnamed)
-        lacking, beyond = breakpad_symbols_test.align(mine, theirs.get(index, []))
+        theirs_all = theirs.get(index, [])
+        mine_compared = up_to_breakpad_gap(platform, mine, lambda f: f[1])
+        theirs_compared = up_to_breakpad_gap(platform, theirs_all, lambda f: f[1])
+        lacking, beyond = breakpad_symbols_test.align(mine_compared, theirs_compared)
         lacks, past = lacks + len(lacking), past + len(beyond)
+        wrong += sum(1 for f in theirs_all[len(theirs_compared):] if f not in mine[len(mine_compared):])
         if any(frame in lacking for frame in beyond) or not mine:
             failures.append(f"{name}.dmp thread {thread['tid']}: ours {mine}\n  breakpad {theirs.get(index)}")
-        compared, past_gap = split_at_sym_cfi_gap(platform, thread)
-        only_sym += len(past_gap)
-        ips, core_ips = [f["ip"] for f in compared], [f["ip"] for f in cross_arch.physical(core_thread)]
-        if ips != (core_ips[:len(ips)] if past_gap else core_ips):
-            failures.append(f"{name}.dmp thread {thread['tid']}: {ips}, not the core walk's instruction pointers")
-        past_as_named = breakpad_symbols_test.our_frames({"frames": past_gap})
-        not_breakpads = [f["ip"] for f, named in zip(past_gap, past_as_named) if named in lacking]
-        if not_breakpads:
-            failures.append(f"{name}.dmp thread {thread['tid']}: past the frame whose CFI the .sym files lack, "
-                            f"frames Breakpad does not have: {not_breakpads}")
+        ips, core_ips = ([f["ip"] for f in cross_arch.physical(t)] for t in (thread, core_thread))
+        if ips != core_ips:
+            failures.append(f"{name}.dmp thread {thread['tid']}: {ips}, not the core walk's instruction pointers "
+                            f"{core_ips}")
     frames = sum(len(cross_arch.physical(t)) for t in ours["threads"])
-    print(f"{'ok  ' if not failures else 'FAIL'} {name}.dmp with .sym files: {frames} frames as Breakpad's "
-          f"(it lacks {lacks} of them, and walks {past} past ours), the core walk's ips"
-          + (f" up to {'/'.join(platform.sym_cfi_lacks)} ({only_sym} frames past it as Breakpad's)" if only_sym else ""))
+    gap = "/".join(platform.breakpad_wrong_past)
+    print(f"{'ok  ' if not failures else 'FAIL'} {name}.dmp with .sym files: {frames} frames, the core walk's ips, "
+          f"as Breakpad's{f' up to {gap}' if gap else ''} (it lacks {lacks} of them, and walks {past} past ours)"
+          + (f"; past {gap} {wrong} of Breakpad's frames are none of ours" if gap else ""))
     return failures
 
 

@@ -103,22 +103,6 @@ std::optional<SigInfo> parseSigInfo(std::span<const uint8_t> desc, unsigned word
   return info;
 }
 
-std::vector<std::pair<uint64_t, uint64_t>> parseAuxv(std::span<const uint8_t> desc, unsigned wordSize) {
-  std::vector<std::pair<uint64_t, uint64_t>> out;
-  for (size_t offset = 0; offset + 2 * wordSize <= desc.size(); offset += 2 * wordSize) {
-    uint64_t type = loadWord(desc, offset, wordSize);
-    if (type == 0) break; // AT_NULL
-    out.emplace_back(type, loadWord(desc, offset + wordSize, wordSize));
-  }
-  return out;
-}
-
-std::optional<uint64_t> auxvValue(const std::vector<std::pair<uint64_t, uint64_t>> &auxv, uint64_t type) {
-  for (auto [key, value] : auxv)
-    if (key == type) return value;
-  return std::nullopt;
-}
-
 std::vector<FileMapping> parseFileNote(std::span<const uint8_t> desc, unsigned wordSize) {
   // count, page size, then (start, end, page offset) per mapping: words of the core's class.
   std::vector<FileMapping> out;

@@ -5,6 +5,7 @@
 #include "ProcessMemory.h"
 #include "ThreadStop.h"
 
+#include "stackwalk/core/Auxv.h"
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/elfcore/CoreModules.h"
 
@@ -107,10 +108,10 @@ void useMappedFile(Module &module, pid_t pid, const std::vector<elfcore::FileMap
 }
 
 void addModules(Target &target, pid_t pid, const live::ProcessMaps &maps, const std::vector<uint8_t> &auxvBytes) {
-  auto auxv = elfcore::parseAuxv(auxvBytes);
+  auto auxv = parseAuxv(auxvBytes);
   target.modules = elfcore::modulesFromFileNote(maps.files, target);
   for (Module &module : target.modules) useMappedFile(module, pid, maps.files);
-  if (auto entry = elfcore::auxvValue(auxv, elfcore::AT_ENTRY))
+  if (auto entry = auxvValue(auxv, AT_ENTRY))
     for (Module &module : target.modules)
       if (module.contains(*entry)) module.isMainExecutable = true;
   if (maps.vdso) {
@@ -241,7 +242,7 @@ void LiveProcess::keepForCore() {
     if (file.fileOffset == 0) memory_->keep(file.start, file.start + 1);
   live::SharedProcessMemory memory(memory_);
   std::vector<std::string> ignored;
-  if (auto phdr = elfcore::auxvValue(elfcore::parseAuxv(auxv_), elfcore::AT_PHDR))
+  if (auto phdr = auxvValue(parseAuxv(auxv_), AT_PHDR))
     elfcore::modulesFromLinkMap({*phdr, std::nullopt, sizeof(void *)}, "", memory, ignored); // read to be kept
 }
 

@@ -2,6 +2,8 @@
 // vector, /etc/lsb-release and the dynamic linker's link map (DSO_DEBUG).
 #include "Streams.h"
 
+#include "stackwalk/core/Auxv.h"
+
 #include "llvm/ADT/StringRef.h"
 
 namespace stackwalk::minidump {
@@ -62,7 +64,7 @@ void readLinkMap(const Reader &reader, std::span<const uint8_t> stream, LinuxStr
 
 } // namespace
 
-LinuxStreams readLinuxStreams(const Reader &reader) {
+LinuxStreams readLinuxStreams(const Reader &reader, unsigned wordSize) {
   LinuxStreams out;
   if (auto maps = reader.stream(LinuxMaps)) readMaps(text(*maps), out);
   if (auto status = reader.stream(LinuxProcStatus)) readStatus(text(*status), out);
@@ -82,12 +84,8 @@ LinuxStreams readLinuxStreams(const Reader &reader) {
         out.distribution = line.trim().trim('"').str();
     }
   }
-  if (auto auxv = reader.stream(LinuxAuxv))
-    for (size_t at = 0; at + 16 <= auxv->size(); at += 16) {
-      uint64_t key = *reader.read<uint64_t>(*auxv, at);
-      if (key == 0) break;
-      out.auxv.emplace_back(key, *reader.read<uint64_t>(*auxv, at + 8));
-    }
+  // /proc/PID/auxv as it was: words of the process's size.
+  if (auto auxv = reader.stream(LinuxAuxv)) out.auxv = parseAuxv(*auxv, wordSize);
   if (auto debug = reader.stream(LinuxDsoDebug)) readLinkMap(reader, *debug, out);
   return out;
 }

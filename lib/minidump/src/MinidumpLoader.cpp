@@ -4,6 +4,8 @@
 #include "MinidumpReader.h"
 #include "Streams.h"
 
+#include "stackwalk/core/Auxv.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -15,7 +17,6 @@ bool looksLikeMinidump(std::span<const uint8_t> head) {
 
 namespace {
 
-constexpr uint64_t AT_SYSINFO_EHDR = 33;
 constexpr uint64_t MaxVdsoBytes = 64 * 1024;
 
 // lldb records each ELF module's size as that of its first segment only (the
@@ -44,6 +45,7 @@ void addLinuxDetails(Target &target, const minidump::LinuxStreams &linux) {
   if (!target.process.pid) target.process.pid = linux.pid;
   if (!linux.distribution.empty())
     target.osVersion = linux.distribution + (target.osVersion.empty() ? "" : " (" + target.osVersion + ")");
+  target.process.auxv = linux.auxv;
   for (auto [key, value] : linux.auxv) {
     if (key != AT_SYSINFO_EHDR) continue;
     auto vdso = std::find_if(target.modules.begin(), target.modules.end(), [&](const Module &m) { return m.base == value; });
@@ -93,7 +95,7 @@ llvm::Expected<std::unique_ptr<Target>> loadMinidump(std::shared_ptr<const DumpF
   target->regions = minidump::readMemoryInfo(*reader);
   target->process.pid = minidump::readProcessId(*reader);
   if (!target->modules.empty()) target->process.name = target->modules.front().name;
-  if (system.os == OS::Linux) addLinuxDetails(*target, minidump::readLinuxStreams(*reader));
+  if (system.os == OS::Linux) addLinuxDetails(*target, minidump::readLinuxStreams(*reader, pointerSize(target->arch())));
   minidump::CrashpadInfo crashpad = minidump::readCrashpadInfo(*reader);
   target->annotations = std::move(crashpad.annotations);
   for (minidump::CrashpadInfo::ModuleAnnotations &annotated : crashpad.modules)

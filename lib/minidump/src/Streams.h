@@ -56,7 +56,8 @@ struct LinuxStreams {
   std::vector<std::pair<uint64_t, uint64_t>> auxv;
   std::vector<std::pair<std::string, uint64_t>> linkMap; // DSO_DEBUG: name, load bias
 };
-LinuxStreams readLinuxStreams(const Reader &reader);
+// wordSize: the process's pointer size, which its auxv's words have.
+LinuxStreams readLinuxStreams(const Reader &reader, unsigned wordSize);
 
 // Crashpad's info stream: report and client ids and simple annotations.
 // Crashpad's info stream (0x43500001): the report and client ids and simple

@@ -416,6 +416,20 @@ TEST_CASE("a Linux module recorded smaller than its mappings (lldb: the first se
   CHECK(size("program") == 0x3000u); // a recorded size larger than the mappings stays
 }
 
+TEST_CASE("a Linux dump's auxiliary vector is read in words of the process's size") {
+  for (auto [arch, word] : {std::pair<uint16_t, unsigned>{0, 4}, {9, 8}}) { // x86, AMD64
+    B builder;
+    std::vector<uint8_t> auxv;
+    for (uint64_t value : {uint64_t(3), uint64_t(0x40000034), uint64_t(9), uint64_t(0x400012a0), uint64_t(0),
+                           uint64_t(0), uint64_t(9), uint64_t(0xdead)}) // AT_PHDR, AT_ENTRY, AT_NULL, then past it
+      for (unsigned byte = 0; byte < word; ++byte) auxv.push_back(uint8_t(value >> (8 * byte)));
+    builder.stream(7, systemInfo(arch, 0x8201));
+    builder.stream(0x47670008, auxv);
+    CHECK(load(builder.build())->process.auxv ==
+          std::vector<std::pair<uint64_t, uint64_t>>{{3, 0x40000034}, {9, 0x400012a0}});
+  }
+}
+
 TEST_CASE("OS version fields no OS has had (lldb leaves them uninitialized) are an unknown version") {
   for (auto [major, minor, expected] : {std::tuple<uint32_t, uint32_t, const char *>{10, 0, "10.0.17134"},
                                         {3495824896u, 32767, ""}, {6, 100000, ""}}) {

@@ -1,5 +1,8 @@
 #include "stackwalk/unwinder/EntryFunctionUnwinder.h"
 
+#include "stackwalk/core/Auxv.h"
+#include "stackwalk/core/BreakpadSymbolFile.h"
+
 #include "llvm/Object/ELFObjectFile.h"
 
 namespace stackwalk {
@@ -39,10 +42,23 @@ std::optional<std::pair<uint64_t, uint64_t>> entryFunctionOf(const ModuleImage &
   return std::pair(*entry, size ? size : next - *entry);
 }
 
+// Whether the function a module's symbol file names at the frame starts at
+// the process's entry point.
+bool startsAtEntryBySymbolFile(const Frame &frame, const Target &target) {
+  const Module &module = *frame.module;
+  std::optional<uint64_t> entry = auxvValue(target.process.auxv, AT_ENTRY);
+  if (!module.symbolFile || !entry || !module.contains(*entry)) return false;
+  std::vector<SourceFrame> frames = module.symbolFile->frames(frame.lookupAddress() - module.base);
+  return !frames.empty() && frames.back().functionStart == *entry - module.base;
+}
+
 } // namespace
 
 UnwindResult EntryFunctionUnwinder::unwind(const Frame &frame, const Target &target) {
   const Module *module = frame.module;
+  if (module && !module->image && startsAtEntryBySymbolFile(frame, target))
+    return UnwindResult::endOfStack("the program's entry function (at the entry point the dump records) is the "
+                                    "outermost frame");
   if (!module || !module->isMainExecutable || !module->image)
     return UnwindResult::noInfo(""); // not the entry function
   auto [cached, inserted] = entryFunctions_.try_emplace(module->image.get());

@@ -163,6 +163,36 @@ bool isFrameRecordAbove(const Target &target, PagedStackReader &words, uint64_t 
          callBefore(target, *returnAddress) != CallBefore::No;
 }
 
+// The most a function realigns its stack by: x86 code aligns it for AVX-512
+// data at most (64 bytes).
+constexpr uint64_t MaxRealignment = 64;
+// How many words below its frame record a realigning function saves the
+// register holding its caller's stack pointer (after the callee-saved ones).
+constexpr uint64_t MaxSavedRegisterWords = 8;
+
+// Where the caller's stack pointer lies above a frame record at `fp` on x86:
+// just past the record, except above a function that realigned its stack on
+// entry by GCC's "DRAP" sequence (i386 main; any function with over-aligned
+// locals): `lea ecx, [esp+4]; and esp, -16; push [ecx-4]; push ebp; mov ebp,
+// esp; ... push ecx`. Its record holds a copy of the return address, and the
+// caller's stack pointer lies past the original, up to the alignment less a
+// word above the record; the function saved that stack pointer (ecx, r10) just
+// below the record. Both words must be there: the original equal to the copy,
+// and a saved register equal to the stack pointer past it. gdb has the
+// function's DWARF expressions for this; a Breakpad symbol file cannot hold
+// them, and Breakpad's walk past an i386 main goes wrong without it.
+uint64_t callerSpAboveRecord(const Target &target, uint64_t fp, uint64_t returnAddress) {
+  unsigned size = pointerSize(target.arch());
+  uint64_t pastRecord = fp + 2 * size;
+  if (!pushesFrameRecords(target)) return pastRecord;
+  for (uint64_t slot = pastRecord; slot < pastRecord + MaxRealignment; slot += size) {
+    if (target.readPointer(slot, size) != returnAddress) continue;
+    for (uint64_t saved = 1; saved <= MaxSavedRegisterWords && saved * size <= fp; ++saved)
+      if (target.readPointer(fp - saved * size, size) == slot + size) return slot + size;
+  }
+  return pastRecord;
+}
+
 // A scanned caller's frame pointer, which its code may need to find its own
 // caller (a -O0 function's CFI: CFA = ebp + 8). The frames the scan passed over
 // preserved it (x86's frame pointer is callee-saved): either they left it in the
@@ -319,9 +349,9 @@ UnwindResult FramePointerUnwinder::unwind(const Frame &frame, const Target &targ
   result.caller = RegisterFile(frame.regs.arch());
   result.caller.set(fpRegister, *savedFp);
   // x86's record is pushed at the top of its frame (push rbp at entry), so
-  // the caller's stack pointer lies just past it; a link-register
-  // architecture's record may lie anywhere in its frame.
-  result.caller.setSp(*fp + 2 * size);
+  // the caller's stack pointer lies just past it (or past a realigned frame's
+  // return address); a link-register architecture's record may lie anywhere in its frame.
+  result.caller.setSp(callerSpAboveRecord(target, *fp, *returnAddress));
   result.callerSpIsLowerBound = frame.regs.linkRegister().has_value();
   result.caller.setPc(*returnAddress);
   return result;

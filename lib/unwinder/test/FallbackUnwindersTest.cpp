@@ -274,6 +274,31 @@ TEST_CASE("frame pointer: the caller comes from the frame record at [rbp]", "[fa
   CHECK_FALSE(r.trust);
 }
 
+// GCC's stack realignment (i386 main: lea ecx, [esp+4]; and esp, -16; push
+// [ecx-4]; push ebp; mov ebp, esp; push ebx; push ecx): the record holds a copy
+// of the return address, the original lies past the alignment gap, and ecx,
+// saved below the record, is the caller's stack pointer.
+TEST_CASE("frame pointer: a realigned frame's caller stack pointer is past the original return address",
+          "[fallback][fp]") {
+  Arch arch = GENERATE(Arch::X86, Arch::X86_64);
+  Fixture fx(arch);
+  uint64_t size = pointerSize(arch), fp = Stack + 0x40, gap = 2 * size;
+  uint64_t original = fp + 2 * size + gap, callerSp = original + size;
+  fx.word(0x40, Stack + 0x80);               // saved frame pointer
+  fx.word(0x40 + size, AfterCallRax);        // the copy
+  bool copied = true, saved = true;
+  SECTION("both words there") {}
+  SECTION("no original past the record") { copied = false; }
+  SECTION("no caller's stack pointer saved below the record") { saved = false; }
+  if (copied) fx.word(original - Stack, AfterCallRax);
+  if (saved) fx.word(0x40 - 2 * size, callerSp); // below a saved callee-saved register
+  UnwindResult r = FramePointerUnwinder().unwind(fx.frame(CodeStart + 0x20, Stack + 0x10, fp), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == AfterCallRax);
+  CHECK(r.caller.fp() == Stack + 0x80);
+  CHECK(r.caller.sp() == (copied && saved ? callerSp : fp + 2 * size));
+}
+
 TEST_CASE("frame pointer on arm64: an interrupted frame returns to lr first, when it follows a call",
           "[fallback][fp][arm64]") {
   constexpr unsigned X29 = 29, X30 = 30;

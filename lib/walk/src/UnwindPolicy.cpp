@@ -40,8 +40,8 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // frame-pointer chain too, and its dumps come without files: the frame
   // pointer and a symbol file's STACK CFI do the work there.
   if (arch == Arch::Arm64)
-    return {ManagedCode,   Sigreturn, Cfi,          SymbolFileCfi, Dynamic, RuntimeTransitions,
-            EntryFunction, BadCall,   FramePointer, Scan};
+    return {ManagedCode,        Sigreturn,     Cfi,     EntryFunction, SymbolFileCfi,
+            Dynamic,            RuntimeTransitions, BadCall, FramePointer, Scan};
   // 32-bit x86 Windows: the PDB's frame data (as a symbol file's STACK WIN
   // records), then as Breakpad's x86 stackwalker, STACK CFI, the ebp chain
   // most code keeps, and the scan.
@@ -50,7 +50,7 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // i386 Linux: as x86-64 Linux, without a managed runtime (stackwalk reads
   // no 32-bit .NET) or libunwind's registrations. Debian's glibc gives its
   // signal restorers no CFI: they are known by their code.
-  if (arch == Arch::X86) return {Cfi, SymbolFileCfi, EntryFunction, Sigreturn, BadCall, FramePointer, Scan};
+  if (arch == Arch::X86) return {Cfi, EntryFunction, SymbolFileCfi, Sigreturn, BadCall, FramePointer, Scan};
   // Windows on 32-bit ARM: its function tables (ARM's own .pdata format) are
   // not read; a symbol file's STACK CFI, then the r11 frame records its ABI
   // keeps, then the scan.
@@ -59,7 +59,7 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // not mark the frame interrupted), DWARF CFI, then the exception index
   // table every ARM binary keeps (as gdb), then as i386 (its restorers done).
   if (arch == Arch::Arm)
-    return {Sigreturn, Cfi, ArmExidx, SymbolFileCfi, EntryFunction, BadCall, FramePointer, Scan};
+    return {Sigreturn, Cfi, ArmExidx, EntryFunction, SymbolFileCfi, BadCall, FramePointer, Scan};
   if (arch != Arch::X86_64) return {};
   // Windows x64 code is described by its function tables (a leaf function
   // needs no entry), and its ABI has no frame-pointer chain: a function that
@@ -68,11 +68,13 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // STACK CFI stands in for a module file that is not at hand.
   if (os == OS::Windows) return {ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, Scan};
   // x86-64 Linux: a signal frame whose restorer has no CFI at hand (libc's
-  // file missing) is read from the rt_sigframe, after the unwind data. Go's
+  // file missing) is read from the rt_sigframe, after the unwind data. The
+  // entry function ends the walk before a symbol file's CFI, which cannot say
+  // that it does (EntryFunctionUnwinder.h); so on every Linux architecture. Go's
   // switch back from C to a goroutine's stack before the CFI, which
   // describes it wrongly.
-  return {ManagedCode,        GoStackSwitch, Cfi,     SymbolFileCfi, Dynamic,
-          RuntimeTransitions, EntryFunction, Sigreturn, BadCall,     FramePointer, Scan};
+  return {ManagedCode,   GoStackSwitch,      Cfi,       EntryFunction, SymbolFileCfi, Dynamic,
+          RuntimeTransitions, Sigreturn, BadCall,       FramePointer,  Scan};
 }
 
 DumpUnwinders::DumpUnwinders(const Target &target, CfiUnwinder &cfi, Unwinder &dynamic)

@@ -51,11 +51,11 @@ std::vector<FrameTrust> trusts(const std::vector<Unwinder *> &chain) {
 
 } // namespace
 
-TEST_CASE("x86-64 Linux: managed code, Go's cgo calls, CFI (a file's, then a symbol file's), dynamic info, runtime "
-          "Frames, the entry function, a signal frame without CFI, then the fallbacks") {
+TEST_CASE("x86-64 Linux: managed code, Go's cgo calls, CFI (a file's, the entry function, a symbol file's), dynamic "
+          "info, runtime Frames, a signal frame without CFI, then the fallbacks") {
   CHECK(unwindPolicy(Arch::X86_64, OS::Linux) ==
-        std::vector<UnwindStep>{ManagedCode, GoStackSwitch, Cfi, SymbolFileCfi, Dynamic, RuntimeTransitions,
-                                EntryFunction, Sigreturn, BadCall, FramePointer, Scan});
+        std::vector<UnwindStep>{ManagedCode, GoStackSwitch, Cfi, EntryFunction, SymbolFileCfi, Dynamic,
+                                RuntimeTransitions, Sigreturn, BadCall, FramePointer, Scan});
   // A dump whose OS is not recorded is walked as a Linux one.
   CHECK(unwindPolicy(Arch::X86_64, OS::Unknown) == unwindPolicy(Arch::X86_64, OS::Linux));
 }
@@ -66,8 +66,8 @@ TEST_CASE("x86-64 Windows: function tables (or a symbol file's STACK CFI), no DW
 }
 
 TEST_CASE("arm64 Linux: as x86-64 Linux, with signal trampolines known by their code before CFI (the vDSO's follows only a frame record)") {
-  CHECK(unwindPolicy(Arch::Arm64, OS::Linux) == std::vector<UnwindStep>{ManagedCode, Sigreturn, Cfi, SymbolFileCfi,
-                                                                        Dynamic, RuntimeTransitions, EntryFunction,
+  CHECK(unwindPolicy(Arch::Arm64, OS::Linux) == std::vector<UnwindStep>{ManagedCode, Sigreturn, Cfi, EntryFunction,
+                                                                        SymbolFileCfi, Dynamic, RuntimeTransitions,
                                                                         BadCall, FramePointer, Scan});
   // macOS, iOS and unknown systems: the same chain (their frame pointers and symbol files do the work).
   for (OS os : {OS::MacOS, OS::IOS, OS::Unknown}) CHECK(unwindPolicy(Arch::Arm64, os) == unwindPolicy(Arch::Arm64, OS::Linux));
@@ -79,12 +79,12 @@ TEST_CASE("x86 Windows: the PDB's frame data as STACK WIN, STACK CFI, then the e
 
 TEST_CASE("i386 Linux: as x86-64 Linux without the managed and dynamic steps") {
   CHECK(unwindPolicy(Arch::X86, OS::Linux) ==
-        std::vector<UnwindStep>{Cfi, SymbolFileCfi, EntryFunction, Sigreturn, BadCall, FramePointer, Scan});
+        std::vector<UnwindStep>{Cfi, EntryFunction, SymbolFileCfi, Sigreturn, BadCall, FramePointer, Scan});
 }
 
 TEST_CASE("32-bit ARM Linux: the signal restorers, CFI, the exception index table, then as i386") {
-  CHECK(unwindPolicy(Arch::Arm, OS::Linux) == std::vector<UnwindStep>{Sigreturn, Cfi, ArmExidx, SymbolFileCfi,
-                                                                      EntryFunction, BadCall, FramePointer, Scan});
+  CHECK(unwindPolicy(Arch::Arm, OS::Linux) == std::vector<UnwindStep>{Sigreturn, Cfi, ArmExidx, EntryFunction,
+                                                                      SymbolFileCfi, BadCall, FramePointer, Scan});
 }
 
 TEST_CASE("architectures stackwalk cannot unwind yet get no unwinder") {
@@ -102,9 +102,9 @@ TEST_CASE("a thread without a managed runtime leaves the managed steps out") {
   std::vector<Unwinder *> chain = dump.unwinders.chainFor(nullptr);
   REQUIRE(chain.size() == 9);
   CHECK(chain[1] == &dump.cfi);
-  CHECK(chain[3] == &dump.dynamic);
+  CHECK(chain[4] == &dump.dynamic);
   CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::RuntimeFrame, FrameTrust::Cfi, FrameTrust::Cfi,
-                                                  FrameTrust::Dynamic, FrameTrust::Cfi, FrameTrust::Context,
+                                                  FrameTrust::Cfi, FrameTrust::Dynamic, FrameTrust::Context,
                                                   FrameTrust::Scan, FrameTrust::FramePointer, FrameTrust::Scan});
 }
 
@@ -116,8 +116,8 @@ TEST_CASE("a managed thread's code unwinder comes first, its Frames after the na
     REQUIRE(chain.size() == 11);
     CHECK(chain[0] == &managed.code);
     CHECK(chain[2] == &dump.cfi);
-    CHECK(chain[4] == &dump.dynamic);
-    CHECK(chain[5] == &managed.transitions);
+    CHECK(chain[5] == &dump.dynamic);
+    CHECK(chain[6] == &managed.transitions);
   }
   SECTION("Windows") {
     Dump dump(Arch::X86_64, OS::Windows);

@@ -4,6 +4,7 @@
 // /proc/PID/auxv), so lib/live reads them here too.
 #pragma once
 
+#include "stackwalk/core/Auxv.h" // NT_AUXV
 #include "stackwalk/core/FxsaveArea.h"
 #include "stackwalk/core/Registers.h"
 #include "stackwalk/core/Signals.h"
@@ -26,9 +27,6 @@ enum NoteType : uint32_t {
   NT_ARM_PAC_MASK = 0x406, // a "LINUX" note: struct user_pac_mask { data_mask, insn_mask }
   NT_X86_XSTATE = 0x202,   // a "LINUX" note: the XSAVE image, standard format
 };
-
-// Auxiliary vector keys (<elf.h>; LLVM's ELF.h does not define them).
-enum AuxvType : uint64_t { AT_PHDR = 3, AT_PHNUM = 5, AT_ENTRY = 9, AT_EXECFN = 31, AT_SYSINFO_EHDR = 33 };
 
 // e_phnum's escape value when the count is in section 0's sh_info.
 constexpr uint16_t PN_XNUM = 0xffff;
@@ -65,9 +63,6 @@ std::optional<PrStatus> parsePrStatus(std::span<const uint8_t> desc, Arch arch, 
 std::optional<RegisterFile> parseUserRegs(std::span<const uint8_t> regs, Arch arch);
 std::optional<PrPsInfo> parsePrPsInfo(std::span<const uint8_t> desc, unsigned wordSize = 8);
 std::optional<SigInfo> parseSigInfo(std::span<const uint8_t> desc, unsigned wordSize = 8);
-std::vector<std::pair<uint64_t, uint64_t>> parseAuxv(std::span<const uint8_t> desc, unsigned wordSize = 8);
-// The first value of a key in a parsed auxiliary vector.
-std::optional<uint64_t> auxvValue(const std::vector<std::pair<uint64_t, uint64_t>> &auxv, uint64_t type);
 // The bits of a code pointer that hold its pointer-authentication signature
 // (NT_ARM_PAC_MASK's insn_mask).
 std::optional<uint64_t> parsePacInstructionMask(std::span<const uint8_t> desc);
