@@ -1,5 +1,6 @@
 #include "stackwalk/unwinder/Win64Unwind.h"
 
+#include "CallInstruction.h"
 #include "Win64UnwindInfo.h"
 
 #include "stackwalk/core/Fail.h"
@@ -35,6 +36,9 @@ public:
       : memory_(memory), base_(imageBase), frame_(frame), abi_(abi), regs_(frame.regs) {}
 
   Expected<UnwindResult> run(RuntimeFunction function);
+  // Whether run() took the frame register from the stack pointer (deriveFrameRegister).
+  bool derivedFrameRegister() const { return derived_; }
+  bool mayDeriveFrameRegister = false;
 
 private:
   Expected<UnwindInfoView> readInfo(const RuntimeFunction &function) { return readUnwindInfo(memory_, base_, function); }
@@ -56,6 +60,7 @@ private:
   Error unwindEpilogV2(RuntimeFunction function, uint32_t epilogOffset);
   Error unwindPrologs(RuntimeFunction function, uint64_t frameBase);
   Error applyCode(const UnwindInfoView &info, size_t i, uint64_t frameBase);
+  void deriveFrameRegister(const UnwindInfoView &info, uint32_t prologOffset);
   UnwindResult result();
 
   const MemorySource &memory_;
@@ -64,7 +69,18 @@ private:
   OS abi_; // whose calling convention says which registers survive a call
   Win64Registers regs_;
   bool machineFrame_ = false;
+  bool derived_ = false;
 };
+
+// How much a prolog code moved the stack pointer down.
+uint64_t stackAdjustment(const UnwindInfoView &info, size_t i) {
+  switch (info.op(i)) {
+  case UOP_PushNonVol: return 8;
+  case UOP_AllocLarge: return info.opInfo(i) ? info.slot32(i + 1) : uint64_t(info.codes[i + 1]) * 8;
+  case UOP_AllocSmall: return uint64_t(info.opInfo(i)) * 8 + 8;
+  default: return 0;
+  }
+}
 
 Error Unwind::pop(unsigned n) {
   auto sp = reg(Rsp);
@@ -122,8 +138,8 @@ Error Unwind::applyCode(const UnwindInfoView &info, size_t i, uint64_t frameBase
   };
   switch (info.op(i)) {
   case UOP_PushNonVol: return pop(opInfo);
-  case UOP_AllocLarge: return addSp(opInfo ? info.slot32(i + 1) : uint64_t(info.codes[i + 1]) * 8);
-  case UOP_AllocSmall: return addSp(uint64_t(opInfo) * 8 + 8);
+  case UOP_AllocLarge:
+  case UOP_AllocSmall: return addSp(stackAdjustment(info, i));
   case UOP_SetFPReg:
   case UOP_SetFPRegLarge: {
     auto fp = reg(info.frameRegister);
@@ -288,6 +304,7 @@ Expected<UnwindResult> Unwind::run(RuntimeFunction function) {
   auto info = readInfo(function);
   if (!info) return info.takeError();
   uint32_t prologOffset = uint32_t(frame_.ip - base_ - function.begin);
+  if (mayDeriveFrameRegister && !(info->flags & UNW_ChainInfo)) deriveFrameRegister(*info, prologOffset);
   auto frameBase = establisherFrame(*info, prologOffset, info->flags & UNW_ChainInfo);
   if (!frameBase) return frameBase.takeError();
   // Only an interrupted pc can be inside an epilog: a return address follows a call.
@@ -298,6 +315,28 @@ Expected<UnwindResult> Unwind::run(RuntimeFunction function) {
   }
   if (Error err = unwindPrologs(function, *frameBase)) return err;
   return result();
+}
+
+// A frame at a call has the stack pointer it made the call with, which in the
+// function's body is the one its prolog left, unless the function moved it
+// since (alloca, which needs a frame register: so this is a guess, checked by
+// unwindWin64AtCall). Then the frame register held that stack pointer plus
+// what the prolog allocated after setting it, plus its offset.
+void Unwind::deriveFrameRegister(const UnwindInfoView &info, uint32_t prologOffset) {
+  if (info.frameRegister == 0 || regs_.get(info.frameRegister)) return;
+  std::optional<uint64_t> sp = regs_.get(Rsp);
+  if (!sp) return;
+  uint64_t atSet = *sp;
+  for (size_t i = 0; i < info.codes.size(); i += slotsOf(info.op(i), info.opInfo(i))) {
+    if (info.op(i) == UOP_SetFPReg || info.op(i) == UOP_SetFPRegLarge) {
+      if (prologOffset < info.codeOffset(i)) return; // not set yet: not needed
+      uint64_t offset = info.op(i) == UOP_SetFPReg ? info.frameOffset : info.slot32(i + 1);
+      regs_.set(info.frameRegister, atSet + offset * 16);
+      derived_ = true;
+      return;
+    }
+    if (prologOffset >= info.codeOffset(i)) atSet += stackAdjustment(info, i);
+  }
 }
 
 UnwindResult Unwind::result() {
@@ -319,6 +358,18 @@ UnwindResult Unwind::result() {
 Expected<UnwindResult> unwindWin64(const MemorySource &memory, uint64_t imageBase, const RuntimeFunction &function,
                                   const Frame &frame, OS abi) {
   return Unwind(memory, imageBase, frame, abi).run(function);
+}
+
+Expected<UnwindResult> unwindWin64AtCall(const Target &target, uint64_t imageBase, const RuntimeFunction &function,
+                                        const Frame &frame) {
+  Unwind unwind(target, imageBase, frame, OS::Windows);
+  unwind.mayDeriveFrameRegister = !frame.ipIsExact;
+  auto result = unwind.run(function);
+  if (result && unwind.derivedFrameRegister() && result->caller.pc() &&
+      callBefore(target, *result->caller.pc()) != CallBefore::Yes)
+    return fail("with its frame register taken from the stack pointer, the return address 0x" +
+                Twine::utohexstr(*result->caller.pc()) + " follows no call (the function moved its stack pointer?)");
+  return result;
 }
 
 UnwindResult unwindWin64Leaf(const MemorySource &memory, const Frame &frame) {

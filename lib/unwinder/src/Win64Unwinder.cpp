@@ -30,7 +30,7 @@ UnwindResult Win64Unwinder::unwind(const Frame &frame, const Target &target) {
   // still in the link register (ARM64).
   if (!*function) return arm64 ? unwindArm64Leaf(frame) : unwindWin64Leaf(target, frame);
   auto result = arm64 ? unwindArm64Windows(target, module.base, **function, frame)
-                      : unwindWin64(target, module.base, **function, frame);
+                      : unwindWin64AtCall(target, module.base, **function, frame);
   if (!result) return UnwindResult::noInfo(module.name + ": " + llvm::toString(result.takeError()));
   return *result;
 }

@@ -22,10 +22,11 @@ constexpr uint64_t Base = 0x140000000, ImageSize = 0x2000, Stack = 0x10000, Stac
 // Functions (RVAs) in the image's .pdata:
 //   F 0x1000-0x1040  push rbx; sub rsp, 0x20            (calls out at 0x101b; 0x103b, its last instruction)
 //   G 0x1100-0x1180  push rbp; push rdi; sub rsp, 0x28  (calls F at 0x114b)
+//   H 0x1280-0x12c0  push rbp; mov rbp, rsp; sub rsp, 0x20  (GCC's -O0 frame: rbp its frame register)
 // and leaf code at 0x1200, which no entry covers.
-constexpr uint32_t F = 0x1000, FEnd = 0x1040, G = 0x1100, GEnd = 0x1180, Leaf = 0x1200;
+constexpr uint32_t F = 0x1000, FEnd = 0x1040, G = 0x1100, GEnd = 0x1180, Leaf = 0x1200, H = 0x1280, HEnd = 0x12c0;
 constexpr uint64_t ReturnIntoF = Base + 0x1020, ReturnAtFEnd = Base + FEnd, ReturnIntoG = Base + 0x1150;
-enum Op : uint8_t { Push = 0, AllocSmall = 2 };
+enum Op : uint8_t { Push = 0, AllocSmall = 2, SetFp = 3 };
 // Win64 numbers, as unwind codes name registers.
 constexpr uint8_t W64Rbx = 3, W64Rbp = 5, W64Rdi = 7;
 
@@ -38,11 +39,13 @@ struct Fixture {
   std::unique_ptr<Target> built;
 
   Fixture() {
-    writePeHeaders(image, 0x300, 2);
+    writePeHeaders(image, 0x300, 3);
     entry(0x300, F, FEnd, 0x400);
     entry(0x30c, G, GEnd, 0x420);
+    entry(0x318, H, HEnd, 0x440);
     info(0x400, 5, {code(5, AllocSmall, 3), code(1, Push, W64Rbx)});
     info(0x420, 6, {code(6, AllocSmall, 4), code(2, Push, W64Rdi), code(1, Push, W64Rbp)});
+    info(0x440, 8, {code(8, AllocSmall, 3), code(4, SetFp, 0), code(1, Push, W64Rbp)}, W64Rbp);
     std::fill(image.begin() + 0x1000, image.end(), 0xcc); // int3
     put(0x1000, {0x53, 0x48, 0x83, 0xec, 0x20});          // push rbx; sub rsp, 0x20
     put(0x101b, {0xe8, 0, 0, 0, 0});                       // call
@@ -53,11 +56,11 @@ struct Fixture {
   void entry(size_t at, uint32_t begin, uint32_t end, uint32_t unwindInfo) {
     put32(image, at, begin), put32(image, at + 4, end), put32(image, at + 8, unwindInfo);
   }
-  void info(size_t at, uint8_t prolog, std::vector<uint16_t> codes) {
+  void info(size_t at, uint8_t prolog, std::vector<uint16_t> codes, uint8_t frameRegister = 0) {
     image[at] = 1; // version 1, no flags
     image[at + 1] = prolog;
     image[at + 2] = uint8_t(codes.size());
-    image[at + 3] = 0; // no frame register
+    image[at + 3] = frameRegister; // at offset 0
     std::memcpy(&image[at + 4], codes.data(), codes.size() * 2);
   }
   void put(size_t at, std::vector<uint8_t> bytes) { std::copy(bytes.begin(), bytes.end(), image.begin() + at); }
@@ -100,6 +103,36 @@ TEST_CASE("Win64Unwinder: a frame's caller through the module's .pdata and .xdat
   CHECK(r.caller.get(R12) == 0x1212u);
   CHECK(known(r.caller) == std::vector<unsigned>{Rbx, Rsi, Rdi, Rbp, Rsp, R12, Rip}); // rax, rdx: volatile
   CHECK_FALSE(r.callerIpIsExact);
+}
+
+// A frame the scan found has no frame register (the scan on Windows x64
+// finds none): H's prolog left rsp 0x20 below rbp's slot, and the frame's rsp,
+// the one it made its call with, is that one in H's body (no alloca).
+TEST_CASE("Win64Unwinder: a frame at a call whose frame register is unknown, unwound from its stack pointer",
+          "[win64]") {
+  Fixture fx;
+  fx.word(0x20, 0x5050); // rbp, pushed by H
+  uint64_t returnAddress = ReturnIntoG;
+  SECTION("the caller follows a call") {}
+  SECTION("a word after no call: no caller, the scan goes on") { returnAddress = Base + Leaf; }
+  fx.word(0x28, returnAddress);
+  Frame scanned = makeFrame(fx.target(), Base + H + 0x20, Stack, FrameTrust::Scan, {});
+  UnwindResult r = Win64Unwinder().unwind(scanned, fx.target());
+  if (returnAddress == ReturnIntoG) {
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == ReturnIntoG);
+    CHECK(r.caller.sp() == Stack + 0x30);
+    CHECK(r.caller.get(Rbp) == 0x5050u);
+  } else {
+    CHECK(r.status == Status::NoInfo);
+  }
+  // The same for a frame the unwind data found, above a function that kept no frame register.
+  scanned.trust = FrameTrust::UnwindInfo;
+  CHECK(Win64Unwinder().unwind(scanned, fx.target()).status == r.status);
+  // An interrupted frame's registers are its own: one it lacks is not guessed.
+  scanned.trust = FrameTrust::Context;
+  scanned.ipIsExact = true;
+  CHECK(Win64Unwinder().unwind(scanned, fx.target()).status == Status::NoInfo);
 }
 
 TEST_CASE("Win64Unwinder: a return address at a function's end belongs to the call before it", "[win64]") {

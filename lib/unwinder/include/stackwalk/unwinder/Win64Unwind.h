@@ -25,6 +25,17 @@ namespace stackwalk {
 llvm::Expected<UnwindResult> unwindWin64(const MemorySource &memory, uint64_t imageBase,
                                          const RuntimeFunction &function, const Frame &frame, OS abi = OS::Windows);
 
+// The same for a frame at a call (its ip a return address) in a module of
+// `target`, whose frame register may be unknown: the scan finds none, and a
+// caller of a function that kept none of its own (unwound without it) cannot
+// have it back. A function that keeps one (every function of GCC's -O0 code;
+// clang's and MSVC's with alloca) is then unwound from the stack pointer its
+// prolog left, which the call was made with unless the function moved it
+// since; a caller so found must follow a call in `target`'s code, else the
+// frame is not unwound (the scan goes on).
+llvm::Expected<UnwindResult> unwindWin64AtCall(const Target &target, uint64_t imageBase,
+                                               const RuntimeFunction &function, const Frame &frame);
+
 // The frame of a function without unwind data (a leaf): the return address
 // is at the stack pointer.
 UnwindResult unwindWin64Leaf(const MemorySource &memory, const Frame &frame);
