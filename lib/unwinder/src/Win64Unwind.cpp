@@ -32,13 +32,15 @@ private:
 
 class Unwind {
 public:
-  Unwind(const MemorySource &memory, uint64_t imageBase, const Frame &frame, OS abi)
-      : memory_(memory), base_(imageBase), frame_(frame), abi_(abi), regs_(frame.regs) {}
+  // mayDeriveFrameRegister: an unknown frame register may be taken from the
+  // stack pointer (deriveFrameRegister), for a frame at a call.
+  Unwind(const MemorySource &memory, uint64_t imageBase, const Frame &frame, OS abi, bool mayDeriveFrameRegister)
+      : memory_(memory), base_(imageBase), frame_(frame), abi_(abi), regs_(frame.regs),
+        mayDerive_(mayDeriveFrameRegister) {}
 
   Expected<UnwindResult> run(RuntimeFunction function);
-  // Whether run() took the frame register from the stack pointer (deriveFrameRegister).
+  // Whether run() took the frame register from the stack pointer.
   bool derivedFrameRegister() const { return derived_; }
-  bool mayDeriveFrameRegister = false;
 
 private:
   Expected<UnwindInfoView> readInfo(const RuntimeFunction &function) { return readUnwindInfo(memory_, base_, function); }
@@ -69,6 +71,7 @@ private:
   OS abi_; // whose calling convention says which registers survive a call
   Win64Registers regs_;
   bool machineFrame_ = false;
+  bool mayDerive_;
   bool derived_ = false;
 };
 
@@ -304,7 +307,7 @@ Expected<UnwindResult> Unwind::run(RuntimeFunction function) {
   auto info = readInfo(function);
   if (!info) return info.takeError();
   uint32_t prologOffset = uint32_t(frame_.ip - base_ - function.begin);
-  if (mayDeriveFrameRegister && !(info->flags & UNW_ChainInfo)) deriveFrameRegister(*info, prologOffset);
+  if (mayDerive_ && !(info->flags & UNW_ChainInfo)) deriveFrameRegister(*info, prologOffset);
   auto frameBase = establisherFrame(*info, prologOffset, info->flags & UNW_ChainInfo);
   if (!frameBase) return frameBase.takeError();
   // Only an interrupted pc can be inside an epilog: a return address follows a call.
@@ -357,13 +360,12 @@ UnwindResult Unwind::result() {
 
 Expected<UnwindResult> unwindWin64(const MemorySource &memory, uint64_t imageBase, const RuntimeFunction &function,
                                   const Frame &frame, OS abi) {
-  return Unwind(memory, imageBase, frame, abi).run(function);
+  return Unwind(memory, imageBase, frame, abi, /*mayDeriveFrameRegister=*/false).run(function);
 }
 
 Expected<UnwindResult> unwindWin64AtCall(const Target &target, uint64_t imageBase, const RuntimeFunction &function,
                                         const Frame &frame) {
-  Unwind unwind(target, imageBase, frame, OS::Windows);
-  unwind.mayDeriveFrameRegister = !frame.ipIsExact;
+  Unwind unwind(target, imageBase, frame, OS::Windows, /*mayDeriveFrameRegister=*/!frame.ipIsExact);
   auto result = unwind.run(function);
   if (result && unwind.derivedFrameRegister() && result->caller.pc() &&
       callBefore(target, *result->caller.pc()) != CallBefore::Yes)
