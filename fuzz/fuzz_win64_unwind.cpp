@@ -1,12 +1,14 @@
 // The Win64 unwind-code interpreters, x64's and ARM64's: the input supplies
 // UNWIND_INFO or .xdata (or ARM64's packed data), code bytes and the stack,
-// and the frame's registers; then --unwind-info's description, with the input
-// also as the image's PE headers and .pdata.
+// and the frame's registers; x64's also for a frame at a call without its
+// frame register (unwindWin64AtCall's guess); then --unwind-info's description,
+// with the input also as the image's PE headers and .pdata.
 #include "stackwalk/unwinder/Arm64WindowsUnwind.h"
 #include "stackwalk/unwinder/UnwindDescription.h"
 #include "stackwalk/unwinder/Win64Unwind.h"
 
 #include <cstring>
+#include <memory>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 32) return 0;
@@ -17,6 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memory.add(Base + 0x2000, bytes); // unwind info and chained entries
   memory.add(0x10000, bytes);       // stack
   memory.add(Base, bytes);          // PE headers, the exception directory
+  stackwalk::Target target(stackwalk::Arch::X86_64, stackwalk::OS::Windows, "fuzz",
+                           std::make_unique<stackwalk::BufferMemory>(memory));
   uint32_t words[4];
   std::memcpy(words, data, sizeof words);
   stackwalk::Frame frame;
@@ -30,6 +34,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   stackwalk::RuntimeFunction function{0x1000, 0x1000 + (words[2] >> 8) % 0x200, 0x2000 + (words[3] >> 16) % 0x40};
   auto result = stackwalk::unwindWin64(memory, Base, function, frame);
   if (!result) llvm::consumeError(result.takeError());
+  stackwalk::Frame atCall = frame;
+  atCall.ipIsExact = false;
+  atCall.regs = stackwalk::RegisterFile(stackwalk::Arch::X86_64);
+  atCall.regs.setPc(frame.ip);
+  atCall.regs.setSp(frame.sp);
+  auto guessed = stackwalk::unwindWin64AtCall(target, Base, function, atCall);
+  if (!guessed) llvm::consumeError(guessed.takeError());
   // ARM64: the same bytes as .xdata (or the fourth word as packed data), x29 and lr known.
   stackwalk::Frame arm64 = frame;
   arm64.regs = stackwalk::RegisterFile(stackwalk::Arch::Arm64);
