@@ -368,8 +368,11 @@ std::shared_ptr<ModuleImage> ModuleResolver::imageFromMemory(Target &target, Mod
   return std::shared_ptr<ModuleImage>(std::move(*image));
 }
 
-void ModuleResolver::resolve(Target &target) const {
-  for (Module &module : target.modules) {
+void ModuleResolver::resolve(Target &target) const { resolve(target, {}, {}); }
+
+void ModuleResolver::resolve(Target &target, const std::vector<const Module *> &first,
+                             const std::function<void(const Module &)> &resolvedFirst) const {
+  auto resolveOne = [&](Module &module) {
     std::string symbolNote;
     if (!module.image) {
       module.image = findImage(module);
@@ -377,7 +380,16 @@ void ModuleResolver::resolve(Target &target) const {
     }
     attachDebugInfo(module, symbolNote);
     addNote(module.imageNote, symbolNote);
-  }
+  };
+  std::set<const Module *> done;
+  for (const Module *wanted : first)
+    for (Module &module : target.modules)
+      if (&module == wanted && done.insert(&module).second) {
+        resolveOne(module);
+        if (resolvedFirst) resolvedFirst(module);
+      }
+  for (Module &module : target.modules)
+    if (!done.count(&module)) resolveOne(module);
   if (options_.fetcher) {
     fetchMissing(target);
     // Fetched now or by an earlier walk: the report says the same.

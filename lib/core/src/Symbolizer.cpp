@@ -201,6 +201,12 @@ void Symbolizer::prefetchDebugInfo(const Module &module) {
     prefetched_[&source].twin = std::move(twin);
 }
 
+void Symbolizer::cancelPrefetch(const Module &module) {
+  if (!module.image) return;
+  auto found = prefetched_.find(&dwarfSourceOf(*module.image));
+  if (found != prefetched_.end() && !found->second.read) prefetched_.erase(found);
+}
+
 void Symbolizer::expect(const Module &module, uint64_t address) {
   if (prefetched_.empty() || !module.image) return;
   expectedModules_.insert({module.image.get(), !module.debugInfoRefused});

@@ -56,3 +56,23 @@ TEST_CASE("a file with an object file's magic that cannot be read is a rejected 
   CHECK(module.imageNote.starts_with("no matching file; rejected: " + broken.path));
   CHECK(broken.warned());
 }
+
+TEST_CASE("the modules asked for first are resolved first, each told of once, then the others") {
+  MappedFile files("LC_CTYPE", std::string(4096, 'x'));
+  for (const char *name : {"LC_NUMERIC", "LC_TIME"}) {
+    Module module = files.target.modules[0];
+    module.name = name;
+    module.base += 0x10000 * files.target.modules.size();
+    files.target.modules.push_back(module);
+  }
+  std::vector<Module> &modules = files.target.modules;
+  std::vector<std::string> told;
+  ModuleResolver(ModuleSearchOptions{})
+      .resolve(files.target, {&modules[2], &modules[0], &modules[2]}, [&](const Module &module) {
+        told.push_back(module.name);
+        // LC_NUMERIC is not looked at before the ones asked for first.
+        CHECK(modules[1].imageNote.empty());
+      });
+  CHECK(told == std::vector<std::string>{"LC_TIME", "LC_CTYPE"});
+  for (const Module &module : modules) CHECK(module.dataFile);
+}

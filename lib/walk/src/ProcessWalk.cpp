@@ -55,6 +55,17 @@ std::vector<const ThreadInfo *> selectThreads(const Target &target, const WalkOp
   return selected;
 }
 
+// The modules the threads' contexts stop in, each once (100,000 threads may
+// stop in a few), in the threads' order.
+std::vector<const Module *> modulesStoppedIn(const Target &target, const std::vector<const ThreadInfo *> &threads) {
+  std::vector<const Module *> modules;
+  std::set<const Module *> seen;
+  for (const ThreadInfo *thread : threads)
+    if (std::optional<uint64_t> pc = thread ? thread->context.pc() : std::nullopt) // null: a live process's, until adoptThreads
+      if (const Module *module = target.moduleAt(*pc); module && seen.insert(module).second) modules.push_back(module);
+  return modules;
+}
+
 // What a walk shows that the signature must not depend on: where it starts,
 // how deep it goes, whether native frames are kept. Arguments never matter.
 WalkOptions signatureOptions(const WalkOptions &options) {
@@ -103,11 +114,8 @@ llvm::Error ProcessWalk::adoptThreads(std::vector<ThreadInfo> threads, const std
 // modules their contexts stop in will be read: they start to inflate now,
 // while the runtime is read and the first stacks unwound.
 void ProcessWalk::prefetchDebugInfo() {
-  std::set<const Module *> asked; // each module once: 100,000 threads may stop in a few
-  for (const ThreadInfo *thread : report_.threads)
-    if (std::optional<uint64_t> pc = thread ? thread->context.pc() : std::nullopt) // null: a live process's, until adoptThreads
-      if (const Module *module = target_->moduleAt(*pc); module && asked.insert(module).second)
-        session_.symbolizer.prefetchDebugInfo(*module);
+  for (const Module *module : modulesStoppedIn(*target_, report_.threads))
+    session_.symbolizer.prefetchDebugInfo(*module);
 }
 
 llvm::Expected<std::unique_ptr<ProcessWalk>> ProcessWalk::open(const std::string &dumpPath, const WalkOptions &options,
@@ -125,13 +133,20 @@ ProcessWalk::ProcessWalk(std::unique_ptr<Target> target, std::string dumpPath, c
   search.symbolIndexes = session.symbolIndexes.get();
   ModuleResolver resolver(std::move(search), &session.images);
   elfcore::placeModulesByEntryPoint(*target_, resolver);
-  resolver.resolve(*target_);
+  // The debug files of the modules the threads stopped in start to inflate
+  // as soon as they are found: on a cold walk of a small dump the walk waited
+  // for them, and finding the other modules' files takes a few ms.
+  std::vector<std::string> selectionWarnings; // given again below
+  std::vector<const Module *> stoppedIn = modulesStoppedIn(*target_, selectThreads(*target_, options, selectionWarnings));
+  resolver.resolve(*target_, stoppedIn, [&](const Module &module) { session.symbolizer.prefetchDebugInfo(module); });
   target_->inferPointerAuthMask();
   report_.dumpPath = std::move(dumpPath);
   report_.target = target_.get();
   report_.warnings = target_->warnings;
   registered_ = RegisteredCode::find(*target_, options.perfMap, session.images, report_.warnings);
   limitDebugInfo(*target_, session.symbolizer.maxDebugBytes(), report_.warnings);
+  for (const Module &module : target_->modules) // stoppedIn's pointers: GDB's JIT modules may have moved them
+    if (module.debugInfoRefused) session.symbolizer.cancelPrefetch(module);
   report_.threads = selectThreads(*target_, options, report_.warnings);
   prefetchDebugInfo();
   runtime_ = openManagedRuntime(*target_, report_.warnings, runtimeUnreadable_);

@@ -9,6 +9,7 @@
 #include "stackwalk/core/SymbolIndexCache.h"
 #include "stackwalk/core/Target.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -47,6 +48,11 @@ public:
   // found for them) are not opened again, and images read from the dump's
   // memory become the session's copy of the same bytes.
   void resolve(Target &target) const;
+  // The same, resolving `first` before the other modules and calling
+  // `resolvedFirst` after each of them: a walk starts inflating the debug
+  // files of the modules its threads stopped in while the rest are looked for.
+  void resolve(Target &target, const std::vector<const Module *> &first,
+               const std::function<void(const Module &)> &resolvedFirst) const;
   // The first candidate file whose identity matches the module, or null; sets
   // the module's imageNote and identityUnchecked.
   std::shared_ptr<ModuleImage> findImage(Module &module) const;

@@ -73,6 +73,8 @@ public:
   // the twin and the symbol maps come from the cache instead); nothing for a
   // module whose debug info is refused, or an image copied from the dump.
   void prefetchDebugInfo(const Module &module);
+  // Stops a prefetch not yet read (its module's debug info was refused after all).
+  void cancelPrefetch(const Module &module);
   // That the walk will name this address of the module (a frame's lookup
   // address): a prefetched debug file is read as far as the units that hold
   // the addresses expected before its first name, and the rest inflated only
