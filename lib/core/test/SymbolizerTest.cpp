@@ -138,6 +138,21 @@ TEST_CASE("a debug file prefetched on another thread names frames as one inflate
   CHECK(prefetching.prefetchedFiles() == 0);
 }
 
+TEST_CASE("a prefetch cancelled, as for debug info the budget refuses once it started, is gone unread") {
+  test::TempDir dir;
+  Module module = compressedModule(dir);
+  auto main = module.image->symbolAddress("main");
+  REQUIRE(main);
+  Symbolizer prefetching, plain;
+  prefetching.prefetchDebugInfo(module);
+  REQUIRE(prefetching.prefetchedFiles() == 1);
+  module.debugInfoRefused = true;
+  prefetching.cancelPrefetch(module);
+  CHECK(prefetching.prefetchedFiles() == 0);
+  CHECK_FALSE(prefetching.inflating());
+  CHECK(describe(prefetching.symbolize(module, *main + 1)) == describe(plain.symbolize(module, *main + 1)));
+}
+
 TEST_CASE("a prefetched debug file names the expected addresses, and addresses past their units, as one read whole") {
   if (!llvm::sys::fs::exists(test::libcPath) || !llvm::sys::fs::exists(test::libcDebugPath)) {
     WARN("skipped: " << test::libcPath << " or its debug file is not unpacked");
