@@ -14,9 +14,10 @@ using llvm::support::endian::read64le;
 namespace stackwalk {
 namespace {
 
-constexpr char Magic[8] = {'S', 'W', 'S', 'Y', 'M', 'A', 'P', '3'};
+constexpr char Magic[8] = {'S', 'W', 'S', 'Y', 'M', 'A', 'P', '2'};
 constexpr size_t Tables = 8;
 constexpr size_t HeaderSize = 8 + 4 * Tables + 4 + 8;
+constexpr uint64_t ChunkSize = 4096;
 constexpr uint64_t FrameSize = 12, FunctionSize = 20, FileSize = 8;
 // Bytes per entry of each table, in order; strings are counted in bytes.
 constexpr uint64_t EntrySize[Tables] = {12, 8, FrameSize, FunctionSize, FileSize, 20, 8, 1};
@@ -41,7 +42,7 @@ void put64(std::string &out, uint64_t value) {
 
 Expected<SymbolMap> SymbolMap::view(StringRef bytes) {
   if (bytes.size() < HeaderSize || !bytes.starts_with(StringRef(Magic, sizeof Magic)))
-    return fail("not a symbol map (no SWSYMAP3 header)");
+    return fail("not a symbol map (no SWSYMAP2 header)");
   SymbolMap map;
   const char *header = bytes.data() + sizeof Magic;
   uint64_t tablesSize = 0;
@@ -268,8 +269,8 @@ std::string SymbolMapWriter::bytes() {
   tables += names + strings_;
 
   std::string checksums;
-  for (size_t at = 0; at < tables.size(); at += SymbolMap::ChunkSize)
-    put64(checksums, xxh3_64bits(StringRef(tables).substr(at, SymbolMap::ChunkSize)));
+  for (size_t at = 0; at < tables.size(); at += ChunkSize)
+    put64(checksums, xxh3_64bits(StringRef(tables).substr(at, ChunkSize)));
   std::string out(Magic, sizeof Magic);
   for (uint64_t size : {uint64_t(ranges_.size()), uint64_t(lists_.size()), frames_.size() / FrameSize,
                         functions_.size() / FunctionSize, files_.size() / FileSize,

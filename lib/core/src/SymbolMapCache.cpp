@@ -34,10 +34,9 @@ SymbolMapCache::SymbolMapCache(std::string dir, uint64_t maxBytes)
 
 std::string SymbolMapCache::entryPath(const ModuleImage &image, bool readsDwarf) const {
   if (image.inMemory()) return "";
-  // Its number changes with what a map holds, its names included, and with its
-  // format: a map made before Rust's legacy names and D's were demangled (3),
-  // or with 4 KiB chunks (SWSYMAP2), is not read.
-  std::string identity = "stackwalk symbol map 4;image:";
+  // Its number changes with what a map holds, its names included: a map made
+  // before Rust's legacy names and D's were demangled (3) is not read.
+  std::string identity = "stackwalk symbol map 3;image:";
   appendIdentity(identity, image);
   if (const ModuleImage *debug = image.debugImage()) {
     if (debug->inMemory()) return "";
@@ -49,7 +48,7 @@ std::string SymbolMapCache::entryPath(const ModuleImage &image, bool readsDwarf)
 }
 
 std::optional<LoadedSymbolMap> SymbolMapCache::open(const std::string &path) const {
-  // The map checks each chunk it reads (SymbolMap.h).
+  // The map checks each 4 KiB it reads (SymbolMap.h).
   std::unique_ptr<MemoryBuffer> entry = entries_.readUnhashed(path);
   if (!entry) return std::nullopt;
   StringRef body = CacheDirectory::body(*entry);

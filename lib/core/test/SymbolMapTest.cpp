@@ -160,33 +160,6 @@ std::string resealed(std::string bytes) {
 
 } // namespace
 
-TEST_CASE("a damaged chunk spoils only the lookups that read it") {
-  // 400 ranges of 12 bytes: the ranges table spans chunks 0 to 9, the
-  // tables after it begin in chunk 9.
-  SymbolMapWriter writer;
-  for (uint64_t i = 0; i < 400; ++i) writer.add(0x1000 + 16 * i, {frame("f" + std::to_string(i % 2), 0x1000, "f.c", 1 + i % 2, false)});
-  std::string bytes = writer.bytes();
-  auto whole = SymbolMap::view(bytes);
-  REQUIRE(bool(whole));
-  size_t chunks = llvm::support::endian::read32le(bytes.data() + 40);
-  REQUIRE(chunks > 9);
-  size_t tables = 52 + 8 * chunks;
-  // Range 300's start, in chunk 7 (byte 3600 of the tables).
-  std::string damaged = bytes;
-  damaged[tables + 300 * 12] ^= 1;
-  auto map = SymbolMap::view(damaged);
-  REQUIRE(bool(map));
-  // The search for range 0 reads ranges 200, 100, 50, ... (chunks 4, 2, 1
-  // and 0), then its list and frame (chunk 9 on), that for range 100 ranges
-  // 200, 100, 150, ...; those for ranges past 200 read range 300.
-  CHECK(map->framesAt(0x1000).has_value());
-  CHECK(map->framesAt(0x1000 + 16 * 100).has_value());
-  CHECK_FALSE(map->framesAt(0x1000 + 16 * 300).has_value());
-  CHECK_FALSE(map->framesAt(0x1000 + 16 * 399).has_value());
-  // With 4 KiB chunks, range 0's search read the damaged byte too.
-  static_assert(SymbolMap::ChunkSize <= 512);
-}
-
 TEST_CASE("a map whose indexes lead outside its tables answers nothing there") {
   std::string bytes = writtenMap();
   constexpr size_t Tables = 52 + 8;

@@ -34,7 +34,7 @@ public:
   std::unique_ptr<llvm::MemoryBuffer> read(const std::string &path) const;
   // The same, checking the trailer's magic and length but not its checksum,
   // which reads every page: for entries whose reader checks what it reads
-  // (symbol maps check each chunk they read).
+  // (symbol maps check each 4 KiB they read).
   std::unique_ptr<llvm::MemoryBuffer> readUnhashed(const std::string &path) const;
   // An entry's contents without its trailer.
   static llvm::StringRef body(const llvm::MemoryBuffer &entry);

@@ -15,10 +15,10 @@
 // found.
 //
 // The format (little-endian, no padding; made and read only here):
-//   header: magic "SWSYMAP3", u32 counts of ranges, frame lists, frames,
+//   header: magic "SWSYMAP2", u32 counts of ranges, frame lists, frames,
 //           functions, files, call sites, tail-calling names and string
 //           bytes; u32 count of chunk checksums, u64 xxh3 of those checksums;
-//   chunk checksums: u64 xxh3 of each ChunkSize bytes of the tables after them;
+//   chunk checksums: u64 xxh3 of each 4 KiB of the tables after them;
 //   ranges: u64 start, u32 frame list (NoFrames: nothing known), sorted by start;
 //   frame lists: u32 first frame, u32 count;
 //   frames: u32 function, u32 file (bit 31: an inlined call), u32 line (0: none);
@@ -28,7 +28,7 @@
 //           offset and length, sorted by return address;
 //   tail-calling names: u32 offset and length, sorted by name;
 //   strings.
-// A lookup reads a few pages of a map of megabytes: each chunk it reads is
+// A lookup reads a few pages of a map of megabytes: each 4 KiB it reads is
 // checked against its checksum the first time, not the whole map on open.
 // Every count and index is checked before it is used: a view of bytes that
 // do not hold a whole map is refused, and a lookup that would read outside
@@ -51,12 +51,6 @@ namespace stackwalk {
 
 class SymbolMap {
 public:
-  // A binary search of the ranges reads 12 bytes at each step, and checks the
-  // chunk holding them: in 4 KiB chunks, hashing was the largest part of a warm
-  // .NET walk's profile (5% of park-normal's samples); in 512 bytes, the
-  // checksums take 1.6% of the map.
-  static constexpr uint64_t ChunkSize = 512;
-
   // A view of a map's bytes, which must outlive it.
   static llvm::Expected<SymbolMap> view(llvm::StringRef bytes);
 
