@@ -381,13 +381,14 @@ void ModuleResolver::resolve(Target &target, const std::vector<const Module *> &
     attachDebugInfo(module, symbolNote);
     addNote(module.imageNote, symbolNote);
   };
+  std::map<const Module *, Module *> modules; // first's pointers, as the target's own
+  for (Module &module : target.modules) modules[&module] = &module;
   std::set<const Module *> done;
   for (const Module *wanted : first)
-    for (Module &module : target.modules)
-      if (&module == wanted && done.insert(&module).second) {
-        resolveOne(module);
-        if (resolvedFirst) resolvedFirst(module);
-      }
+    if (auto found = modules.find(wanted); found != modules.end() && done.insert(wanted).second) {
+      resolveOne(*found->second);
+      if (resolvedFirst) resolvedFirst(*found->second);
+    }
   for (Module &module : target.modules)
     if (!done.count(&module)) resolveOne(module);
   if (options_.fetcher) {
