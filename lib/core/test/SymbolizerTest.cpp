@@ -118,15 +118,23 @@ std::string describe(const std::vector<SourceFrame> &frames) {
             std::to_string(frame.line.value_or(0)) + (frame.inlined ? " inlined; " : "; ");
   return text;
 }
+
+// compressedModule's file prefetched by one Symbolizer, beside one that reads it when asked.
+struct PrefetchedModule {
+  PrefetchedModule() {
+    REQUIRE(main);
+    prefetching.prefetchDebugInfo(module);
+  }
+  test::TempDir dir;
+  Module module = compressedModule(dir);
+  std::optional<uint64_t> main = module.image->symbolAddress("main");
+  Symbolizer prefetching, plain;
+};
 } // namespace
 
 TEST_CASE("a debug file prefetched on another thread names frames as one inflated when they are named") {
-  test::TempDir dir;
-  Module module = compressedModule(dir);
-  auto main = module.image->symbolAddress("main");
-  REQUIRE(main);
-  Symbolizer prefetching, plain;
-  prefetching.prefetchDebugInfo(module);
+  PrefetchedModule files;
+  auto &[dir, module, main, prefetching, plain] = files;
   prefetching.prefetchDebugInfo(module); // once per file
   CHECK(prefetching.prefetchedFiles() == 1);
   std::string named = describe(prefetching.symbolize(module, *main + 1));
@@ -139,12 +147,8 @@ TEST_CASE("a debug file prefetched on another thread names frames as one inflate
 }
 
 TEST_CASE("a prefetch cancelled, as for debug info the budget refuses once it started, is gone unread") {
-  test::TempDir dir;
-  Module module = compressedModule(dir);
-  auto main = module.image->symbolAddress("main");
-  REQUIRE(main);
-  Symbolizer prefetching, plain;
-  prefetching.prefetchDebugInfo(module);
+  PrefetchedModule files;
+  auto &[dir, module, main, prefetching, plain] = files;
   REQUIRE(prefetching.prefetchedFiles() == 1);
   module.debugInfoRefused = true;
   prefetching.cancelPrefetch(module);
