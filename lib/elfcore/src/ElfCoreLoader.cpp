@@ -1,9 +1,9 @@
 #include "stackwalk/elfcore/ElfCoreLoader.h"
 
-#include "CoreMemory.h"
 #include "stackwalk/elfcore/CoreModules.h"
 #include "stackwalk/elfcore/CoreNotes.h"
 
+#include "stackwalk/core/DumpedMemory.h"
 #include "stackwalk/core/ElfHeaders.h"
 #include "stackwalk/core/ElfNotes.h"
 #include "stackwalk/core/Fail.h"
@@ -82,7 +82,8 @@ private:
   Expected<ElfFileHeader> header() const;
   Expected<std::vector<ElfProgramHeader>> programHeaders(const ElfFileHeader &header);
   void readNotes(std::span<const uint8_t> noteBytes, Arch arch, unsigned wordSize, bool cutShort);
-  void addModules(Target &target, const std::vector<CoreSegment> &segments);
+  // The program headers give the vDSO's segment.
+  void addModules(Target &target, const std::vector<ElfProgramHeader> &phdrs);
   const PrStatus *crashingThread() const;
 
   std::shared_ptr<const DumpFile> file_;
@@ -200,7 +201,7 @@ const PrStatus *CoreReader::crashingThread() const {
   return &notes_.threads.front();
 }
 
-void CoreReader::addModules(Target &target, const std::vector<CoreSegment> &segments) {
+void CoreReader::addModules(Target &target, const std::vector<ElfProgramHeader> &phdrs) {
   std::string executable;
   if (auto execfn = auxvValue(notes_.auxv, AT_EXECFN)) executable = target.readCString(*execfn).value_or("");
   if (!notes_.files.empty()) {
@@ -217,9 +218,9 @@ void CoreReader::addModules(Target &target, const std::vector<CoreSegment> &segm
     for (Module &module : target.modules)
       if (module.contains(*entry)) module.isMainExecutable = true;
   if (auto vdso = auxvValue(notes_.auxv, AT_SYSINFO_EHDR)) {
-    for (const CoreSegment &seg : segments) {
-      if (*vdso < seg.vaddr || *vdso - seg.vaddr >= seg.memSize) continue;
-      if (auto module = vdsoModule(*vdso, seg.vaddr + seg.memSize, target)) target.modules.push_back(std::move(*module));
+    for (const ElfProgramHeader &ph : phdrs) {
+      if (ph.type != ELF::PT_LOAD || *vdso < ph.vaddr || *vdso - ph.vaddr >= ph.memsz) continue;
+      if (auto module = vdsoModule(*vdso, ph.vaddr + ph.memsz, target)) target.modules.push_back(std::move(*module));
       else warnings_.push_back(toString(module.takeError()));
     }
   }
@@ -256,7 +257,7 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
   auto phdrs = programHeaders(*header);
   if (!phdrs) return phdrs.takeError();
 
-  std::vector<CoreSegment> segments;
+  std::vector<DumpedRange> dumped;
   std::vector<MemoryRegion> regions;
   Truncation truncation;
   for (const ElfProgramHeader &ph : *phdrs) {
@@ -266,7 +267,8 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
       readNotes(bytes().subspan(std::min<uint64_t>(ph.offset, bytes().size()), present), arch, header->wordSize,
                 present < ph.filesz);
     } else if (ph.type == ELF::PT_LOAD && ph.memsz > 0) {
-      segments.push_back({ph.vaddr, ph.memsz, ph.offset, std::min(present, ph.memsz)});
+      // Past p_filesz nothing was dumped (a file-backed mapping): the module file may supply it.
+      dumped.push_back({ph.vaddr, std::min(present, ph.memsz), ph.offset});
       regions.push_back({ph.vaddr, ph.vaddr + ph.memsz, bool(ph.flags & ELF::PF_R), bool(ph.flags & ELF::PF_W),
                          bool(ph.flags & ELF::PF_X)});
       if (present < ph.filesz) truncation.cutSegments.push_back({ph.vaddr, ph.vaddr + ph.filesz});
@@ -274,7 +276,7 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
   }
   if (truncation.missingBytes) warnings_.push_back(truncation.warning(notes_.threads));
 
-  auto memory = std::make_unique<CoreMemory>(file_, segments);
+  auto memory = std::make_unique<DumpedMemory>(file_, std::move(dumped));
   auto target = std::make_unique<Target>(arch, OS::Linux, "elf-core", std::move(memory));
   target->regions = std::move(regions);
 
@@ -319,7 +321,7 @@ Expected<std::unique_ptr<Target>> CoreReader::load() {
 
   target->process.auxv = notes_.auxv;
   target->pointerAuthMask = notes_.pointerAuthMask;
-  addModules(*target, segments);
+  addModules(*target, *phdrs);
   target->sortModules();
   target->warnings = std::move(warnings_);
   return target;

@@ -46,7 +46,7 @@ struct MemoryLoss {
 // RVA 0 is the dump's own header: a writer that means "elsewhere" (Wine's
 // full-memory dumps name each thread's stack so, its bytes in Memory64List)
 // has lost nothing.
-std::optional<uint64_t> addRange(const Reader &reader, std::vector<MemoryRange> &ranges, uint64_t start, uint64_t rva,
+std::optional<uint64_t> addRange(const Reader &reader, std::vector<DumpedRange> &ranges, uint64_t start, uint64_t rva,
                                  uint64_t size) {
   if (rva == 0) return std::nullopt;
   std::span<const uint8_t> bytes = reader.clip(rva, size);
@@ -56,8 +56,8 @@ std::optional<uint64_t> addRange(const Reader &reader, std::vector<MemoryRange> 
 
 } // namespace
 
-std::vector<MemoryRange> readMemoryRanges(const Reader &reader) {
-  std::vector<MemoryRange> ranges;
+std::vector<DumpedRange> readMemoryRanges(const Reader &reader) {
+  std::vector<DumpedRange> ranges;
   MemoryLoss loss;
   if (auto stream = reader.stream(StreamType::MemoryList))
     for (const auto &d : reader.list<llvm::minidump::MemoryDescriptor>(*stream, "MemoryList"))

@@ -1,6 +1,5 @@
 #include "stackwalk/minidump/MinidumpLoader.h"
 
-#include "MinidumpMemory.h"
 #include "MinidumpReader.h"
 #include "Streams.h"
 
@@ -73,7 +72,7 @@ llvm::Expected<std::unique_ptr<Target>> loadMinidump(std::shared_ptr<const DumpF
   if (!reader) return reader.takeError();
 
   minidump::SystemDescription system = minidump::readSystemInfo(*reader);
-  auto memory = std::make_unique<minidump::MinidumpMemory>(file, minidump::readMemoryRanges(*reader));
+  auto memory = std::make_unique<DumpedMemory>(file, minidump::readMemoryRanges(*reader));
   auto target = std::make_unique<Target>(system.arch, system.os, "minidump", std::move(memory));
   target->osVersion = system.osVersion;
   target->threads = minidump::readThreads(*reader, system.arch);

@@ -3,7 +3,7 @@
 // warning through the Reader.
 #pragma once
 
-#include "MinidumpMemory.h"
+#include "stackwalk/core/DumpedMemory.h"
 #include "MinidumpReader.h"
 
 #include "stackwalk/core/Target.h"
@@ -28,7 +28,7 @@ std::vector<Module> readModules(const Reader &reader);
 std::vector<Module> readUnloadedModules(const Reader &reader);
 
 // MemoryList, Memory64List and the threads' stacks, clipped to the file.
-std::vector<MemoryRange> readMemoryRanges(const Reader &reader);
+std::vector<DumpedRange> readMemoryRanges(const Reader &reader);
 // MemoryInfoList: regions with their protection.
 std::vector<MemoryRegion> readMemoryInfo(const Reader &reader);
 
