@@ -154,6 +154,13 @@ TEST_CASE("a PDB that counts more modules than it describes is refused (fuzz/fin
   CHECK_FALSE(refused(STACKWALK_CORE_TEST_DATA "/fpo.pdb"));
 }
 
+TEST_CASE("a PDB whose superblock claims more blocks than the file holds is refused (fuzz/findings/llvm19-pdb-superblock-block-count)") {
+  // LLVM 19 would size its free-page map by the claim: 512 MiB of bits for this 77 KiB file.
+  CHECK_THAT(refusal(STACKWALK_FINDINGS_DIR "/llvm19-pdb-superblock-block-count"),
+             Catch::Contains("claims 4294901779 blocks of 4096 bytes; the file holds 77824 bytes"));
+  CHECK_FALSE(refused(STACKWALK_CORE_TEST_DATA "/fpo.pdb"));
+}
+
 TEST_CASE("a PDB whose public symbol does not decode is refused (fuzz/findings/llvm19-pdb-open-leak-9cdca142)") {
   // LLVM 19's lookup of a public by address would decode it with cantFail:
   // unreachable code in a release build, the error and its message leaked.

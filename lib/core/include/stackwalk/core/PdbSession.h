@@ -1,4 +1,6 @@
-// LLVM's native PDB reader, opened on a PDB that it can be handed: LLVM 19's
+// LLVM's native PDB reader, opened on a PDB that it can be handed: its
+// superblock's block count is trusted to size memory (checked against the
+// file first); LLVM 19's
 // NativeSession resolves a section contribution whose section number lies
 // beyond the section headers by reading the header one past the last (with
 // none at all, a null read), which fuzz_pdb found crashing on the first RVA
