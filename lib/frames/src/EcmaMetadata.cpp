@@ -731,6 +731,10 @@ Expected<EcmaMetadata> EcmaMetadata::fromPeImage(const MemorySource &memory, uin
   // this copy). Else appended a piece at a time: a vector sized first would
   // be zero-filled, a pass over every byte before the copy.
   if (auto inPlace = memory.bytesInPlace(base + *metadata, *metadataSize)) return parseInPlace(*inPlace);
+  // Nothing reserved for a claim whose last byte is not there: a 2.7 KiB
+  // image claiming 256 MiB of metadata had it reserved before the first
+  // piece failed (fuzz/findings/ecma-metadata-size-past-image).
+  if (!memory.readValue<uint8_t>(base + *metadata + *metadataSize - 1)) return unreadable();
   std::vector<uint8_t> bytes;
   bytes.reserve(*metadataSize);
   std::array<uint8_t, 65536> piece;

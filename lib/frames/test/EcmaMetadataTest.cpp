@@ -254,6 +254,23 @@ TEST_CASE("a PE image without metadata is refused with a reason") {
   }
 }
 
+TEST_CASE("metadata claimed past the image is refused before its bytes are asked for (fuzz/findings/ecma-metadata-size-past-image)") {
+  // A 2.7 KiB image whose CLI header claims 256 MiB of metadata: once, that
+  // much was reserved and a 64 KiB piece asked for before the claim failed.
+  struct CountingMemory : stackwalk::BufferMemory {
+    mutable uint64_t asked = 0;
+    bool read(uint64_t address, std::span<uint8_t> out) const override {
+      asked += out.size();
+      return BufferMemory::read(address, out);
+    }
+  } memory;
+  std::vector<uint8_t> image = readFile(std::filesystem::path(STACKWALK_FINDINGS_DIR) / "ecma-metadata-size-past-image");
+  REQUIRE(image.size() < 4096);
+  memory.add(0, image);
+  CHECK_THAT(errorOf(EcmaMetadata::fromPeImage(memory, 0, /*mapped=*/true)), Catch::Contains("outside the image or not readable"));
+  CHECK(memory.asked < 4096);
+}
+
 TEST_CASE("names, nesting and generic parameters from hand-built tables") {
   MetadataBuilder b;
   uint32_t module = b.type("", "<Module>", 1);
