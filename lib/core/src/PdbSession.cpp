@@ -46,9 +46,13 @@ private:
 
 // The info stream's named-stream map (a string buffer, then a hash table
 // whose present buckets hold offsets into it), checked as LLVM 19 will read
-// it: HashTable::load writes each present bucket without checking it against
-// the table's capacity, and NamedStreamMap reads each name with strlen from
-// its offset (fuzz/findings/llvm19-pdb-named-stream-map-string-offset).
+// it: HashTable::load makes room for as many buckets as the table's capacity
+// claims (8 bytes each: 32 GiB for a 77 KiB PDB claiming 2^32 - 1,
+// fuzz/findings/llvm19-pdb-named-stream-map-capacity), so a capacity past
+// twice the stream's length in bytes is refused (a real map holds a few
+// names in a few dozen buckets); it writes each present bucket without
+// checking it against that capacity, and NamedStreamMap reads each name with
+// strlen from its offset (fuzz/findings/llvm19-pdb-named-stream-map-string-offset).
 llvm::Error checkNamedStreamMap(const llvm::pdb::PDBFile &file) {
   auto stream = file.safelyCreateIndexedStream(llvm::pdb::StreamPDB);
   if (!stream) return stream.takeError();
@@ -62,6 +66,9 @@ llvm::Error checkNamedStreamMap(const llvm::pdb::PDBFile &file) {
   uint32_t size, capacity;
   if (llvm::Error error = reader.readInteger(size)) return error;
   if (llvm::Error error = reader.readInteger(capacity)) return error;
+  if (capacity / 2 > reader.getLength())
+    return fail("the PDB's named-stream map claims " + llvm::Twine(capacity) + " buckets in a stream of " +
+                llvm::Twine(reader.getLength()) + " bytes");
   // Each bit vector: a count of words, then the words; no bit at or past the capacity.
   std::vector<uint32_t> present;
   for (bool presentBits : {true, false}) {

@@ -161,6 +161,13 @@ TEST_CASE("a PDB whose superblock claims more blocks than the file holds is refu
   CHECK_FALSE(refused(STACKWALK_CORE_TEST_DATA "/fpo.pdb"));
 }
 
+TEST_CASE("a PDB whose named-stream map claims more buckets than its stream could hold is refused (fuzz/findings/llvm19-pdb-named-stream-map-capacity)") {
+  // LLVM 19 would make room for every bucket claimed: 32 GiB for this 77 KiB file.
+  CHECK_THAT(refusal(STACKWALK_FINDINGS_DIR "/llvm19-pdb-named-stream-map-capacity"),
+             Catch::Contains("named-stream map claims"));
+  CHECK_FALSE(refused(STACKWALK_CORE_TEST_DATA "/fpo.pdb"));
+}
+
 TEST_CASE("a PDB whose public symbol does not decode is refused (fuzz/findings/llvm19-pdb-open-leak-9cdca142)") {
   // LLVM 19's lookup of a public by address would decode it with cantFail:
   // unreachable code in a release build, the error and its message leaked.
