@@ -24,7 +24,7 @@ public:
   // Only bytes the dump holds, in O(log n) whatever the ranges: a read may
   // span adjacent ranges, never a gap.
   bool read(uint64_t address, std::span<uint8_t> out) const override;
-  // Within one range's bytes.
+  // Within the bytes of one range (of what is left of it where a later range overlaps it).
   std::optional<std::span<const uint8_t>> bytesInPlace(uint64_t address, uint64_t size) const override;
 
 private:

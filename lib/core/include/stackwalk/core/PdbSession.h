@@ -1,11 +1,10 @@
-// LLVM's native PDB reader, opened on a PDB that it can be handed: its
-// superblock's block count is trusted to size memory (checked against the
-// file first); LLVM 19's
-// NativeSession resolves a section contribution whose section number lies
-// beyond the section headers by reading the header one past the last (with
-// none at all, a null read), which fuzz_pdb found crashing on the first RVA
-// lookup; its named-stream map is read trusting its bucket numbers and
-// string offsets; a contribution's module number, a module's stream number and
+// LLVM's native PDB reader, opened on a PDB that it can be handed: LLVM 19
+// sizes memory by the superblock's block count and the named-stream map's
+// capacity as claimed; its NativeSession resolves a section contribution
+// whose section number lies beyond the section headers by reading the header
+// one past the last (with none at all, a null read), which fuzz_pdb found
+// crashing on the first RVA lookup; its named-stream map is read trusting its
+// bucket numbers and string offsets; a contribution's module number, a module's stream number and
 // the scopes of its symbols (PdbScopeCheck.h) are followed unchecked, and a
 // deleted stream it names is read past its (empty) block list
 // (PdbStreamCheck.h). Such PDBs are refused here, before any lookup.
