@@ -159,6 +159,7 @@ llvm::Error openPdbSession(std::unique_ptr<llvm::MemoryBuffer> bytes, std::uniqu
       path, std::make_unique<llvm::MemoryBufferByteStream>(std::move(bytes), llvm::endianness::little), *allocator);
   if (llvm::Error error = file->parseFileHeaders()) return error;
   if (llvm::Error error = file->parseStreamData()) return error;
+  if (llvm::Error error = checkStreamBlocksInFile(*file)) return error;
   if (llvm::Error error = checkUsedStreamsHaveBytes(*file)) return error;
   auto opened = std::make_unique<llvm::pdb::NativeSession>(std::move(file), std::move(allocator));
   if (llvm::Error error = checkNamedStreamMap(opened->getPDBFile())) return error;

@@ -46,6 +46,16 @@ llvm::Error checkStreamHasBytes(const llvm::pdb::PDBFile &file, uint32_t stream,
   return fail("the PDB's " + role + " (stream " + llvm::Twine(stream) + ") is a deleted stream");
 }
 
+llvm::Error checkStreamBlocksInFile(const llvm::pdb::PDBFile &file) {
+  uint64_t fileSize = file.getFileSize(), blockSize = file.getBlockSize();
+  for (uint32_t stream = 0; stream < file.getNumStreams(); ++stream)
+    for (uint32_t block : file.getStreamBlockList(stream))
+      if ((block + uint64_t(1)) * blockSize > fileSize)
+        return fail("block " + llvm::Twine(block) + " of the PDB's stream " + llvm::Twine(stream) +
+                    " lies past the file's end");
+  return llvm::Error::success();
+}
+
 llvm::Error checkUsedStreamsHaveBytes(const llvm::pdb::PDBFile &file) {
   using namespace llvm::pdb;
   for (auto [stream, role] : {std::pair{StreamPDB, "info stream"}, {StreamTPI, "type stream"},

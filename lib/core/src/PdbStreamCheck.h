@@ -5,6 +5,13 @@
 // fuzz_pdb found: fuzz/findings/llvm19-pdb-dbi-stream-null-read, every stream
 // nil, NativeSession's constructor reading the DBI stream's header). A PDB
 // that names a nil stream as one it uses is refused.
+//
+// A stream's blocks are checked against the file as well: LLVM's
+// PDBFile::parseStreamData computes a block's end as (Block + 1) * BlockSize
+// with the addition in 32 bits, so block 0xFFFFFFFF ends at 0 and passes;
+// reads of it then fail, and FixedStreamArray's iterator, which only asserts
+// that a read succeeded, hands out a null record
+// (fuzz/findings/llvm19-pdb-stream-block-past-file, a new-FPO stream).
 #pragma once
 
 #include "llvm/ADT/Twine.h"
@@ -22,6 +29,10 @@ namespace stackwalk {
 // number past the directory or kInvalidStreamIndex is left to LLVM (which
 // checks those) or to the caller.
 llvm::Error checkStreamHasBytes(const llvm::pdb::PDBFile &file, uint32_t stream, const llvm::Twine &role);
+
+// Fails when a block of any stream lies past the end of the file. For a file
+// whose stream directory is parsed, before any stream is read through LLVM.
+llvm::Error checkStreamBlocksInFile(const llvm::pdb::PDBFile &file);
 
 // The streams NativeSession's constructor and the first lookups read: the
 // fixed ones (info, TPI, DBI, IPI), and those the DBI stream's header and its

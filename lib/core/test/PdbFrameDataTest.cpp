@@ -168,6 +168,14 @@ TEST_CASE("a PDB whose named-stream map claims more buckets than its stream coul
   CHECK_FALSE(refused(STACKWALK_CORE_TEST_DATA "/fpo.pdb"));
 }
 
+TEST_CASE("a PDB with a stream block past the file's end is refused (fuzz/findings/llvm19-pdb-stream-block-past-file)") {
+  // LLVM 19's own check lets block 0xFFFFFFFF through (its end wraps to 0); the new-FPO records
+  // read from it came back as a null record.
+  CHECK_THAT(refusal(STACKWALK_FINDINGS_DIR "/llvm19-pdb-stream-block-past-file"),
+             Catch::Contains("block 4294967295 of the PDB's stream 11 lies past the file's end"));
+  CHECK_FALSE(refused(STACKWALK_CORE_TEST_DATA "/fpo.pdb"));
+}
+
 TEST_CASE("a PDB whose public symbol does not decode is refused (fuzz/findings/llvm19-pdb-open-leak-9cdca142)") {
   // LLVM 19's lookup of a public by address would decode it with cantFail:
   // unreachable code in a release build, the error and its message leaked.
