@@ -118,7 +118,7 @@ case "${1:-}" in
     # Targets whose parser is LLVM's and has findings not yet guarded against
     # (fuzz/README.md): run, their findings printed, but they do not fail the run.
     open_llvm_findings="pdb"
-    targets="elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind arm_ehabi libunwind_dynamic ecma_metadata runtime_structures symbol_file symbol_map process_maps cabinet pdb walk"
+    targets="elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind arm_ehabi libunwind_dynamic ecma_metadata runtime_structures symbol_file symbol_map perf_map process_maps cabinet pdb walk"
     # Two targets at a time (each libFuzzer run is one process on one core), then their reports in order.
     set -- $targets
     while [ $# -gt 0 ]; do

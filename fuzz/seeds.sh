@@ -6,7 +6,7 @@ build=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 corpus=$here/../../shared/corpus
-mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/frame_arguments "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/arm_ehabi "$out"/libunwind_dynamic "$out"/ecma_metadata "$out"/runtime_structures "$out"/symbol_file "$out"/symbol_map "$out"/process_maps "$out"/cabinet "$out"/pdb "$out"/walk
+mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/frame_arguments "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/arm_ehabi "$out"/libunwind_dynamic "$out"/ecma_metadata "$out"/runtime_structures "$out"/symbol_file "$out"/symbol_map "$out"/perf_map "$out"/process_maps "$out"/cabinet "$out"/pdb "$out"/walk
 cp "$build"/dumps/cores/*.core "$out"/elfcore/
 cp "$build"/dumps/windows/dumps/*.dmp "$out"/minidump/
 if [ -d "$corpus" ]; then
@@ -60,6 +60,10 @@ printf '\000\000\000\000\260\260\250\200\000\001\000\000\020\000\000\000\000\002
 cp "$(dirname "$0")"/../lib/frames/test/data/Nested.dll "$out"/ecma_metadata/ 2>/dev/null || true
 head -c 4096 "$build"/dumps/dotnet/cores/park-normal.core > "$out"/runtime_structures/core-head 2>/dev/null || true
 cp /proc/self/maps "$out"/process_maps/self
+# A perf map as JITs write one (.NET's and V8's lines), with an entry replaced by a later line.
+printf '%s\n' '7F3A1C2D0000 3C [OptimizedTier1] Program::Main()[OptimizedTier1]' \
+  '0x7f3a1c2d0040 20 LazyCompile:~main app.js:1' '7F3A1C2D0000 10 [Tier0] Program::Main()[Tier0]' 'zz 10 bad' \
+  > "$out"/perf_map/jit.map
 # PDBs: a 32-bit one with FrameData (lld's) and the 64-bit one of the Windows test dumps.
 cp "$here"/../lib/core/test/data/fpo.pdb "$out"/pdb/
 find "$build"/dumps/windows/symbols -name '*.pdb' -type f -exec cp {} "$out"/pdb/ \;

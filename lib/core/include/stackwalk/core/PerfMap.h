@@ -26,6 +26,7 @@ public:
   // as JITs append when they move or replace code.
   const Entry *lookup(uint64_t address) const;
   size_t size() const { return entries_.size(); }
+  const std::vector<Entry> &entries() const { return entries_; } // in file order
   size_t malformedLines() const { return malformed_; }
 
 private:
