@@ -4,6 +4,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
+#include <queue>
 
 namespace stackwalk {
 
@@ -36,32 +37,42 @@ PerfMap PerfMap::parse(const std::string &text) {
       continue;
     }
     entry.name = name.trim().str();
-    map.longest_ = std::max(map.longest_, entry.size);
     map.entries_.push_back(std::move(entry));
   }
-  map.byStart_.resize(map.entries_.size());
-  for (size_t i = 0; i < map.byStart_.size(); ++i) map.byStart_[i] = i;
-  std::stable_sort(map.byStart_.begin(), map.byStart_.end(),
-                   [&](size_t a, size_t b) { return map.entries_[a].start < map.entries_[b].start; });
+  map.divideAddresses();
   return map;
 }
 
-const PerfMap::Entry *PerfMap::lookup(uint64_t address) const {
-  auto it = std::upper_bound(byStart_.begin(), byStart_.end(), address,
-                             [&](uint64_t a, size_t i) { return a < entries_[i].start; });
-  const Entry *best = nullptr;
-  size_t bestIndex = 0;
-  // Walk back over every entry that could still cover the address.
-  while (it != byStart_.begin()) {
-    --it;
-    const Entry &entry = entries_[*it];
-    if (address - entry.start >= longest_) break;
-    if (address - entry.start < entry.size && (!best || *it > bestIndex)) {
-      best = &entry;
-      bestIndex = *it;
-    }
+// A sweep over the entries' starts and ends, the covering entries kept in a
+// heap by line number: each lookup is then one binary search, where a walk
+// back over earlier-starting entries took as long as the map when one entry
+// was wide.
+void PerfMap::divideAddresses() {
+  std::vector<uint64_t> edges;
+  edges.reserve(2 * entries_.size());
+  for (const Entry &entry : entries_) edges.insert(edges.end(), {entry.start, entry.start + entry.size});
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  std::vector<size_t> byStart(entries_.size());
+  for (size_t i = 0; i < byStart.size(); ++i) byStart[i] = i;
+  std::stable_sort(byStart.begin(), byStart.end(),
+                   [&](size_t a, size_t b) { return entries_[a].start < entries_[b].start; });
+  std::priority_queue<size_t> covering; // the latest line on top; entries that ended are dropped when on top
+  auto next = byStart.begin();
+  for (uint64_t edge : edges) {
+    for (; next != byStart.end() && entries_[*next].start == edge; ++next) covering.push(*next);
+    while (!covering.empty() && entries_[covering.top()].start + entries_[covering.top()].size <= edge)
+      covering.pop();
+    size_t owner = covering.empty() ? NoEntry : covering.top();
+    if (stretches_.empty() || stretches_.back().entry != owner) stretches_.push_back({edge, owner});
   }
-  return best;
+}
+
+const PerfMap::Entry *PerfMap::lookup(uint64_t address) const {
+  auto after = std::upper_bound(stretches_.begin(), stretches_.end(), address,
+                                [](uint64_t a, const Stretch &stretch) { return a < stretch.start; });
+  if (after == stretches_.begin() || std::prev(after)->entry == NoEntry) return nullptr;
+  return &entries_[std::prev(after)->entry];
 }
 
 } // namespace stackwalk

@@ -22,3 +22,21 @@ TEST_CASE("malformed perf map lines are skipped and counted") {
   CHECK(map.malformedLines() == 5);
   CHECK(map.lookup(0x7f05)->name == "good");
 }
+
+TEST_CASE("a wide perf map line shows where no later line covers an address, and a later wide line covers all") {
+  PerfMap map = PerfMap::parse("1000 100000 wide\n"
+                               "2000 10 first\n"
+                               "2008 10 second\n"
+                               "9000 10 third\n"
+                               "8000 2000 wider-later\n");
+  CHECK(map.lookup(0xfff) == nullptr);
+  CHECK(map.lookup(0x1000)->name == "wide");
+  CHECK(map.lookup(0x2004)->name == "first");
+  CHECK(map.lookup(0x2008)->name == "second");
+  CHECK(map.lookup(0x2017)->name == "second");
+  CHECK(map.lookup(0x2018)->name == "wide");
+  CHECK(map.lookup(0x9004)->name == "wider-later");
+  CHECK(map.lookup(0xa000)->name == "wide");
+  CHECK(map.lookup(0x100fff)->name == "wide");
+  CHECK(map.lookup(0x101000) == nullptr);
+}

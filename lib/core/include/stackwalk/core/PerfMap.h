@@ -30,9 +30,17 @@ public:
   size_t malformedLines() const { return malformed_; }
 
 private:
+  // From `start` to the next stretch's start, the addresses `entry` covers
+  // (NoEntry: none does).
+  struct Stretch {
+    uint64_t start;
+    size_t entry;
+  };
+  static constexpr size_t NoEntry = SIZE_MAX;
+  void divideAddresses();
+
   std::vector<Entry> entries_; // in file order
-  std::vector<size_t> byStart_; // indices sorted by start
-  uint64_t longest_ = 0;
+  std::vector<Stretch> stretches_; // sorted by start, each owned by the latest line covering it
   size_t malformed_ = 0;
 };
 
