@@ -22,7 +22,7 @@ import sys
 PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
 NT_PRSTATUS, NT_PRFPREG, NT_AUXV, NT_FILE, NT_GNU_BUILD_ID = 1, 2, 6, 0x46494C45, 3
 EM_386, EM_X86_64, EM_AARCH64 = 3, 62, 183
-AT_ENTRY, DT_DEBUG = 9, 21
+AT_ENTRY, AT_SYSINFO_EHDR, DT_DEBUG = 9, 33, 21
 MD_LINUX_AUXV = 0x47670008
 # user_regs_struct order in NT_PRSTATUS, and each register's offset in CONTEXT_AMD64.
 USER_REGS = ["r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi", "rdi",
@@ -260,6 +260,27 @@ def linked_modules(core, executable):
     return sorted(out)
 
 
+def vdso(core):
+    """(base, bytes) of the vDSO the core holds (from AT_SYSINFO_EHDR to its segment's end), or None."""
+    base = core.auxv.get(AT_SYSINFO_EHDR)
+    for start, end, offset in core.loads:
+        if base is not None and start <= base < end:
+            return base, core.data[offset + base - start:offset + end - start]
+    return None
+
+
+def write_vdso(core, path):
+    """The core's vDSO written to `path`, named as Breakpad's Linux writer names its module:
+    (base, size, "linux-gate.so", identity), or None when the core holds none."""
+    found = vdso(core)
+    if not found:
+        return None
+    base, image = found
+    with open(path, "wb") as f:
+        f.write(image)
+    return base, len(image), "linux-gate.so", identity(path)
+
+
 def modules(core, roots, executable=None):
     """(base, size, recorded path, identity) of each ELF file the core maps."""
     if not core.files and executable:
@@ -339,7 +360,8 @@ def context(registers, fp_state):
     return bytes(out)
 
 
-def write(core_path, out_path, roots, executable=None):
+def write(core_path, out_path, roots, executable=None, vdso_path=None):
+    """With vdso_path, the vDSO's module too (Breakpad's writer lists it), its image written there."""
     core = Core(core_path)
     w = Writer()
     streams = []
@@ -362,7 +384,9 @@ def write(core_path, out_path, roots, executable=None):
     streams.append((3, w.put(struct.pack("<I", len(threads)) + b"".join(threads))))
     streams.append((5, w.put(struct.pack("<I", len(memory)) + b"".join(memory))))
     entries = []
-    for base, size, path, ident in modules(core, roots, executable):
+    listed = modules(core, roots, executable)
+    gate = write_vdso(core, vdso_path) if vdso_path else None
+    for base, size, path, ident in listed + ([gate] if gate else []):
         name = w.string(path)
         record = codeview(path, ident)
         cv = w.put(record, 4) if record else 0

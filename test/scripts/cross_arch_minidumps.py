@@ -2,9 +2,9 @@
 symbol files only: what arm64_test.py and i386_test.py share.
 
 Some of a platform's cores (MINIDUMPS: one of each kind of stack) are written as
-minidumps (core_to_minidump.py: the modules from the link map, the stacks, the
-auxiliary vector, no code bytes) and walked with only the .sym files Breakpad's
-dump_syms makes of their modules. Each thread's frames must have the instruction
+minidumps (core_to_minidump.py: the modules from the link map and the vDSO, the
+stacks, the auxiliary vector, no code bytes) and walked with only the .sym files
+Breakpad's dump_syms makes of their modules (of the vDSO from the core's copy). Each thread's frames must have the instruction
 pointers of the core's walk, and be those of Breakpad's minidump_stackwalk with the
 same files (a frame Breakpad lacks is a failure) up to a frame past which Breakpad
 goes wrong (Platform.breakpad_wrong_past): Breakpad's frames past it are counted, not
@@ -35,9 +35,15 @@ def minidump_failures(platform, stackwalk, tools, made, core, exe):
     for all cores: `made`), against Breakpad's walk with the same files and the core's own walk."""
     name, workdir = os.path.basename(exe), os.path.dirname(core)
     minidump, store = os.path.join(workdir, f"{name}.dmp"), os.path.join(workdir, "symbols")
-    core_to_minidump.write(core, minidump, ["/"], exe)
+    # The vDSO too, as Breakpad's writer lists it, with a .sym made from the core's copy of it: an
+    # i386 thread waiting in a system call stops in its __kernel_vsyscall, whose frame only its CFI
+    # describes (where the CPU enters the kernel by SYSCALL, AMD's, %ebp holds %ecx there).
+    vdso = os.path.join(workdir, "linux-gate.so")
+    core_to_minidump.write(core, minidump, ["/"], exe, vdso_path=vdso)
     for _, _, path, _ in core_to_minidump.modules(core_to_minidump.Core(core), ["/"], exe):
         breakpad_symbols_test.make_symbols(tools[0], path, "/usr/lib/debug", store, made)
+    if os.path.exists(vdso):
+        breakpad_symbols_test.make_symbols(tools[0], vdso, "/usr/lib/debug", store, made)
     out = subprocess.run([stackwalk, minidump, "-a", "--json", "--symbols-path", store, "--no-host-files"],
                          capture_output=True, text=True, timeout=120)
     if out.returncode != 0:
