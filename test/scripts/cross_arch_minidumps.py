@@ -4,11 +4,11 @@ symbol files only: what arm64_test.py and i386_test.py share.
 Some of a platform's cores (MINIDUMPS: one of each kind of stack) are written as
 minidumps (core_to_minidump.py: the modules from the link map and the vDSO, the
 stacks, the auxiliary vector, no code bytes) and walked with only the .sym files
-Breakpad's dump_syms makes of their modules (of the vDSO from the core's copy). Each thread's frames must have the instruction
-pointers of the core's walk, and be those of Breakpad's minidump_stackwalk with the
-same files (a frame Breakpad lacks is a failure) up to a frame past which Breakpad
-goes wrong (Platform.breakpad_wrong_past): Breakpad's frames past it are counted, not
-compared.
+Breakpad's dump_syms makes of their modules (of the vDSO from the core's copy). Each
+thread's frames must have the instruction pointers of the core's walk, and be those of
+Breakpad's minidump_stackwalk with the same files (a frame Breakpad lacks is a failure)
+up to a frame past which Breakpad goes wrong (Platform.breakpad_wrong_past): Breakpad's
+frames past it are counted, not compared.
 """
 import json
 import os
