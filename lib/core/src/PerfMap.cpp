@@ -55,8 +55,7 @@ void PerfMap::divideAddresses() {
   edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
   std::vector<size_t> byStart(entries_.size());
   for (size_t i = 0; i < byStart.size(); ++i) byStart[i] = i;
-  std::stable_sort(byStart.begin(), byStart.end(),
-                   [&](size_t a, size_t b) { return entries_[a].start < entries_[b].start; });
+  std::sort(byStart.begin(), byStart.end(), [&](size_t a, size_t b) { return entries_[a].start < entries_[b].start; });
   std::priority_queue<size_t> covering; // the latest line on top; entries that ended are dropped when on top
   auto next = byStart.begin();
   for (uint64_t edge : edges) {

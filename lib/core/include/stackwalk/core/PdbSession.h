@@ -4,10 +4,12 @@
 // whose section number lies beyond the section headers by reading the header
 // one past the last (with none at all, a null read), which fuzz_pdb found
 // crashing on the first RVA lookup; its named-stream map is read trusting its
-// bucket numbers and string offsets; a contribution's module number, a module's stream number and
-// the scopes of its symbols (PdbScopeCheck.h) are followed unchecked, and a
-// deleted stream it names is read past its (empty) block list
-// (PdbStreamCheck.h). Such PDBs are refused here, before any lookup.
+// bucket numbers and string offsets; a contribution's module number, a
+// module's stream number and the scopes of its symbols (PdbScopeCheck.h) are
+// followed unchecked, a deleted stream it names is read past its (empty)
+// block list, and a stream block numbered 0xFFFFFFFF passes its check of
+// blocks against the file (PdbStreamCheck.h). Such PDBs are refused here,
+// before any lookup.
 #pragma once
 
 #include "llvm/Support/Error.h"
