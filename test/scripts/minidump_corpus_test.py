@@ -429,6 +429,45 @@ def without_files(stackwalk):
                                                      f"unwind info, not at the stack's end ({thread['stop_reason']})")
 
 
+def entry_point(path):
+    """AT_ENTRY from a minidump's LinuxAuxv stream (64-bit words), or None."""
+    data = open(path, "rb").read()
+    offset, size = streams(data).get(0x47670008, (0, 0))
+    pairs = struct.unpack_from(f"<{size // 8}Q", data, offset)
+    return dict(zip(pairs[::2], pairs[1::2])).get(9)
+
+
+def to_entry_function(stackwalk):
+    """Breakpad's Linux dumps of its test programs (driver, driver1-5: exploitability_unittest.cc's),
+    walked with no file and no symbols: the dumps hold the stacks, the auxiliary vector, and
+    no code but, in some, the executable's first pages. Each crashing thread must end at
+    _start's call of __libc_start_main, a word 0x29 bytes past the entry point the auxiliary
+    vector gives, above __libc_start_main's frame (found by main's frame record), and no frame
+    may be the entry point itself: a register __libc_start_main saved holds it, and in
+    linux_inside_module_exe_region1/2.dmp the code before it ends with a call to
+    __assert_fail. Breakpad's minidump_stackwalk (npm minidump 0.26.0) walks each of these 11
+    frames deep: these 4 and 7 more, which in linux_divide_by_zero.dmp and
+    linux_inside_module_exe_region1.dmp are the entry point's address (three times),
+    main's and __libc_csu_init's (the addresses _start passes), and returns of calls that
+    ended before main's (stale)."""
+    folder = os.path.join(CORPUS, "breakpad")
+    names = sorted(d for d in os.listdir(folder) if d.startswith("linux_") and d.endswith(".dmp"))
+    ended, wrong = 0, []
+    for name in names:
+        r = report(stackwalk, "breakpad/" + name, "--no-host-files")
+        if not r["dump"]["process_name"].startswith("driver"):
+            continue
+        entry = entry_point(os.path.join(folder, name))
+        frames = physical(next(t for t in r["threads"] if t["crashed"]))
+        ips = [int(f["ip"], 16) for f in frames]
+        if entry in ips or not 0 < ips[-1] - entry <= 64:
+            wrong.append(f"{name}: {[hex(ip) for ip in ips]}, entry point {hex(entry)}")
+        ended += 1
+    check(ended >= 18 and not wrong,
+          f"Breakpad's Linux dumps of driver without files: {ended} crashing threads end at _start's call, "
+          f"none at the entry point" + (f" (not: {wrong})" if wrong else ""))
+
+
 def symbols_to_start(stackwalk):
     """Breakpad's linux_null_read_av.dmp and linux_overflow.dmp with their symbols/: the crashing
     thread ends, as Breakpad's does, at the executable's _start; a word on the stack holding
@@ -468,6 +507,7 @@ def main(stackwalk, options):
     malformed(stackwalk)
     symbol_files(stackwalk)
     without_files(stackwalk)
+    to_entry_function(stackwalk)
     symbols_to_start(stackwalk)
     microdumps(stackwalk)
     for item in NOT_MET:

@@ -2,6 +2,8 @@
 
 #include "CallInstruction.h"
 
+#include "stackwalk/core/Auxv.h"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -48,7 +50,27 @@ private:
   std::array<uint8_t, PageBytes> bytes_;
 };
 
-enum class Evidence { None, CallInstruction, SymbolFileFunction };
+enum class Evidence { None, CallInstruction, SymbolFileFunction, EntryFunctionCall };
+
+// The process's entry point as code (auxv's AT_ENTRY, without ARM's Thumb bit).
+std::optional<uint64_t> entryPoint(const Target &target) {
+  std::optional<uint64_t> entry = auxvValue(target.process.auxv, AT_ENTRY);
+  return entry ? std::optional(target.codeAddress(*entry)) : std::nullopt;
+}
+
+// How far into the entry function (_start) its call returns: glibc's calls
+// __libc_start_main 0x25-0x2a bytes in on x86-64 (0x29 in Breakpad's Linux
+// dumps), 0x30 on arm64; musl's calls _start_c sooner.
+constexpr uint64_t EntryCallReach = 64;
+
+// Whether `code` lies just past the process's entry point, where the entry
+// function's call returns. The entry function is never returned to, so a
+// pointer into it is that call's return address (or a copy of it): nothing
+// else points a few bytes into _start. Evidence where no code is at hand.
+bool followsEntryPoint(const Target &target, uint64_t code) {
+  std::optional<uint64_t> entry = entryPoint(target);
+  return entry && code > *entry && code - *entry <= EntryCallReach;
+}
 
 // `value` as the stack or a register holds it: with arm64's pointer
 // authentication bits or ARM's Thumb bit, which say how to read the call.
@@ -65,21 +87,29 @@ Evidence returnAddressEvidence(const Target &target, uint64_t value) {
   }
   // Neither the dump nor a file holds the code: code that a symbol file
   // describes where the call is, is the evidence left (Breakpad's rule with
-  // symbols, without its trust in a PUBLIC symbol's unbounded extent). A word
+  // symbols, without its trust in a PUBLIC symbol's unbounded extent), or the
+  // entry function's call (Breakpad's Linux dumps, stripped of all but the
+  // stack, end at _start so where minidump_stackwalk's scan does). A word
   // equal to a function's own address is a pointer to it far more often than
   // the return of a call ending the function before (Sentry's windows.dmp: the
   // thread's start routine, above its outermost frame); only the code could
   // tell, and it is not at hand.
   const BreakpadSymbolFile *symbols = module->symbolFile.get();
-  bool inFunction = symbols && symbols->describesCodeAt(code - 1 - module->base) &&
-                    !symbols->startsFunctionAt(code - module->base);
-  return inFunction ? Evidence::SymbolFileFunction : Evidence::None;
+  if (symbols && symbols->describesCodeAt(code - 1 - module->base) && !symbols->startsFunctionAt(code - module->base))
+    return Evidence::SymbolFileFunction;
+  return followsEntryPoint(target, code) ? Evidence::EntryFunctionCall : Evidence::None;
 }
 
-// How far the scan trusts a symbol file's functions alone: Breakpad's window
-// (kRASearchWords). A word far up the stack that merely lies in some function
-// is more likely a stale value than the caller.
-constexpr unsigned SymbolFileScanWords = 40;
+// Evidence of where a word points, not of a call before it: trusted near the
+// frame only (NoCallScanWords).
+bool showsNoCall(Evidence evidence) {
+  return evidence == Evidence::SymbolFileFunction || evidence == Evidence::EntryFunctionCall;
+}
+
+// How far the scan trusts a symbol file's functions or the entry point alone:
+// Breakpad's window (kRASearchWords). A word far up the stack that merely lies
+// in some function is more likely a stale value than the caller.
+constexpr unsigned NoCallScanWords = 40;
 // How far a scan goes above a frame that made a call (not an interrupted one):
 // such a frame's own locals lie between its stack pointer and its return
 // address. Breakpad's window (kRASearchWords: 40 words; 4 times as many from
@@ -269,10 +299,13 @@ std::optional<RegisterFile> StackScanUnwinder::describedCaller(const Frame &fram
 // with a call that does not return (abort, _Unwind_Resume): a word equal to it
 // is far more often the function's address (main's, which __libc_start_main
 // keeps, in stripped Debian programs walked without libc, after a cold fragment
-// that calls abort). It is taken only when its unwind data leads on to a return
-// address in a module or code, as a frame that made that call would.
+// that calls abort; the entry point's, in Breakpad's
+// linux_inside_module_exe_region1.dmp, after one that calls __assert_fail). It
+// is taken only when its unwind data leads on to a return address in a module
+// or code, as a frame that made that call would.
 bool StackScanUnwinder::startsFunction(uint64_t returnAddress, const Target &target) const {
   uint64_t code = target.codeAddress(returnAddress);
+  if (entryPoint(target) == code) return true;
   return std::any_of(unwindData_.begin(), unwindData_.end(),
                      [&](Unwinder *unwinder) { return unwinder->startsFunctionAt(code, target); });
 }
@@ -371,7 +404,7 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
     // address is no caller's return address.
     if ((frame.ipIsExact || frame.trust == FrameTrust::Scan) && target.codeAddress(*value) == frame.ip) continue;
     Evidence evidence = returnAddressEvidence(target, *value);
-    if (evidence == Evidence::None || (evidence == Evidence::SymbolFileFunction && i >= SymbolFileScanWords)) continue;
+    if (evidence == Evidence::None || (showsNoCall(evidence) && i >= NoCallScanWords)) continue;
     UnwindResult result;
     result.status = UnwindResult::Status::Caller;
     result.caller = RegisterFile(frame.regs.arch());

@@ -3,6 +3,7 @@
 // the manner of rust-minidump's per-unwinder tests.
 #include "SyntheticStack.h"
 
+#include "stackwalk/core/Auxv.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
 
 #include <catch2/catch.hpp>
@@ -603,6 +604,37 @@ TEST_CASE("stack scan without code bytes: code a symbol file describes, not a PU
   CHECK(r.caller.sp() == Stack + 0x20);
 }
 
+// Breakpad's Linux dumps hold the stacks and no code: above __libc_start_main's
+// frame (found by main's frame record), _start's return address is the only
+// word that points just past the entry point the auxiliary vector records;
+// the entry point itself, which a register saved there holds, is no return.
+TEST_CASE("stack scan without code bytes: a word just past the entry point is the entry function's call",
+          "[fallback][scan]") {
+  constexpr uint64_t Base = 0x400000, Entry = Base + 0x1df4;
+  auto scan = [&](std::vector<uint64_t> words, FrameTrust trust = FrameTrust::FramePointer) {
+    std::vector<uint8_t> stack(words.size() * 8);
+    std::memcpy(stack.data(), words.data(), stack.size());
+    auto target = makeTarget(Arch::X86_64, OS::Linux, makeMemory({{Stack, std::move(stack)}}), {},
+                             {makeModule("driver", Base, 0x17000)});
+    target->process.auxv = {{AT_PHDR, Base + 0x40}, {AT_ENTRY, Entry}};
+    return StackScanUnwinder().unwind(makeFrame(*target, Base + 0x2000, Stack, trust, {}), *target);
+  };
+  SECTION("the entry point and a word past the call's reach are passed over") {
+    UnwindResult r = scan({Entry, Entry + 0x41, Base + 0x1fcf + 0x100, Entry + 0x29});
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == Entry + 0x29);
+    CHECK(r.caller.sp() == Stack + 0x20);
+  }
+  SECTION("near the frame only, as a symbol file's function: 40 words, from the context frame too") {
+    std::vector<uint64_t> words(41, 0);
+    words[40] = Entry + 0x29;
+    CHECK(scan(words).status == Status::NoInfo);
+    CHECK(scan(words, FrameTrust::Context).status == Status::NoInfo);
+    words[39] = Entry + 0x29;
+    CHECK(scan(words, FrameTrust::Context).status == Status::Caller);
+  }
+}
+
 TEST_CASE("stack scan: the word at sp itself counts", "[fallback][scan]") {
   Fixture fx;
   fx.word(0x20, AfterCallRspDisp);
@@ -822,6 +854,30 @@ TEST_CASE("stack scan: a candidate at a function's first byte must be confirmed 
   }
   SECTION("without unwind data for its call, passed over") {
     CHECK(scanned(0, TableUnwinder::Says::Nothing) == AfterCallRipMem);
+  }
+}
+
+// The code before the entry point may end with a call that never returns (a
+// cold fragment's call to __assert_fail, in linux_inside_module_exe_region1.dmp):
+// a word equal to the entry point is a function's first byte after a call,
+// passed over unless unwind data confirms it, as above.
+TEST_CASE("stack scan: the entry point after a call is the entry function's address, not a return",
+          "[fallback][scan]") {
+  Fixture fx;
+  fx.word(0x20, AfterCallRel32); // the entry point: code that follows a call
+  fx.word(0x28, AfterCallRax);
+  fx.target();
+  SECTION("with the auxiliary vector's entry point there, passed over") {
+    fx.built->process.auxv = {{AT_ENTRY, AfterCallRel32}};
+    UnwindResult r = StackScanUnwinder().unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt), fx.target());
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == AfterCallRax);
+  }
+  SECTION("elsewhere, taken") {
+    fx.built->process.auxv = {{AT_ENTRY, CodeStart}};
+    UnwindResult r = StackScanUnwinder().unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt), fx.target());
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == AfterCallRel32);
   }
 }
 
