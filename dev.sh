@@ -125,9 +125,6 @@ case "${1:-}" in
     sanitizer_build
     seeds="$BUILD-asan/seeds"
     rm -rf "$seeds" && fuzz/seeds.sh "$BUILD" "$seeds" >/dev/null
-    # Targets whose parser is LLVM's and has findings not yet guarded against
-    # (fuzz/README.md): run, their findings printed, but they do not fail the run.
-    open_llvm_findings="pdb"
     targets="elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind arm_ehabi libunwind_dynamic ecma_metadata runtime_structures symbol_file symbol_map perf_map process_maps cabinet pdb walk"
     # Two targets at a time (each libFuzzer run is one process on one core), then their reports in order.
     set -- $targets
@@ -144,10 +141,7 @@ case "${1:-}" in
       for artifact in "$BUILD-asan/$target"-crash-* "$BUILD-asan/$target"-leak-* "$BUILD-asan/$target"-timeout-* "$BUILD-asan/$target"-oom-*; do
         if [ -e "$artifact" ]; then found="$found $artifact"; fi
       done
-      case " $open_llvm_findings " in
-        *" $target "*) if [ -n "$found" ]; then echo "dev.sh: fuzz_$target (open LLVM findings) found:$found"; fi ;;
-        *) if [ -n "$found" ]; then echo "dev.sh: fuzz_$target found a failure:$found"; exit 1; fi ;;
-      esac
+      if [ -n "$found" ]; then echo "dev.sh: fuzz_$target found a failure:$found"; exit 1; fi
     done
     ;;
   *)
