@@ -88,8 +88,8 @@ Evidence returnAddressEvidence(const Target &target, uint64_t value) {
   // Neither the dump nor a file holds the code: code that a symbol file
   // describes where the call is, is the evidence left (Breakpad's rule with
   // symbols, without its trust in a PUBLIC symbol's unbounded extent), or the
-  // entry function's call (Breakpad's Linux dumps, stripped of all but the
-  // stack, end at _start so where minidump_stackwalk's scan does). A word
+  // entry function's call (the walks of Breakpad's Linux dumps, which mostly
+  // hold no code, end at _start so, as minidump_stackwalk's do). A word
   // equal to a function's own address is a pointer to it far more often than
   // the return of a call ending the function before (Sentry's windows.dmp: the
   // thread's start routine, above its outermost frame); only the code could
