@@ -169,15 +169,17 @@ def physical(thread):
     return [f for f in thread["frames"] if not f["inlined"] and not f["tail_call"]]
 
 
+# As JSON: a C++ function's name may hold spaces (a template's return type).
 GDB_FRAMES = """
+import json
 for thread in gdb.selected_inferior().threads():
     thread.switch()
     frame, out = gdb.newest_frame(), []
     while frame is not None and len(out) < 2048:
         if frame.type() not in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME):
-            out.append("%x:%s" % (frame.pc(), frame.name()))
+            out.append([frame.pc(), str(frame.name())])
         frame = frame.older()
-    print("FRAMES", thread.ptid[1], " ".join(out))
+    print("FRAMES", thread.ptid[1], json.dumps(out))
 """
 
 
@@ -257,9 +259,9 @@ def gdb_frames(platform, core, exe, tmp):
                          timeout=120)
     threads = {}
     for line in out.stdout.splitlines():
-        if line.startswith("FRAMES"):
-            words = line.split()
-            threads[int(words[1])] = [(int(pc, 16), name) for pc, name in (w.split(":", 1) for w in words[2:])]
+        if line.startswith("FRAMES "):
+            _, tid, frames = line.split(" ", 2)
+            threads[int(tid)] = [(pc, name) for pc, name in json.loads(frames)]
     return threads
 
 
