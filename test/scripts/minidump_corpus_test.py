@@ -460,8 +460,8 @@ def to_entry_function(stackwalk):
         entry = entry_point(os.path.join(folder, name))
         frames = physical(next(t for t in r["threads"] if t["crashed"]))
         ips = [int(f["ip"], 16) for f in frames]
-        if entry in ips or not 0 < ips[-1] - entry <= 64:
-            wrong.append(f"{name}: {[hex(ip) for ip in ips]}, entry point {hex(entry)}")
+        if entry is None or entry in ips or not 0 < ips[-1] - entry <= 64:
+            wrong.append(f"{name}: {[hex(ip) for ip in ips]}, entry point {entry and hex(entry)}")
         ended += 1
     check(ended >= 18 and not wrong,
           f"Breakpad's Linux dumps of driver without files: {ended} crashing threads end at _start's call, "
