@@ -263,8 +263,10 @@ def linked_modules(core, executable):
 def vdso(core):
     """(base, bytes) of the vDSO the core holds (from AT_SYSINFO_EHDR to its segment's end), or None."""
     base = core.auxv.get(AT_SYSINFO_EHDR)
+    if base is None:
+        return None
     for start, end, offset in core.loads:
-        if base is not None and start <= base < end:
+        if start <= base < end:
             return base, core.data[offset + base - start:offset + end - start]
     return None
 
