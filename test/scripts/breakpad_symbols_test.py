@@ -41,17 +41,19 @@ import dumps
 
 NPM_PACKAGE = "minidump@0.26.0"
 # Cores whose threads gdb gets wrong, or whose frames need what a .sym file
-# and a stack-only minidump cannot give: the vDSO's signal trampoline
-# (not a file module), code registered at run time, a smashed stack.
+# and a stack-only minidump cannot give: code registered at run time, a
+# smashed stack, a stack the minidump does not hold. (x86-64 glibc's signal
+# trampoline, __restore_rt, is libc's: its .sym's STACK CFI crosses it.)
 LEFT_OUT = {
     "jit-gdb": "JIT code registered at run time is in no module file",
     "jit-libunwind": "JIT code registered at run time is in no module file",
     "smashed-stack": "gdb's frames are wrong by the program's own record",
-    "sighandler": "the signal trampoline is in the vDSO, which is no file to make a .sym of",
-    "sig-segv-a": "the signal trampoline is in the vDSO",
-    "sig-segv-b": "the signal trampoline is in the vDSO",
-    "sig-abort": "the signal trampoline is in the vDSO",
 }
+# Threads in a signal handler on their alternate signal stack: the minidump holds
+# the stack their stack pointer is in, as Breakpad's writer records it, not the
+# thread's own stack, where the interrupted frames lie. Their frames must be the
+# first of gdb's, up to the frame that the handler's signal frame restores.
+ON_ALTERNATE_STACK = {("sighandler", 26146)}
 
 
 def breakpad_tools(cache):
@@ -231,10 +233,13 @@ def check_dump(check, stackwalk, tools, unpacked, dump, store, made, tmp, walked
                       + (f" (Breakpad lacks {lacking}, which gdb has)" if lacking else "")
                       + ("" if agrees else f"\n       ours {mine}\n       breakpad {breakpad}"))
         ips = [int(f["ip"], 16) for f in thread["frames"] if not f["inlined"] and not f["tail_call"]]
-        check(ips == pcs.get(thread["tid"]),
-              f"{name} thread {thread['tid']}: the instruction pointers gdb finds on the core"
-              + ("" if ips == pcs.get(thread["tid"]) else f" (ours {[hex(i) for i in ips]}, "
-                                                          f"gdb {[hex(i) for i in pcs.get(thread['tid'], [])]})"))
+        truth, what = pcs.get(thread["tid"], []), "the instruction pointers gdb finds on the core"
+        if (name, thread["tid"]) in ON_ALTERNATE_STACK:
+            names = [fr.get("function") for fr in gdb.get(thread["tid"], [])]
+            truth = truth[:len(names) - names[::-1].index("__restore_rt") + 1]
+            what = "gdb's instruction pointers to the frame the last signal frame restores"
+        check(ips == truth, f"{name} thread {thread['tid']}: {what}"
+              + ("" if ips == truth else f" (ours {[hex(i) for i in ips]}, gdb {[hex(i) for i in truth]})"))
     print(f"     {name}: {inlined} inlined frame(s) among those; Breakpad walked {extra} frame(s) past where "
           f"stackwalk and gdb stop; {unnamed} frame(s) Breakpad names by the PUBLIC symbol before them, "
           f"unnamed as gdb leaves them")
@@ -506,6 +511,11 @@ def public_only(sym_text):
 KNOWN_STALE_PUBLIC_ONLY = {
     ("debugframe-only", 0x55555555559f),  # sw_thread+0x4f, after its call of pthread_attr_destroy
     ("debugframe-only", 0x7ffff7e6f136),  # __libc_mallopt+0x36 (libc's FUNC record), after a call
+    # Left by ld.so's lazy binding of a function the signal handler called first
+    # (its PLT's _dl_runtime_resolve); check_match's STACK CFI, read from the
+    # stale slot, gives the return address 0, which an outermost frame's may be.
+    ("sighandler", 0x7ffff7fd2cf4),  # check_match+0x134, after its call of strcmp
+    ("sighandler", 0x7ffff7fd3a98),  # _dl_lookup_symbol_x+0x128, after its call of do_lookup_x
 }
 
 
