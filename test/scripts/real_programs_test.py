@@ -11,15 +11,22 @@ What these caught, in an oracle sweep of 23 such programs: sort and gdb walked w
 libc took main's address, which __libc_start_main keeps, after a cold fragment's call to
 abort; perl blocked in its SIGALRM handler crosses a signal frame whose restorer is libc's.
 What is not checked, and why: STALE_WITHOUT_LIBRARIES.
+And each core written as a minidump (no code, no file) and walked with nothing but the
+.sym files Breakpad's dump_syms makes of its modules (the programs' STACK CFI from
+.eh_frame, libc's from its debug file too), as a crash pipeline with a Breakpad symbol
+store walks it: gdb's frames again (not checked when Breakpad's tools cannot be had).
 
 Skipped without gdb, gcore or any of the programs.
 """
+import json
 import os
 import shutil
 import subprocess
 import tempfile
 import time
 
+import breakpad_symbols_test
+import core_to_minidump
 import cross_arch
 import dumps
 
@@ -69,11 +76,33 @@ def capture(command, env, settle, tmp, name):
         process.wait()
 
 
+def symbol_files_failures(stackwalk, tools, core, executable, gdb, tmp, made):
+    """The core as a minidump (no code, no module file) walked with the .sym files
+    Breakpad's dump_syms makes of the program and its libraries (their STACK CFI
+    from .eh_frame, and libc's debug file under /usr/lib/debug): gdb's frames."""
+    name = os.path.basename(core)
+    minidump, store = os.path.join(tmp, name + ".dmp"), os.path.join(tmp, "symbols")
+    core_to_minidump.write(core, minidump, ["/"])
+    for _, _, path, _ in core_to_minidump.modules(core_to_minidump.Core(core), ["/"]):
+        if local := core_to_minidump.local_file(["/"], path):
+            breakpad_symbols_test.make_symbols(tools[0], local, "/usr/lib/debug", store, made)
+    walk = subprocess.run([stackwalk, minidump, "--all-threads", "--json", "--symbols-path", store, "--no-host-files"],
+                          capture_output=True, text=True, timeout=120)
+    if walk.returncode != 0:
+        return [f"{name} from .sym files: stackwalk exited {walk.returncode}: {walk.stderr}"], 0
+    report = json.loads(walk.stdout)
+    unnamed = [m["name"] for m in report["modules"] if m["symbols"] != "breakpad" or m["file"] is not None]
+    found, compared = cross_arch.compare_with_gdb(os.path.basename(executable), report, gdb)
+    return found + ([f"{name}: modules not named by their .sym file alone: {unnamed}"] if unnamed else []), compared
+
+
 def main(stackwalk, options):
     missing = [t for t in ("gdb", "gcore", "perl", "sort", "/usr/bin/python3") if not shutil.which(t)]
     if missing:
         dumps.skip("not installed: " + " ".join(missing))
     failures, frames, cores = [], 0, {}  # cores: those checked without their libraries
+    tools = breakpad_symbols_test.breakpad_tools(os.path.join(os.path.dirname(stackwalk), "breakpad"))
+    made = set()  # the .sym files made, shared by the programs
     with tempfile.TemporaryDirectory(prefix="stackwalk-real-") as tmp:
         for name, command, env, settle in PROGRAMS:
             caught = capture(command, env, settle, tmp, name)
@@ -90,6 +119,13 @@ def main(stackwalk, options):
             frames += compared
             print(f"{'ok  ' if not found else 'FAIL'} {name} ({executable}): {len(report['threads'])} threads, "
                   f"{compared} frames as gdb's")
+            if not tools:
+                print(f"     {name} from .sym files: not checked (Breakpad's tools could not be had)")
+                continue
+            found, compared = symbol_files_failures(stackwalk, tools, core, executable, gdb, tmp, made)
+            failures += found
+            print(f"{'ok  ' if not found else 'FAIL'} {name} as a minidump with .sym files only: {compared} frames "
+                  f"as gdb's")
         for name, why in STALE_WITHOUT_LIBRARIES.items():
             if cores.pop(name, None):
                 print(f"     {name} without its libraries: not checked: {why}")
