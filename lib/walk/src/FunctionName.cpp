@@ -51,18 +51,32 @@ std::string_view withoutParameters(std::string_view name) {
   return name; // unbalanced: keep it whole
 }
 
+// How deep in MSVC's quotes the text after `name[at]` lies, given `depth` before
+// it: its undecorated names quote with a backtick and an apostrophe ("`anonymous
+// namespace'", "`vftable'"), and quote again inside ("`dynamic initializer for
+// 'x''", where an apostrophe after a space opens). Outside a backtick's quote an
+// apostrophe is text (LLVM's Itanium "'lambda'(int)"); without an apostrophe a
+// backtick is text too (.NET's generic arity, "List`1").
+int msvcQuoteDepth(std::string_view name, size_t at, int depth) {
+  if (name[at] == '`') return name.find('\'', at) == std::string_view::npos ? depth : depth + 1;
+  if (name[at] != '\'' || depth == 0) return depth;
+  bool opensInner = at > 0 && (name[at - 1] == ' ' || name[at - 1] == '`');
+  return opensInner ? depth + 1 : depth - 1;
+}
+
 // The name without a return type before it: text up to the last space
-// outside brackets, unless that space is part of the name ("operator new",
-// "operator bool", "(anonymous namespace)" is inside brackets).
+// outside brackets and quotes, unless that space is part of the name
+// ("operator new", "operator bool"; "(anonymous namespace)" is inside brackets).
 std::string_view withoutReturnType(std::string_view name) {
-  int depth = 0;
+  int depth = 0, quoted = 0;
   size_t cut = std::string_view::npos;
   for (size_t i = 0; i < name.size(); ++i) {
     char c = name[i];
+    quoted = msvcQuoteDepth(name, i, quoted);
     if ((c == '<' || c == '>') && inOperatorName(name, i)) continue;
     if (opens(c)) ++depth;
     else if (closes(c)) --depth;
-    else if (c == ' ' && depth == 0 && !name.substr(0, i).ends_with("operator")) cut = i;
+    else if (c == ' ' && depth == 0 && quoted == 0 && !name.substr(0, i).ends_with("operator")) cut = i;
   }
   return cut == std::string_view::npos ? name : name.substr(cut + 1);
 }

@@ -15,6 +15,19 @@ TEST_CASE("signature names drop parameters, qualifiers and return types") {
   CHECK(signatureName("(anonymous namespace)::worker(void*)") == "(anonymous namespace)::worker");
 }
 
+TEST_CASE("MSVC's quoted names keep their spaces") {
+  // As Breakpad's .sym files and LLVM's Microsoft demangler give them.
+  CHECK(signatureName("`anonymous namespace'::CrashFunction") == "`anonymous namespace'::CrashFunction");
+  CHECK(signatureName("void __cdecl `anonymous namespace'::worker(void *)") == "`anonymous namespace'::worker");
+  CHECK(signatureName("`dynamic initializer for 'table''") == "`dynamic initializer for 'table''");
+  CHECK(signatureName("Widget::`scalar deleting destructor'(unsigned int)") ==
+        "Widget::`scalar deleting destructor'");
+  // Outside a backtick's quote an apostrophe is text: LLVM's Itanium lambdas.
+  CHECK(signatureName("void f()::'lambda'(int)::operator()(int) const") == "f()::'lambda'(int)::operator()");
+  // Without an apostrophe a backtick is text: .NET's generic arity.
+  CHECK(signatureName("Task`1 Cache`1.Load(String, Int32)") == "Cache`1.Load");
+}
+
 TEST_CASE("lambdas, functors, operators and templates keep their identity") {
   CHECK(signatureName("Writer::operator()(int)") == "Writer::operator()");
   CHECK(signatureName("main::{lambda(int)#1}::operator()(int) const") == "main::{lambda(int)#1}::operator()");
