@@ -154,7 +154,7 @@ void JsonPrinter::modules(const std::vector<Module> &modules) {
     json_.key("debug_file").stringOrNull(module.debugInfoPath());
     json_.key("base").string(addressString(module.base)).key("size").string(addressString(module.size));
     json_.key("build_id").stringOrNull(module.buildId.empty() ? "" : hexString(module.buildId));
-    json_.key("debug_id").stringOrNull(module.debugId).key("debug_name").stringOrNull(module.debugFile);
+    json_.key("debug_id").stringOrNull(module.breakpadDebugId()).key("debug_name").stringOrNull(module.debugFile);
     json_.key("code_id").stringOrNull(codeId(module)).key("version").stringOrNull(module.version);
     json_.key("symbol_file");
     module.symbolFile ? json_.string(module.symbolFile->path()) : json_.null();
