@@ -325,6 +325,12 @@ def microdumps(stackwalk):
     check(arm["dump"]["arch"] == "arm" and ours == theirs,
           f"microdump-arm.dmp with symbols: the {len(theirs)} frames of microdump.stackwalk-arm.out, by STACK CFI"
           + ("" if ours == theirs else f" (got {ours})"))
+    # Without symbols nothing unwinds its context (the writer's own, lr = pc, both with
+    # the Thumb bit), which once gave a second frame at the same code from lr.
+    truth = [int(f["ip"], 16) & ~1 for f in physical(arm["threads"][0])]
+    bare = [int(f["ip"], 16) & ~1 for f in physical(report(stackwalk, "breakpad/microdump-arm.dmp")["threads"][0])]
+    check(bare == truth[:len(bare)], f"microdump-arm.dmp without symbols: {len(bare)} frame(s), the first of those "
+                                     f"with symbols" + ("" if bare == truth[:len(bare)] else f" (got {bare})"))
     reason = report(stackwalk, "breakpad/microdump-withcrashreason.dmp")
     check(reason["crash"]["name"] == "SIGTRAP" and reason["crash"]["address"] == "0x000000004a7cb000",
           "microdump-withcrashreason.dmp: SIGTRAP at 0x4a7cb000 (microdump_processor_unittest.cc)")

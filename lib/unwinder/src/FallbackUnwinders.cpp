@@ -345,8 +345,10 @@ std::optional<UnwindResult> linkRegisterCaller(const Frame &frame, const Target 
   std::optional<uint64_t> lr = frame.regs.get(*link);
   if (!lr) return std::nullopt;
   // Code that can be read must show the call; a dump without code bytes is taken at its word.
+  // lr equal to pc is the context of the function that recorded it, no caller: compared as
+  // code, since a context's pc may keep ARM's Thumb bit (Breakpad's ARM microdumps).
   uint64_t returnAddress = *lr, code = target.codeAddress(returnAddress);
-  if (code == frame.ip || !target.moduleAt(code) || !target.isExecutable(code) ||
+  if (code == target.codeAddress(frame.ip) || !target.moduleAt(code) || !target.isExecutable(code) ||
       callBefore(target, returnAddress) == CallBefore::No)
     return std::nullopt;
   UnwindResult result;
@@ -402,7 +404,9 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
     // context the system saved there), and a frame the scan found may have a copy of
     // its return address beside it (libgcc's unwinder leaves one on ARM): the same
     // address is no caller's return address.
-    if ((frame.ipIsExact || frame.trust == FrameTrust::Scan) && target.codeAddress(*value) == frame.ip) continue;
+    if ((frame.ipIsExact || frame.trust == FrameTrust::Scan) &&
+        target.codeAddress(*value) == target.codeAddress(frame.ip))
+      continue;
     Evidence evidence = returnAddressEvidence(target, *value);
     if (evidence == Evidence::None || (showsNoCall(evidence) && i >= NoCallScanWords)) continue;
     UnwindResult result;

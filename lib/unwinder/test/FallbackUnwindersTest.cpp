@@ -333,6 +333,26 @@ TEST_CASE("frame pointer on arm64: an interrupted frame returns to lr first, whe
   }
 }
 
+TEST_CASE("frame pointer on ARM: lr equal to a context's pc with the Thumb bit is no caller",
+          "[fallback][fp][arm]") {
+  // Breakpad's ARM microdumps record the writer's own context, lr = pc, both
+  // with the Thumb bit: the same code, not a frame that called it.
+  Fixture fx(Arch::Arm);
+  constexpr unsigned Lr = 14;
+  put(fx.code, 0x700, {0x00, 0xf0, 0x00, 0xf8}); // Thumb bl
+  Frame context = fx.frame(0x1704 | 1, Stack + 0x10, std::nullopt);
+  context.regs.set(ArmCpsr, ArmThumbBit);
+  context.regs.set(Lr, 0x1704 | 1);
+  FramePointerUnwinder unwinder;
+  CHECK(unwinder.unwind(context, fx.target()).status != Status::Caller);
+  SECTION("lr elsewhere after the call: the caller") {
+    context.ip = (CodeStart + 0x20) | 1;
+    UnwindResult r = unwinder.unwind(context, fx.target());
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == (0x1704u | 1));
+  }
+}
+
 TEST_CASE("frame pointer: any executable return address will do, and any frame", "[fallback][fp]") {
   Fixture fx;
   uint64_t returnAddress = 0;
