@@ -40,6 +40,7 @@ PROGRAMS = [
     ("args-O2", "args.c", "-O2 -g", "park"),
     ("sigcontext", "sigcontext.c", "-O2 -g", "park"),
     ("exit-park", "exit-park.c", "-O2 -g", "park"),
+    ("read-park", "read-park.c", "-O2 -g", "park"),
     ("crash-segv", "crash-segv.c", "-O2 -g", "crash"),
     ("crash-abort", "crash-abort.c", "-O0 -g -fno-omit-frame-pointer", "crash"),
     ("crash-callnull", "crash-callnull.c", "-O0 -g -fno-omit-frame-pointer", "crash"),

@@ -332,6 +332,22 @@ UnwindResult BadCallUnwinder::unwind(const Frame &frame, const Target &target) {
   return result;
 }
 
+// Whether the frame's function has pushed its frame record since it was
+// called: the record the frame pointer points at, at or above the stack
+// pointer, holds lr as its return address. Then that record is the frame's
+// own, the way to its caller, and not its caller's (AAPCS64's `stp x29, x30,
+// [sp, #-N]!; mov x29, sp`: glibc's read and select blocked in their system
+// call, walked without libc's file, where taking lr as a leaf's gave the
+// caller twice, then stale frames). A leaf's frame pointer is its caller's,
+// whose record holds the caller's own return address, not lr.
+static bool pushedOwnRecord(const Frame &frame, const Target &target, uint64_t lr) {
+  unsigned size = pointerSize(target.arch());
+  std::optional<uint64_t> fp = frame.regs.get(framePointerRegister(frame.regs, target.os()));
+  if (!fp || *fp < frame.sp) return false;
+  std::optional<uint64_t> saved = target.readPointer(*fp + size, size);
+  return saved && target.codeAddress(*saved) == target.codeAddress(lr);
+}
+
 // An interrupted frame on a link-register architecture (arm64): a function
 // saves lr in its frame record only in its prolog, so in a leaf (or before
 // its prolog) lr is the return address and fp still its caller's record.
@@ -339,11 +355,11 @@ UnwindResult BadCallUnwinder::unwind(const Frame &frame, const Target &target) {
 // others since (whose lr is stale); Breakpad and rust-minidump take lr for the
 // context frame, and so does this, when lr is module code that follows a call
 // (or whose code the dump does not hold).
-std::optional<UnwindResult> linkRegisterCaller(const Frame &frame, const Target &target) {
+static std::optional<UnwindResult> linkRegisterCaller(const Frame &frame, const Target &target) {
   std::optional<unsigned> link = frame.regs.linkRegister();
   if (!frame.ipIsExact || !link) return std::nullopt;
   std::optional<uint64_t> lr = frame.regs.get(*link);
-  if (!lr) return std::nullopt;
+  if (!lr || pushedOwnRecord(frame, target, *lr)) return std::nullopt;
   // Code that can be read must show the call; a dump without code bytes is taken at its word.
   // lr equal to pc is the context of the function that recorded it, no caller: compared as
   // code, since a context's pc may keep ARM's Thumb bit (Breakpad's ARM microdumps).

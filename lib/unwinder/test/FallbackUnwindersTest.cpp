@@ -305,8 +305,9 @@ TEST_CASE("frame pointer on arm64: an interrupted frame returns to lr first, whe
   constexpr unsigned X29 = 29, X30 = 30;
   Fixture fx(Arch::Arm64);
   put(fx.code, 0x700, {0x10, 0x00, 0x00, 0x94}); // bl
-  fx.word(0x40, Stack + 0x80);                    // the caller's frame record
-  fx.word(0x48, 0x1704);
+  put(fx.code, 0x800, {0x10, 0x00, 0x00, 0x94}); // bl
+  fx.word(0x40, Stack + 0x80);                    // the caller's frame record:
+  fx.word(0x48, 0x1804);                          // the caller's own return address
   Frame leaf = fx.frame(CodeStart + 0x20, Stack + 0x10, Stack + 0x40);
   leaf.regs.set(X30, 0x1704);
   FramePointerUnwinder unwinder;
@@ -331,6 +332,25 @@ TEST_CASE("frame pointer on arm64: an interrupted frame returns to lr first, whe
     leaf.regs.set(X30, NotAfterCall);
     CHECK(unwinder.unwind(leaf, fx.target()).caller.sp() == Stack + 0x50);
   }
+}
+
+TEST_CASE("frame pointer on arm64: an interrupted frame that pushed its own record returns through it",
+          "[fallback][fp][arm64]") {
+  // stp x29, x30, [sp, #-48]!; mov x29, sp; ... svc: the record at sp holds
+  // the caller's frame pointer and lr, which still holds the return address.
+  constexpr unsigned X29 = 29, X30 = 30;
+  Fixture fx(Arch::Arm64);
+  put(fx.code, 0x700, {0x10, 0x00, 0x00, 0x94}); // bl
+  fx.word(0x10, Stack + 0x60);                    // its own record: the caller's x29
+  fx.word(0x18, 0x1704);                          // and lr
+  Frame blocked = fx.frame(CodeStart + 0x20, Stack + 0x10, Stack + 0x10);
+  blocked.regs.set(X30, 0x1704);
+  UnwindResult r = FramePointerUnwinder().unwind(blocked, fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == 0x1704u);
+  CHECK(r.caller.get(X29) == Stack + 0x60); // the caller's, not the callee's own record
+  CHECK(r.caller.sp() == Stack + 0x20);     // past the record at least
+  CHECK(r.callerSpIsLowerBound);
 }
 
 TEST_CASE("frame pointer on ARM: lr equal to a context's pc with the Thumb bit is no caller",
