@@ -24,7 +24,9 @@ the kernel runs i386 programs but its core_pattern is not a plain file name, or
 when it runs none and qemu-i386 is not installed.
 """
 import dataclasses
+import json
 import os
+import subprocess
 import sys
 
 import cross_arch
@@ -43,6 +45,11 @@ I386 = cross_arch.Platform(name="i386", triplet="i686-linux-gnu", libc="/lib/i38
                            runner=[], gdb_args_wrong={"sigcontext": cross_arch.PTHREAD_KILL},
                            breakpad_wrong_past=REALIGNED_MAIN)
 I386_QEMU = dataclasses.replace(I386, runner=["qemu-i386"], place_executable=True)
+# i386's position-independent code, whose get-pc thunks leave dead return
+# addresses (thunk-park: one was taken above libc's frame), and a handler whose
+# callers reach the vDSO's signal trampoline (handler-park).
+PROGRAMS = cross_arch.PROGRAMS + [("thunk-park", "thunk-park.c", "-O2 -g", "park"),
+                                  ("handler-park", "handler-park.c", "-O2 -g", "park")]
 
 
 def capture(exe, mode, workdir):
@@ -50,11 +57,29 @@ def capture(exe, mode, workdir):
     return cross_arch.capture_core(I386, exe, mode, workdir, lambda f: f == "core" or f.startswith("core."))
 
 
+def handler_crossed_without_libraries(stackwalk, cores):
+    """handler-park walked without libc's file: the scan above libc's frame takes
+    block's return address (its callers by CFI reach the vDSO's __kernel_rt_sigreturn,
+    which follows no call, as a handler's return address does), and the walk goes on
+    through the signal frame (it once ended at libc's frame)."""
+    core, exe = cores["handler-park"]
+    out = subprocess.run([stackwalk, core, "-e", exe, "--all-threads", "--json", "--no-host-files"],
+                         capture_output=True, text=True, timeout=120)
+    frames = cross_arch.physical(json.loads(out.stdout)["threads"][0]) if out.returncode == 0 else []
+    at = next((i for i, f in enumerate(frames) if f["signal_trampoline"]), None)
+    crossed = at is not None and frames[at - 1]["function"] == "block" and len(frames) > at + 1
+    print(f"{'ok  ' if crossed else 'FAIL'} handler-park without its libraries: block, the signal frame and "
+          f"{len(frames) - at - 1 if crossed else 0} frame(s) past it")
+    return [] if crossed else [f"handler-park without its libraries: {[(f['ip'], f['function']) for f in frames]}"]
+
+
 def checks_of(platform):
     """What is checked once every core is made: pthread_kill's tail call, the walks without
-    the libraries' files, and the cores as minidumps with .sym files."""
+    the libraries' files (handler-park's through its signal frame), and the cores as
+    minidumps with .sym files."""
     def checks(stackwalk, cores):
         return cross_arch.pthread_kill_and_without_libraries(stackwalk, cores) + \
+            handler_crossed_without_libraries(stackwalk, cores) + \
             cross_arch_minidumps.breakpad_minidumps(platform, stackwalk, cores)
     return checks
 
@@ -74,6 +99,7 @@ if __name__ == "__main__":
         if not core_pattern_is_a_file():
             print("SKIP: the kernel's core_pattern does not write a core beside the program")
             sys.exit(77)
-        sys.exit(cross_arch.run(I386, stackwalk, capture, last=checks_of(I386)))
+        sys.exit(cross_arch.run(I386, stackwalk, capture, PROGRAMS, last=checks_of(I386)))
     print("this kernel does not run i386 programs (no IA32 emulation): they run under qemu-i386")
-    sys.exit(cross_arch.run(I386_QEMU, stackwalk, cross_arch.qemu_capture(I386_QEMU), last=checks_of(I386_QEMU)))
+    sys.exit(cross_arch.run(I386_QEMU, stackwalk, cross_arch.qemu_capture(I386_QEMU), PROGRAMS,
+                             last=checks_of(I386_QEMU)))

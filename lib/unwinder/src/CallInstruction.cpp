@@ -3,6 +3,8 @@
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <array>
+
 namespace stackwalk {
 namespace {
 
@@ -109,6 +111,17 @@ CallBefore armCallBefore(const Target &target, uint64_t returnAddress) {
 }
 
 } // namespace
+
+std::optional<uint64_t> pcThunkCalledBefore(const Target &target, uint64_t returnAddress) {
+  if (target.arch() != Arch::X86 || returnAddress < 5) return std::nullopt;
+  auto call = target.readValue<std::array<uint8_t, 5>>(returnAddress - 5);
+  if (!call || (*call)[0] != 0xE8) return std::nullopt;
+  uint64_t thunk = x86CallRel32Target(target, returnAddress, call->data() + 1);
+  // mov reg, [esp] (8B, ModRM mod 00 rm 100 with any reg, SIB 24); ret (C3).
+  auto code = target.readValue<std::array<uint8_t, PcThunkSize>>(thunk);
+  bool isThunk = code && (*code)[0] == 0x8B && ((*code)[1] & 0xC7) == 0x04 && (*code)[2] == 0x24 && (*code)[3] == 0xC3;
+  return isThunk ? std::optional(thunk) : std::nullopt;
+}
 
 CallBefore callBefore(const Target &target, uint64_t returnAddress) {
   switch (target.arch()) {

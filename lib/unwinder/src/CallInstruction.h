@@ -4,6 +4,8 @@
 
 #include "stackwalk/core/Target.h"
 
+#include <optional>
+
 namespace stackwalk {
 
 enum class CallBefore {
@@ -14,5 +16,12 @@ enum class CallBefore {
 // `returnAddress` as it was stored: with arm64's pointer-authentication bits, or
 // ARM's Thumb bit, which says which instruction set the call is in.
 CallBefore callBefore(const Target &target, uint64_t returnAddress);
+
+// i386 position-independent code starts by calling a thunk that returns at
+// once (__x86.get_pc_thunk.bx and its kin: `mov (%esp), reg; ret`), leaving the
+// call's return address behind as a dead word: where the call before
+// `returnAddress` is one, the thunk's address; nullopt otherwise.
+constexpr uint64_t PcThunkSize = 4;
+std::optional<uint64_t> pcThunkCalledBefore(const Target &target, uint64_t returnAddress);
 
 } // namespace stackwalk

@@ -246,6 +246,15 @@ std::optional<uint64_t> scannedCallerFramePointer(const Frame &frame, const Targ
   return std::nullopt;
 }
 
+// Whether `value` is the dead return address of a call of i386's get-pc thunk
+// (pcThunkCalledBefore): live only while the frame is in the thunk itself,
+// which calls nothing (perl's and zstd's i386 programs walked without libc's
+// file: Perl_cast_iv+0x5 above __select's frame, taken before the true caller).
+bool leftByPcThunk(const Frame &frame, const Target &target, uint64_t value) {
+  std::optional<uint64_t> thunk = pcThunkCalledBefore(target, value);
+  return thunk && !(frame.ip >= *thunk && frame.ip < *thunk + PcThunkSize);
+}
+
 // Whether a value read where unwind data puts a frame's return address shows
 // the frame to be a stale copy: a pointer to data the dump maps, or to code
 // that follows no call, is another frame's live value in that slot. A value
@@ -275,14 +284,26 @@ StackScanUnwinder::Verdict StackScanUnwinder::unwindDataVerdict(const RegisterFi
     std::optional<uint64_t> pc = next ? next->pc() : std::nullopt;
     std::optional<uint64_t> sp = next ? next->sp() : std::nullopt;
     if (!pc || *pc == 0 || !sp || *sp <= frame.sp) return verdict; // the outermost frame, or a value read as none
+    RegisterFile callerRegs = *next;
+    takeReturnAddress(target, callerRegs);
+    Frame caller = frameOf(target, callerRegs, FrameTrust::Scan, /*ipIsExact=*/false);
+    // A handler returns into the signal trampoline, whose address the kernel
+    // pushed: no call comes before it, and a chain that reaches it is a true
+    // one (i386's vDSO __kernel_sigreturn, above a handler blocked in libc
+    // walked without libc's file, had refuted the handler's true caller).
+    if (describesSignalTrampoline(caller, target)) return Verdict::Confirmed;
     if (showsStaleFrame(target, *pc)) return Verdict::Refuted;
     uint64_t code = target.codeAddress(*pc);
     if (!target.moduleAt(code) && !target.isExecutable(code)) return verdict;
     verdict = Verdict::Confirmed;
-    takeReturnAddress(target, *next);
-    frame = frameOf(target, *next, FrameTrust::Scan, /*ipIsExact=*/false);
+    frame = caller;
   }
   return verdict;
+}
+
+bool StackScanUnwinder::describesSignalTrampoline(const Frame &frame, const Target &target) const {
+  return std::any_of(unwindData_.begin(), unwindData_.end(),
+                     [&](Unwinder *unwinder) { return unwinder->isSignalTrampoline(frame, target); });
 }
 
 std::optional<RegisterFile> StackScanUnwinder::describedCaller(const Frame &frame, const Target &target) const {
@@ -425,6 +446,7 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
       continue;
     Evidence evidence = returnAddressEvidence(target, *value);
     if (evidence == Evidence::None || (showsNoCall(evidence) && i >= NoCallScanWords)) continue;
+    if (leftByPcThunk(frame, target, *value)) continue;
     UnwindResult result;
     result.status = UnwindResult::Status::Caller;
     result.caller = RegisterFile(frame.regs.arch());

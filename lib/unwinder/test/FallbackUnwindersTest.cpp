@@ -675,6 +675,23 @@ TEST_CASE("stack scan without code bytes: a word just past the entry point is th
   }
 }
 
+// i386 PIC code calls __x86.get_pc_thunk.bx (mov ebx, [esp]; ret), which
+// returns at once: the word it leaves is no caller's, but while in the thunk.
+TEST_CASE("stack scan on i386: a get-pc thunk's return address is dead", "[fallback][scan]") {
+  Fixture fx(Arch::X86);
+  put(fx.code, 0x0, {0x8b, 0x1c, 0x24, 0xc3}); // the thunk, which the call at 0x1100 calls
+  fx.word(0x20, AfterCallRel32);
+  fx.word(0x24, AfterCallRax);
+  auto caller = [&](uint64_t ip) {
+    return StackScanUnwinder().unwind(fx.frame(ip, Stack + 0x20, std::nullopt), fx.target()).caller.pc();
+  };
+  CHECK(caller(CodeStart + 0x20) == AfterCallRax);
+  CHECK(caller(CodeStart + 3) == AfterCallRel32); // interrupted at the thunk's ret
+  fx.code[3] = 0x90;                            // control: not a thunk (no ret)
+  fx.built.reset();
+  CHECK(caller(CodeStart + 0x20) == AfterCallRel32);
+}
+
 TEST_CASE("stack scan: the word at sp itself counts", "[fallback][scan]") {
   Fixture fx;
   fx.word(0x20, AfterCallRspDisp);
@@ -782,8 +799,10 @@ public:
     return result;
   }
   bool startsFunctionAt(uint64_t address, const Target &) override { return address == functionStart; }
+  bool isSignalTrampoline(const Frame &frame, const Target &) override { return frame.ip == trampoline; }
   unsigned asked = 0;
   uint64_t functionStart = 0; // where the table has a function begin
+  uint64_t trampoline = 0;    // where it describes a signal trampoline
 
 private:
   Says says_;
@@ -863,6 +882,28 @@ TEST_CASE("stack scan: a candidate is refuted by a caller its unwind data finds 
   REQUIRE(r.status == Status::Caller);
   CHECK(r.caller.pc() == AfterCallRel32);
   CHECK(r.caller.sp() == Stack + 0x58);
+}
+
+// A signal handler's return address is the trampoline the kernel pushed, which
+// follows no call: a chain of callers that reaches it confirms the candidate
+// (i386's vDSO __kernel_sigreturn, above a handler blocked in libc).
+TEST_CASE("stack scan: a candidate whose unwind data reaches a signal trampoline stands", "[fallback][scan]") {
+  Fixture fx;
+  fx.word(0x20, AfterCallRax);    // the handler's caller
+  fx.word(0x30, AfterCallRipMem); // its caller by the table: the handler
+  fx.word(0x40, NotAfterCall);    // the handler's return address: the trampoline
+  fx.word(0x50, AfterCallRel32);
+  TableUnwinder table;
+  table.trampoline = NotAfterCall;
+  UnwindResult r = StackScanUnwinder(StackScanUnwinder::ContextScanWords, {&table})
+                       .unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt), fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == AfterCallRax);
+  table.trampoline = 0; // control: code after no call refutes it
+  fx.built.reset();
+  CHECK(StackScanUnwinder(StackScanUnwinder::ContextScanWords, {&table})
+            .unwind(fx.frame(CodeStart, Stack + 0x20, std::nullopt), fx.target())
+            .caller.pc() == AfterCallRel32);
 }
 
 // A function's first byte follows a call only when the function before ends

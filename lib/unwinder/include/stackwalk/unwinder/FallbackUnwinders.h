@@ -68,6 +68,8 @@ private:
   Verdict unwindDataVerdict(const RegisterFile &caller, const Target &target) const;
   // The frame's caller by the unwind data that describes its code, or nullopt.
   std::optional<RegisterFile> describedCaller(const Frame &frame, const Target &target) const;
+  // Whether that unwind data says the frame's code is a signal trampoline.
+  bool describesSignalTrampoline(const Frame &frame, const Target &target) const;
   // How many callers of a candidate its unwind data is followed through.
   static constexpr unsigned LookaheadFrames = 8;
   bool startsFunction(uint64_t returnAddress, const Target &target) const;
