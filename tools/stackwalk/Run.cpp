@@ -43,7 +43,8 @@ std::optional<DumpFailure> printWalk(ProcessWalk &walk, const std::string &path,
   if (options.scanFrom) {
     std::vector<StackWord> words =
         scanStack(target, *options.scanFrom, options.scanWords, session.symbolizer, options.scanEveryWord);
-    printStackWords(out, path, *options.scanFrom, words, options.scanEveryWord, jsonForm(options));
+    printStackWords(out, path, *options.scanFrom, pointerSize(target.arch()), words, options.scanEveryWord,
+                    jsonForm(options));
     return std::nullopt;
   }
   if (!options.unwindInfo.empty()) {

@@ -21,8 +21,8 @@ std::string whereText(const ReportFrame &where) {
   return out;
 }
 
-void printText(std::ostream &out, const std::string &dumpPath, uint64_t from, const std::vector<StackWord> &words,
-               bool everyWord) {
+void printText(std::ostream &out, const std::string &dumpPath, uint64_t from, unsigned wordSize,
+               const std::vector<StackWord> &words, bool everyWord) {
   out << (everyWord ? "words" : "return-address candidates") << " on the stack from " << addressString(from)
       << " (" << printable(dumpPath) << ")" << (everyWord ? "; * marks a return-address candidate" : "") << ":\n";
   for (const StackWord &word : words) {
@@ -32,7 +32,7 @@ void printText(std::ostream &out, const std::string &dumpPath, uint64_t from, co
     if (!where.empty()) out << (everyWord ? " " : "  ") << where;
     out << "\n";
   }
-  out << "start a walk at one: --start-sp <slot + 8> --start-ip <value>\n";
+  out << "start a walk at one: --start-sp <slot + " << wordSize << "> --start-ip <value>\n";
 }
 
 Json wordJson(const StackWord &word) {
@@ -48,9 +48,9 @@ Json wordJson(const StackWord &word) {
 
 } // namespace
 
-void printStackWords(std::ostream &out, const std::string &dumpPath, uint64_t from, const std::vector<StackWord> &words,
-                     bool everyWord, JsonForm json) {
-  if (json == JsonForm::None) return printText(out, dumpPath, from, words, everyWord);
+void printStackWords(std::ostream &out, const std::string &dumpPath, uint64_t from, unsigned wordSize,
+                     const std::vector<StackWord> &words, bool everyWord, JsonForm json) {
+  if (json == JsonForm::None) return printText(out, dumpPath, from, wordSize, words, everyWord);
   Json candidates = Json::array(), all = Json::array();
   for (const StackWord &word : words) {
     if (word.returnAddressCandidate) candidates.push_back(wordJson(word));

@@ -10,7 +10,8 @@
 
 namespace stackwalk {
 
-void printStackWords(std::ostream &out, const std::string &dumpPath, uint64_t from, const std::vector<StackWord> &words,
-                     bool everyWord, JsonForm json);
+// `wordSize`: the stack's, by which a caller's stack pointer lies past its return address's slot.
+void printStackWords(std::ostream &out, const std::string &dumpPath, uint64_t from, unsigned wordSize,
+                     const std::vector<StackWord> &words, bool everyWord, JsonForm json);
 
 } // namespace stackwalk
