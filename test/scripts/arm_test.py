@@ -29,11 +29,11 @@ import cross_arch
 # eu-stack stop there; stackwalk goes on by the frame pointer and the scan.
 CANTUNWIND = "std::terminate's and _Unwind_RaiseException's exidx entries are EXIDX_CANTUNWIND"
 # gdb-multiarch takes a caller's r0 to be its callee's (ARM's CFI leaves r0 to
-# the default rule): read-park's wait_for_byte(fd) shows fd = -4, the -EINTR the
-# interrupted system call left in r0; stackwalk says r0 is not preserved there
-# and gives the entry value of main's call, 3 (the args comparison on arm64 and
-# i386, where gdb does not, holds).
-READ_PARK_R0 = "gdb shows wait_for_byte's fd as r0 after read's system call (-4, -EINTR), r0 being caller-saved"
+# the default rule): read-park's wait_for_byte(fd) and r7-park's park(fd) show
+# fd = -4, the -EINTR the interrupted system call left in r0; stackwalk says r0
+# is not preserved there (read-park: and gives the entry value of main's call,
+# 3). The args comparison on arm64 and i386, where gdb does not, holds.
+R0_AFTER_READ = "gdb shows the fd argument as r0 after read's system call (-4, -EINTR), r0 being caller-saved"
 ARM = cross_arch.Platform(name="arm", triplet="arm-linux-gnueabihf", libc="/lib/arm-linux-gnueabihf/libc.so.6",
                           gdb="gdb-multiarch", runner=["qemu-arm"], place_executable=True,
                           tools_stop_at_trampoline=True, thumb_bit=True,
@@ -42,7 +42,7 @@ ARM = cross_arch.Platform(name="arm", triplet="arm-linux-gnueabihf", libc="/lib/
                           # thrower's __cxa_throw, in libstdc++, calls _Unwind_RaiseException
                           own_frames_past_stop={"cxx-throw": ("thrower", "must_not_throw", "terminate_worker")},
                           gdb_args_wrong={"sigcontext": cross_arch.PTHREAD_KILL,
-                                          "read-park": READ_PARK_R0})
+                                          "read-park": R0_AFTER_READ, "r7-park": R0_AFTER_READ})
 
 # Plain C on armhf has no unwind tables: the stripped program is built with
 # -funwind-tables (as Android builds everything), so stripping leaves it only
@@ -56,6 +56,8 @@ PROGRAMS = [p for p in cross_arch.PROGRAMS if p[0] != "stripped"] + [
     # pushed with other registers, no Thumb bit on the return addresses).
     ("stripped-arm-twin", "stripped.c", "-O2 -fomit-frame-pointer -funwind-tables -g -marm", "park"),
     ("stripped-arm", "stripped.c", "-O2 -fomit-frame-pointer -funwind-tables -marm", "park"),
+    # No unwind tables and r7 holding a record-like array: no frame at the ELF header.
+    ("r7-park", "r7-park.c", "-O2 -fno-unwind-tables -fno-asynchronous-unwind-tables", "park"),
     # ARM (A32) code, not Debian's default Thumb-2: r11 as the frame pointer, 4-byte BL.
     ("threads-O0-fp-arm", "threads.c", "-O0 -g -marm -fno-omit-frame-pointer", "park"),
     ("threads-O2-arm", "threads.c", "-O2 -g -marm", "park"),

@@ -131,9 +131,13 @@ constexpr unsigned CallerScanBytes = 320;
 const char *recordReturnAddressProblem(const Target &target, uint64_t returnAddress) {
   uint64_t code = target.codeAddress(returnAddress);
   if (!target.isExecutable(code)) return "the frame record's return address is not in executable memory";
+  const Module *module = target.moduleAt(code);
+  // A module's first byte, its headers' start, follows no call in it: a word
+  // holding the load address (zstd's armhf main thread: -O2 Thumb code keeps
+  // other values in r7, which read as a record gave the ELF header).
+  if (module && code <= module->base) return "the frame record's return address is its module's first byte";
   // A module's symbol file describes its code: a return address outside it is
   // no return address (Breakpad's InstructionAddressSeemsValid).
-  const Module *module = target.moduleAt(code);
   if (module && module->symbolFile && !module->symbolFile->describesCodeAt(code - 1 - module->base))
     return "the frame record's return address is in no code its symbol file describes";
   return nullptr;

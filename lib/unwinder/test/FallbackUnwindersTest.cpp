@@ -449,6 +449,20 @@ TEST_CASE("frame pointer: the record must lie on the stack that holds sp, or the
   }
 }
 
+TEST_CASE("frame pointer: a record whose return address is its module's first byte is none", "[fallback][fp]") {
+  // -O2 Thumb code keeps other values in r7: read as a record, {0, load address}.
+  Fixture fx;
+  fx.word(0x40, 0);
+  fx.word(0x48, CodeStart);
+  UnwindResult r = FramePointerUnwinder().unwind(fx.frame(CodeStart + 0x20, Stack, Stack + 0x40), fx.target());
+  CHECK(r.status == Status::NoInfo);
+  CHECK(r.detail.find("its module's first byte") != std::string::npos);
+  fx.word(0x48, CodeStart + 1); // control
+  fx.built.reset();
+  CHECK(FramePointerUnwinder().unwind(fx.frame(CodeStart + 0x20, Stack, Stack + 0x40), fx.target()).status ==
+        Status::Caller);
+}
+
 TEST_CASE("frame pointer: the saved return address must be executable", "[fallback][fp]") {
   Fixture fx;
   uint64_t value = 0;
