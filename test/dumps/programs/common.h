@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #ifdef __cplusplus
@@ -119,6 +120,28 @@ SW_FN void sw_ready(void)
     static const char msg[] = "READY\n";
     if (write(1, msg, sizeof msg - 1) < 0)
         sw_die("write");
+}
+
+/* From a signal handler (SA_SIGINFO): what the kernel saved of the interrupted
+ * code, and a return address below the signal frame that the program recorded,
+ * as one line the tests check a walk past the trampoline by:
+ *   SIGCONTEXT <interrupted pc> <interrupted sp> <return address below> */
+SW_FN void sw_print_sigcontext(const void *context, const void *below)
+{
+    const ucontext_t *uc = (const ucontext_t *)context;
+#if defined(__aarch64__)
+    unsigned long pc = uc->uc_mcontext.pc, sp = uc->uc_mcontext.sp;
+#elif defined(__x86_64__)
+    unsigned long pc = uc->uc_mcontext.gregs[REG_RIP], sp = uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__i386__)
+    unsigned long pc = uc->uc_mcontext.gregs[REG_EIP], sp = uc->uc_mcontext.gregs[REG_ESP];
+#elif defined(__arm__)
+    unsigned long pc = uc->uc_mcontext.arm_pc, sp = uc->uc_mcontext.arm_sp;
+#else
+#error "which registers hold pc and sp here?"
+#endif
+    printf("SIGCONTEXT %#lx %#lx %p\n", pc, sp, below);
+    fflush(stdout);
 }
 
 /* A pipe nobody ever writes to: read() on it blocks forever. */

@@ -9,15 +9,13 @@
  * libc's file, the scan above libc's frame must pass over those words, and
  * take block's true return address although its callers by unwind data reach
  * the signal trampoline, which follows no call. As sigcontext.c, the handler
- * first prints
- *   SIGCONTEXT <interrupted pc> <interrupted sp> <return address into main>
+ * first prints its SIGCONTEXT line (sw_print_sigcontext: the return address into main).
  */
 #include "common.h"
 
 #include <alloca.h>
 #include <signal.h>
 #include <sys/select.h>
-#include <ucontext.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -46,20 +44,7 @@ static void on_signal(int sig, siginfo_t *info, void *context)
 {
     (void)sig;
     (void)info;
-    const ucontext_t *uc = context;
-#if defined(__aarch64__)
-    unsigned long pc = uc->uc_mcontext.pc, sp = uc->uc_mcontext.sp;
-#elif defined(__x86_64__)
-    unsigned long pc = uc->uc_mcontext.gregs[REG_RIP], sp = uc->uc_mcontext.gregs[REG_RSP];
-#elif defined(__i386__)
-    unsigned long pc = uc->uc_mcontext.gregs[REG_EIP], sp = uc->uc_mcontext.gregs[REG_ESP];
-#elif defined(__arm__)
-    unsigned long pc = uc->uc_mcontext.arm_pc, sp = uc->uc_mcontext.arm_sp;
-#else
-#error "which registers hold pc and sp here?"
-#endif
-    printf("SIGCONTEXT %#lx %#lx %p\n", pc, sp, main_return);
-    fflush(stdout);
+    sw_print_sigcontext(context, main_return);
     block();
 }
 

@@ -14,7 +14,6 @@
  */
 #include "common.h"
 #include <signal.h>
-#include <ucontext.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -31,20 +30,7 @@ NOINLINE static void handler_block(int sig)
 static void usr1_handler(int sig, siginfo_t *info, void *context)
 {
     (void)info;
-    const ucontext_t *uc = context;
-#if defined(__aarch64__)
-    unsigned long pc = uc->uc_mcontext.pc, sp = uc->uc_mcontext.sp;
-#elif defined(__x86_64__)
-    unsigned long pc = uc->uc_mcontext.gregs[REG_RIP], sp = uc->uc_mcontext.gregs[REG_RSP];
-#elif defined(__i386__)
-    unsigned long pc = uc->uc_mcontext.gregs[REG_EIP], sp = uc->uc_mcontext.gregs[REG_ESP];
-#elif defined(__arm__)
-    unsigned long pc = uc->uc_mcontext.arm_pc, sp = uc->uc_mcontext.arm_sp;
-#else
-#error "which registers hold pc and sp here?"
-#endif
-    printf("SIGCONTEXT %#lx %#lx %p\n", pc, sp, worker_return);
-    fflush(stdout);
+    sw_print_sigcontext(context, worker_return);
     handler_block(sig);
     sink++;
 }
