@@ -279,14 +279,24 @@ Error TypeNames::appendSignature(std::string &out, uint64_t typeHandle, unsigned
   }
 }
 
+// From the MethodTable's module and TypeDef token alone: not from all that
+// inspectMethodTable reads, such as a true primitive's EEClass, which normal and
+// triage dumps leave out (a reverse P/Invoke stub's stored signature names
+// System.Void by its MethodTable for each void*, and its parameters were lost).
 Expected<std::string> TypeNames::typeDefName(uint64_t methodTable) {
   if (isTypeDesc(methodTable)) return fail("the TypeHandle " + hex(methodTable) + " is not a MethodTable");
-  auto info = inspectMethodTable(methodTable);
-  if (!info) return info.takeError();
-  auto metadata = modules_.metadata(info->module);
+  auto flags = data_.value<uint32_t>(methodTable, "MethodTable", "MTFlags");
+  if (!flags) return flags.takeError();
+  if ((*flags & CategoryArrayMask) == CategoryArray) return fail("the MethodTable at " + hex(methodTable) + " is an array's, which no TypeDef names");
+  auto flags2 = data_.value<uint32_t>(methodTable, "MethodTable", "MTFlags2");
+  if (!flags2) return flags2.takeError();
+  auto module = data_.pointer(methodTable, "MethodTable", "Module");
+  if (!module) return module.takeError();
+  auto metadata = modules_.metadata(*module);
   if (!metadata) return metadata.takeError();
-  auto name = (*metadata)->namespaceDotName(info->token);
-  if (!name) return fail("the type at " + hex(methodTable) + " has token " + hex(info->token) + ", which its module's metadata does not define");
+  uint32_t token = TypeDefTable | *flags2 >> 8; // MTFlags2 holds the TypeDef row above 8 flag bits
+  auto name = (*metadata)->namespaceDotName(token);
+  if (!name) return fail("the type at " + hex(methodTable) + " has token " + hex(token) + ", which its module's metadata does not define");
   return *name;
 }
 

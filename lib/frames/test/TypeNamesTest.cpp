@@ -52,6 +52,10 @@ constexpr uint64_t Chunk = 0x3000, Method = Chunk + 24, MethodDict = 0x3100;
 // A compiled expression's DynamicMethodDesc (LCG) and an IL stub, in a second chunk.
 constexpr uint64_t DynamicChunk = 0x3200, Lambda = DynamicChunk + 24, Stub = DynamicChunk + 64;
 constexpr uint64_t LambdaName = 0x3300, StubName = 0x3320, LambdaSig = 0x3340;
+// A reverse P/Invoke stub whose stored signature has two void*, each naming a true
+// primitive's MethodTable whose EEClass the dump lacks (a normal or triage dump).
+constexpr uint64_t ReverseStub = DynamicChunk + 104, ReverseName = 0x3380, ReverseSig = 0x33c0, VoidMT = 0x2e00;
+constexpr uint32_t TruePrimitive = 0x00070000;
 constexpr uint32_t ValueType = 0x00040000, SzArray = 0x800A0000, MdArray = 0x80080000, GenericInst = 0x10;
 
 std::vector<uint8_t> nestedDll() {
@@ -178,6 +182,23 @@ Fixture fixture() {
   for (size_t i = 0; i < sizeof signature; ++i) m.put8(LambdaSig + i, signature[i]);
   m.put64(LambdaSig + 4, PointMT);
   m.put8(LambdaSig + 12, 0x08);
+  methodTable(m, VoidMT, TruePrimitive, f.typeToken("Demo.Shapes.Point"));
+  m.put64(VoidMT + 40, 0x700000); // EEClassOrCanonMT: not in the dump
+  m.put8(ReverseStub + 2, uint8_t((ReverseStub - DynamicChunk - 24) / 8));
+  m.put16(ReverseStub + 6, 7);
+  m.put64(ReverseStub + 32, ReverseName);
+  m.put32(ReverseStub + 28, 0x8000); // IsILStub
+  m.put64(ReverseStub + 16, ReverseSig);
+  m.put32(ReverseStub + 24, 23);
+  const std::string reverse = "IL_STUB_ReversePInvoke";
+  for (size_t i = 0; i < reverse.size(); ++i) m.put8(ReverseName + i, uint8_t(reverse[i]));
+  // DEFAULT, 2 parameters, VOID, then twice PTR, ELEMENT_TYPE_INTERNAL and the TypeHandle.
+  const uint8_t reverseSignature[] = {0x00, 0x02, 0x01, 0x0f, 0x21};
+  for (size_t i = 0; i < sizeof reverseSignature; ++i) m.put8(ReverseSig + i, reverseSignature[i]);
+  m.put64(ReverseSig + 5, VoidMT);
+  m.put8(ReverseSig + 13, 0x0f);
+  m.put8(ReverseSig + 14, 0x21);
+  m.put64(ReverseSig + 15, VoidMT);
 
   auto memory = std::make_unique<BufferMemory>();
   memory->add(0x1000, std::move(m.page));
@@ -229,6 +250,10 @@ TEST_CASE("methods without metadata: DynamicClass and ILStubClass, with the sign
   CHECK(require(names.describe(Lambda)).name == "DynamicClass.lambda_method1(Demo.Shapes.Point, Int32)");
   // No stored signature (cSig 0): the name alone.
   CHECK(require(names.describe(Stub)).name == "ILStubClass.IL_STUB_PInvoke");
+  // A type named by its module and token, without the EEClass a true primitive's
+  // element type is read from (ClrMD: IL_STUB_ReversePInvoke(System.Void*, System.Void*)).
+  CHECK(require(names.describe(ReverseStub)).name ==
+        "ILStubClass.IL_STUB_ReversePInvoke(Demo.Shapes.Point*, Demo.Shapes.Point*)");
 }
 
 TEST_CASE("runtime types that loop or lie give a reason") {
