@@ -118,12 +118,12 @@ bool StackWalker::isCode(const Frame &caller) const {
   return false;
 }
 
-bool StackWalker::recordedAsInterrupted(const RegisterFile &caller) const {
+std::optional<RegisterFile> StackWalker::recordedInterruption(const RegisterFile &caller) const {
   std::optional<uint64_t> ip = caller.pc(), sp = caller.sp();
-  if (!ip || !sp) return false;
+  if (!ip || !sp) return std::nullopt;
   for (Unwinder *unwinder : unwinders_)
-    if (unwinder->recordsInterruptionAt(*ip, *sp, target_)) return true;
-  return false;
+    if (auto recorded = unwinder->recordedInterruption(*ip, *sp, target_)) return recorded;
+  return std::nullopt;
 }
 
 std::optional<std::pair<StopReason, std::string>> StackWalker::rejectCaller(const Frame &caller) const {
@@ -167,7 +167,12 @@ std::optional<Frame> StackWalker::unwindOnce() {
       continue;
     }
     if (!result.callerIpIsExact) takeReturnAddress(target_, result.caller);
-    bool exact = result.callerIpIsExact || recordedAsInterrupted(result.caller);
+    bool exact = result.callerIpIsExact;
+    if (auto recorded = recordedInterruption(result.caller)) {
+      // Reached from an alternate signal stack: the interrupted registers, on the thread's own stack.
+      if (recorded->sp() != result.caller.sp()) result.caller = std::move(*recorded);
+      exact = true;
+    }
     Frame caller = frameOf(target_, result.caller, result.trust.value_or(unwinder->trust()), exact);
     caller.calleeArgumentBytes = result.argumentBytes;
     caller.spIsLowerBound = result.callerSpIsLowerBound;

@@ -28,8 +28,17 @@ public:
     return result;
   }
   bool describesCodeAt(uint64_t address, const Target &) override { return knownCode.count(address) > 0; }
-  bool recordsInterruptionAt(uint64_t ip, uint64_t sp, const Target &) override {
-    return interrupted.count({ip, sp}) > 0;
+  std::optional<RegisterFile> recordedInterruption(uint64_t ip, uint64_t sp, const Target &target) override {
+    for (auto [recordedIp, recordedSp] : interrupted) {
+      const MemoryRegion *region = target.regionAt(sp);
+      bool otherStack = region && !(recordedSp >= region->start && recordedSp < region->end);
+      if (recordedIp != ip || (recordedSp != sp && !otherStack)) continue;
+      RegisterFile context(target.arch());
+      context.setPc(recordedIp);
+      context.setSp(recordedSp);
+      return context;
+    }
+    return std::nullopt;
   }
   std::map<uint64_t, std::pair<uint64_t, uint64_t>> callers;
   std::set<std::pair<uint64_t, uint64_t>> interrupted; // (ip, sp) of saved faulting contexts
@@ -376,4 +385,22 @@ TEST_CASE("a caller at a fault another unwinder recorded has an exact ip (looked
   CHECK(frames[1].trust == FrameTrust::Cfi);
   CHECK_FALSE(frames[2].ipIsExact);
   CHECK(frames[2].lookupAddress() == 0x12ff);
+}
+
+TEST_CASE("a fault reached from an alternate signal stack continues from the recorded context") {
+  // A stack overflow's handler runs on an alternate stack; its frames' CFI
+  // gives the faulting ip with a stack pointer there. The Frame the runtime
+  // saved holds the thread's own.
+  Fixture f;
+  f.target.regions.push_back({0x9000, 0xa000, true, true, false}); // the alternate signal stack
+  f.thread.context.setSp(0x9010);
+  TableUnwinder cfi(FrameTrust::Cfi), runtime(FrameTrust::RuntimeFrame);
+  cfi.callers[0x1100] = {0x1200, 0x9100};
+  cfi.callers[0x1200] = {0x1300, 0x8300}; // from the faulting frame on the thread's stack
+  runtime.interrupted.insert({0x1200, 0x8200});
+  auto frames = f.walk({&cfi, &runtime});
+  REQUIRE(frames.size() == 3);
+  CHECK(frames[1].sp == 0x8200);
+  CHECK(frames[1].ipIsExact);
+  CHECK(frames[2].ip == 0x1300);
 }

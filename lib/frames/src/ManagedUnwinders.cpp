@@ -13,6 +13,15 @@ bool restoresInterruptedContext(const std::string &name) {
          name == "FuncEvalFrame";
 }
 
+// Whether the stack pointer `sp` lies in a mapping the dump records that does
+// not hold `recordedSp`: the alternate signal stack a stack overflow's handler
+// runs on, not the thread's own stack (whose faulting sp may lie in its guard
+// page, which the dump leaves out). Unknown without mappings.
+bool onAnotherStack(const Target &target, uint64_t recordedSp, uint64_t sp) {
+  const MemoryRegion *region = target.regionAt(sp);
+  return region && !(recordedSp >= region->start && recordedSp < region->end);
+}
+
 } // namespace
 
 UnwindResult ManagedCodeUnwinder::unwind(const Frame &frame, const Target &target) {
@@ -53,7 +62,8 @@ UnwindResult RuntimeFrameUnwinder::unwind(const Frame &frame, const Target &targ
   return UnwindResult::noInfo("no runtime Frame above the stack pointer carries a context");
 }
 
-bool RuntimeFrameUnwinder::recordsInterruptionAt(uint64_t ip, uint64_t sp, const Target &target) {
+std::optional<RegisterFile> RuntimeFrameUnwinder::recordedInterruption(uint64_t ip, uint64_t sp,
+                                                                       const Target &target) {
   for (const RuntimeFrame &runtimeFrame : chain_) {
     if (!restoresInterruptedContext(runtimeFrame.name)) continue;
     auto context = contextFromFrame(runtime_.data(), runtimeFrame, RegisterFile(target.arch()), target.os());
@@ -61,9 +71,10 @@ bool RuntimeFrameUnwinder::recordsInterruptionAt(uint64_t ip, uint64_t sp, const
       llvm::consumeError(context.takeError());
       continue;
     }
-    if (*context && (*context)->pc() == ip && (*context)->sp() == sp) return true;
+    if (!*context || (*context)->pc() != ip || !(*context)->sp()) continue;
+    if (*(*context)->sp() == sp || onAnotherStack(target, *(*context)->sp(), sp)) return std::move(**context);
   }
-  return false;
+  return std::nullopt;
 }
 
 } // namespace stackwalk::frames

@@ -6,6 +6,8 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <set>
 
 namespace stackwalk::frames {
@@ -123,12 +125,25 @@ template <typename T> llvm::Expected<std::optional<RegisterFile>> just(llvm::Exp
   return std::optional<RegisterFile>(std::move(*value));
 }
 
+// The stack pointer a FaultingExceptionFrame saved of the faulting code, or
+// the largest address where it saves none. A stack overflow's handler runs on
+// an alternate signal stack, above the thread's stack in memory, and builds
+// its FaultingExceptionFrame there: the Frames after it lie on the thread's
+// stack, above the faulting stack pointer, and below the Frame itself.
+uint64_t faultingStackPointer(const RuntimeData &data, const RuntimeFrame &frame) {
+  if (mechanismFor(frame.name) != Mechanism::Faulting) return UINT64_MAX;
+  auto context = contextFromFrame(data, frame, RegisterFile(data.target().arch()), data.target().os());
+  if (!context) return llvm::consumeError(context.takeError()), UINT64_MAX;
+  return *context && (*context)->sp() ? *(*context)->sp() : UINT64_MAX;
+}
+
 } // namespace
 
 FrameChain readFrameChain(const RuntimeData &data, uint64_t first) {
   FrameChain chain;
   std::set<uint64_t> seen;
   uint64_t address = first;
+  uint64_t floor = 0; // each Frame lies above this: the one before it, on its stack
   for (unsigned i = 0; address && address != FrameTop; ++i) {
     if (i == MaxFrames) {
       chain.problem = "the Frame chain is longer than " + std::to_string(MaxFrames) + " Frames";
@@ -138,7 +153,7 @@ FrameChain readFrameChain(const RuntimeData &data, uint64_t first) {
       chain.problem = "the Frame chain loops at " + hex(address);
       break;
     }
-    if (!chain.frames.empty() && address <= chain.frames.back().address) {
+    if (!chain.frames.empty() && address <= floor) {
       chain.problem = "the Frame at " + hex(address) + " is not above the one before it on the stack";
       break;
     }
@@ -151,6 +166,7 @@ FrameChain readFrameChain(const RuntimeData &data, uint64_t first) {
     if (auto global = data.descriptor().globalNamed(*identifier, "Identifier"))
       frame.name = global->substr(0, global->size() - std::string_view("Identifier").size());
     chain.frames.push_back(frame);
+    floor = std::min(address, faultingStackPointer(data, frame));
     auto next = data.pointer(address, "Frame", "Next");
     if (!next) {
       chain.problem = llvm::toString(next.takeError());

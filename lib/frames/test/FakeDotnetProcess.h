@@ -196,13 +196,15 @@ struct FakeDotnetProcess {
     memory.u64(address + 16, contextAddress);
   }
   void stackWord(uint64_t address, uint64_t value) { memory.u64(address, value); }
+  // The mappings the dump records (none unless a test adds them).
+  std::vector<MemoryRegion> regions;
 
   const Target &target() {
     if (built) return *built;
     auto image = ModuleImage::open(runtimeModulePath());
     if (!image) FAIL(runtimeModulePath() << ": " << llvm::toString(image.takeError()));
     std::shared_ptr<ModuleImage> runtimeFile = std::move(*image);
-    built = makeTarget(Arch::X86_64, OS::Linux, memory.build(), {},
+    built = makeTarget(Arch::X86_64, OS::Linux, memory.build(), regions,
                        {makeModule("exports.dll", RuntimeBase, 0x10000, runtimeFile)});
     ThreadInfo thread;
     thread.tid = ThreadOsId;

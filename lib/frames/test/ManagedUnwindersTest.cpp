@@ -4,6 +4,7 @@
 // chain. Each case checks the caller's registers or the refusal's reason.
 #include "FakeDotnetProcess.h"
 
+#include "stackwalk/core/Hex.h"
 #include "stackwalk/frames/ManagedUnwinders.h"
 #include "stackwalk/frames/RuntimeFrames.h"
 
@@ -291,9 +292,46 @@ TEST_CASE("RuntimeFrameUnwinder: a fault the chain saved makes a caller found th
   std::vector<RuntimeFrame> chain = readChain(process);
   RuntimeFrameUnwinder unwinder(process.runtime(), chain);
   const Target &target = process.target();
-  CHECK(unwinder.recordsInterruptionAt(FaultIp, Stack + 0x600, target));
-  CHECK(unwinder.recordsInterruptionAt(ResumeIp, Stack + 0xb00, target));
-  CHECK_FALSE(unwinder.recordsInterruptionAt(FaultIp, Stack + 0x608, target)); // the same ip, another frame
-  CHECK_FALSE(unwinder.recordsInterruptionAt(FaultIp + 1, Stack + 0x600, target));
-  CHECK_FALSE(unwinder.recordsInterruptionAt(OuterReturn, Stack + 0xd00, target)); // a call's return address
+  CHECK(unwinder.recordedInterruption(FaultIp, Stack + 0x600, target));
+  CHECK(unwinder.recordedInterruption(ResumeIp, Stack + 0xb00, target));
+  CHECK_FALSE(unwinder.recordedInterruption(FaultIp, Stack + 0x608, target)); // the same ip, another frame
+  CHECK_FALSE(unwinder.recordedInterruption(FaultIp + 1, Stack + 0x600, target));
+  CHECK_FALSE(unwinder.recordedInterruption(OuterReturn, Stack + 0xd00, target)); // a call's return address
+}
+
+// A stack overflow: the handler runs on an alternate signal stack, above the
+// thread's stack in memory, and its FaultingExceptionFrame lies there, the
+// thread's Frames below it; the handler's CFI reaches the faulting ip with a
+// stack pointer on the alternate stack.
+TEST_CASE("RuntimeFrameUnwinder: a fault saved on an alternate signal stack", "[managed]") {
+  constexpr uint64_t Alternate = Stack + 0x100000;
+  FakeDotnetProcess process;
+  process.faultingExceptionFrame(Alternate + 0x100, Stack + 0xc00,
+                                 windowsContext(1 | 2, FaultIp, Stack + 0x600, {{Rbx, 0xfb}}));
+  process.inlinedCallFrame(Stack + 0xc00, FrameTop, OuterReturn, Stack + 0xd00, Stack + 0xd40);
+  process.threadFirstFrame(Alternate + 0x100);
+  bool mapped = GENERATE(false, true);
+  if (mapped) // the dump's mappings: the thread's stack and the alternate one
+    process.regions = {{Stack, Stack + 0x10000, true, true, false}, {Alternate, Alternate + 0x1000, true, true, false}};
+  FrameChain chain = readFrameChain(process.runtime().data(), Alternate + 0x100);
+  CHECK(chain.problem.empty()); // the Frames after it lie above the faulting sp
+  REQUIRE(chain.frames.size() == 2);
+  RuntimeFrameUnwinder unwinder(process.runtime(), chain.frames);
+  auto context = unwinder.recordedInterruption(FaultIp, Alternate + 0x80, process.target());
+  if (!mapped) {
+    CHECK_FALSE(context); // nothing says which stack
+    return;
+  }
+  REQUIRE(context); // the saved context, on the thread's stack
+  CHECK(context->sp() == Stack + 0x600);
+  CHECK(context->get(Rbx) == 0xfbu);
+}
+
+TEST_CASE("readFrameChain: a Frame below the faulting sp after a FaultingExceptionFrame is refused", "[managed]") {
+  constexpr uint64_t Alternate = Stack + 0x100000;
+  FakeDotnetProcess process;
+  process.faultingExceptionFrame(Alternate + 0x100, Stack + 0x400, windowsContext(1 | 2, FaultIp, Stack + 0x600, {}));
+  process.inlinedCallFrame(Stack + 0x400, FrameTop, OuterReturn, Stack + 0xd00, Stack + 0xd40);
+  FrameChain chain = readFrameChain(process.runtime().data(), Alternate + 0x100);
+  CHECK(chain.problem == "the Frame at " + hex(Stack + 0x400) + " is not above the one before it on the stack");
 }

@@ -75,8 +75,14 @@ std::vector<ReportFrame> DotnetThreadWalk::transitionFramesBelow(std::optional<u
   // A Frame lives in the stack frame of the function that pushed it; the
   // runtime's walk reports it just before that function.
   std::vector<ReportFrame> entries;
-  while (nextFrame_ < chain_.size() && (!callerSp || chain_[nextFrame_].address < *callerSp))
+  while (nextFrame_ < chain_.size() && (!callerSp || chain_[nextFrame_].address < *callerSp)) {
+    // Where the chain goes down in memory (past a FaultingExceptionFrame that a
+    // stack overflow's handler built on its alternate signal stack), the Frames
+    // after it lie on the thread's own stack: due once the walk is there.
+    uint64_t address = chain_[nextFrame_].address;
+    if (callerSp && nextFrame_ > 0 && chain_[nextFrame_ - 1].address > address && address < frame.sp) break;
     entries.push_back(runtimeFrameEntry(chain_[nextFrame_++], frame));
+  }
   return entries;
 }
 

@@ -190,6 +190,42 @@ TEST_CASE("DotnetLayer: transition Frames come once each, in stack order, below 
   CHECK(walk->transitionFramesBelow(std::nullopt, frame).empty());
 }
 
+// A stack overflow's handler runs on an alternate signal stack, above the
+// thread's in memory, and builds its FaultingExceptionFrame there; the
+// thread's Frames lie below it, due once the walk is on the thread's stack.
+TEST_CASE("DotnetLayer: past a FaultingExceptionFrame on an alternate stack, the thread's Frames wait for the walk",
+          "[dotnet]") {
+  constexpr uint64_t Alternate = Stack + 0x100000;
+  FakeDotnetProcess process;
+  process.faultingExceptionFrame(Alternate + 0x100, Stack + 0xa00,
+                                 windowsContext(1 | 2, FaultIp, Stack + 0x600, {{Rbx, 0xfb}}));
+  process.frame(Stack + 0xa00, UnnamedFrameId, FrameTop);
+  process.threadFirstFrame(Alternate + 0x100);
+  std::vector<std::string> warnings;
+  std::string unreadable;
+  auto managed = openManagedRuntime(process.target(), warnings, unreadable);
+  REQUIRE(managed);
+  ReportThread thread;
+  thread.tid = ThreadOsId;
+  auto walk = managed->beginThread(thread, false);
+  CHECK(thread.managedNote.empty()); // the chain reads whole
+  Frame handler = process.walkFrame(0x7f3000000010, Alternate + 0x80, false);
+  std::vector<ReportFrame> onAlternate = walk->transitionFramesBelow(Alternate + 0x200, handler);
+  REQUIRE(onAlternate.size() == 1);
+  CHECK(onAlternate[0].frameName == "FaultingExceptionFrame");
+  Frame faulting = process.walkFrame(FaultIp, Stack + 0x600, true);
+  CHECK(walk->transitionFramesBelow(Stack + 0x700, faulting).empty());
+  std::vector<ReportFrame> onThread = walk->transitionFramesBelow(Stack + 0xb00, faulting);
+  REQUIRE(onThread.size() == 1);
+  CHECK(onThread[0].frameAddress == Stack + 0xa00);
+  SECTION("a walk that ends on the alternate stack still lists them") {
+    ReportThread again;
+    again.tid = ThreadOsId;
+    auto ended = managed->beginThread(again, false);
+    CHECK(ended->transitionFramesBelow(std::nullopt, handler).size() == 2);
+  }
+}
+
 TEST_CASE("DotnetLayer: managed code gets a managed entry; native code and stubs none", "[dotnet]") {
   Fixture fx;
   auto walk = fx.beginThread(false);

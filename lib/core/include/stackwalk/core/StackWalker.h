@@ -97,13 +97,17 @@ public:
   virtual UnwindResult unwind(const Frame &frame, const Target &target) = 0;
   // Whether the unwind info marks this frame as a signal trampoline.
   virtual bool isSignalTrampoline(const Frame &frame, const Target &target) { return false; }
-  // Whether this unwinder's data records that code was interrupted at `ip`
-  // with the stack pointer `sp` (a fault the .NET runtime saved in a
-  // FaultingExceptionFrame): a caller found there by other unwind info (a
-  // signal handler's CFI that describes the interrupted context as its
-  // caller, without marking itself a signal frame) has an exact ip, the
-  // faulting instruction, not a return address.
-  virtual bool recordsInterruptionAt(uint64_t ip, uint64_t sp, const Target &target) { return false; }
+  // The context this unwinder's data records for code interrupted at `ip`
+  // (a fault the .NET runtime saved in a FaultingExceptionFrame), when its
+  // stack pointer is `sp` or lies on another stack than `sp`: a caller found
+  // there by other unwind info (a signal handler's CFI that describes the
+  // interrupted context as its caller, without marking itself a signal frame)
+  // has an exact ip, the faulting instruction, not a return address; and a
+  // handler on an alternate signal stack (a stack overflow's) reaches that ip
+  // through its own frames with a stack pointer on that stack, not the thread's.
+  virtual std::optional<RegisterFile> recordedInterruption(uint64_t ip, uint64_t sp, const Target &target) {
+    return std::nullopt;
+  }
   // Whether the address lies in code this unwinder describes outside every
   // module (a JIT's code heaps): a return address there is code even where
   // the dump shows no executable memory (Wine's minidumps have no regions).
@@ -163,7 +167,7 @@ private:
   std::optional<Frame> unwindOnce();
   std::optional<std::pair<StopReason, std::string>> rejectCaller(const Frame &caller) const;
   bool isCode(const Frame &caller) const;
-  bool recordedAsInterrupted(const RegisterFile &caller) const;
+  std::optional<RegisterFile> recordedInterruption(const RegisterFile &caller) const;
   std::optional<Frame> stop(StopReason reason, std::string detail);
 
   const Target &target_;

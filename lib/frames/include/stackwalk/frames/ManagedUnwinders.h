@@ -34,8 +34,9 @@ public:
       : runtime_(runtime), chain_(chain) {}
   FrameTrust trust() const override { return FrameTrust::RuntimeFrame; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
-  // A Frame of the chain that saved an interrupted context (a fault) with this ip and sp.
-  bool recordsInterruptionAt(uint64_t ip, uint64_t sp, const Target &target) override;
+  // The context a Frame of the chain saved of an interrupted one (a fault) with
+  // this ip, and this sp or one on another stack.
+  std::optional<RegisterFile> recordedInterruption(uint64_t ip, uint64_t sp, const Target &target) override;
 
 private:
   DotnetRuntime &runtime_;
