@@ -192,15 +192,21 @@ def unnamed_as_truth(thread, unnamed):
             for f in thread["frames"] if not f["tail_call"]]
 
 
+def minidump_with_symbols(dump_syms, core_path, minidump, roots, debug_root, store, made):
+    """The core written as a minidump, its modules' files (found under `roots`) made
+    into .sym files in the store, with their debug files under debug_root."""
+    core_to_minidump.write(core_path, minidump, roots)
+    for _, _, path, _ in core_to_minidump.modules(core_to_minidump.Core(core_path), roots):
+        if local := core_to_minidump.local_file(roots, path):
+            make_symbols(dump_syms, local, debug_root, store, made)
+
+
 def as_minidump(tools, unpacked, dump, store, made, tmp):
     """The dump's core written as a minidump in tmp, its modules' .sym files in the store."""
     minidump = os.path.join(tmp, dump["name"] + ".dmp")
-    core = core_to_minidump.Core(os.path.join(unpacked, dump["core"]))
     roots = [os.path.join(unpacked, "sysroot"), os.path.join(unpacked, "bin")]
-    core_to_minidump.write(os.path.join(unpacked, dump["core"]), minidump, roots)
-    for _, _, path, _ in core_to_minidump.modules(core, roots):
-        make_symbols(tools[0], core_to_minidump.local_file(roots, path),
-                     os.path.join(unpacked, "sysroot", "usr", "lib", "debug"), store, made)
+    minidump_with_symbols(tools[0], os.path.join(unpacked, dump["core"]), minidump, roots,
+                          os.path.join(unpacked, "sysroot", "usr", "lib", "debug"), store, made)
     return minidump
 
 

@@ -67,7 +67,7 @@ def handler_crossed_without_libraries(stackwalk, cores):
                          capture_output=True, text=True, timeout=120)
     frames = cross_arch.physical(json.loads(out.stdout)["threads"][0]) if out.returncode == 0 else []
     at = next((i for i, f in enumerate(frames) if f["signal_trampoline"]), None)
-    crossed = at is not None and frames[at - 1]["function"] == "block" and len(frames) > at + 1
+    crossed = bool(at) and frames[at - 1]["function"] == "block" and len(frames) > at + 1
     print(f"{'ok  ' if crossed else 'FAIL'} handler-park without its libraries: block, the signal frame and "
           f"{len(frames) - at - 1 if crossed else 0} frame(s) past it")
     return [] if crossed else [f"handler-park without its libraries: {[(f['ip'], f['function']) for f in frames]}"]

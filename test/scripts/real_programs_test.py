@@ -26,7 +26,6 @@ import tempfile
 import time
 
 import breakpad_symbols_test
-import core_to_minidump
 import cross_arch
 import dumps
 
@@ -82,10 +81,7 @@ def symbol_files_failures(stackwalk, tools, core, executable, gdb, tmp, made):
     from .eh_frame, and libc's debug file under /usr/lib/debug): gdb's frames."""
     name = os.path.basename(core)
     minidump, store = os.path.join(tmp, name + ".dmp"), os.path.join(tmp, "symbols")
-    core_to_minidump.write(core, minidump, ["/"])
-    for _, _, path, _ in core_to_minidump.modules(core_to_minidump.Core(core), ["/"]):
-        if local := core_to_minidump.local_file(["/"], path):
-            breakpad_symbols_test.make_symbols(tools[0], local, "/usr/lib/debug", store, made)
+    breakpad_symbols_test.minidump_with_symbols(tools[0], core, minidump, ["/"], "/usr/lib/debug", store, made)
     walk = subprocess.run([stackwalk, minidump, "--all-threads", "--json", "--symbols-path", store, "--no-host-files"],
                           capture_output=True, text=True, timeout=120)
     if walk.returncode != 0:

@@ -15,7 +15,7 @@ namespace {
 constexpr uint16_t ClassificationMask = 0x7, ClassificationInstantiated = 5, ClassificationDynamic = 7;
 constexpr uint16_t InstantiationKindMask = 0x7, GenericMethodDefinition = 1;
 constexpr uint32_t IsLCGMethod = 0x4000, IsILStub = 0x8000;
-constexpr uint32_t MethodDefTable = 0x06000000, TypeDefTable = 0x02000000;
+constexpr uint32_t MethodDefTable = 0x06000000;
 // A stored signature is a few dozen bytes; this bounds a hostile length.
 constexpr uint32_t MaxStoredSignature = 4096;
 
@@ -183,18 +183,15 @@ Expected<std::string> MethodNames::dynamicMethodName(const MethodDescFields &fie
   return name;
 }
 
-// RuntimeTypeSystem.md: MTFlags2 holds the type's TypeDef row above 8 flag bits.
+// The type of a MethodTable by its TypeDef (TypeNames::typeDefOf), with its enclosing types.
 Expected<std::string> MethodNames::typeName(uint64_t methodTable) {
-  auto module = data_.pointer(methodTable, "MethodTable", "Module");
-  if (!module) return module.takeError();
-  auto flags2 = data_.value<uint32_t>(methodTable, "MethodTable", "MTFlags2");
-  if (!flags2) return flags2.takeError();
-  auto metadata = modules_.metadata(*module);
+  auto typeDef = types_.typeDefOf(methodTable);
+  if (!typeDef) return typeDef.takeError();
+  auto metadata = modules_.metadata(typeDef->module);
   if (!metadata) return metadata.takeError();
-  uint32_t token = TypeDefTable | *flags2 >> 8;
-  auto name = (*metadata)->typeFullName(token);
-  if (!name) return fail("the MethodTable at " + hex(methodTable) + " has token " + hex(token) + ", which " +
-                         modules_.module(*module).fileName + "'s metadata does not define");
+  auto name = (*metadata)->typeFullName(typeDef->token);
+  if (!name) return fail("the MethodTable at " + hex(methodTable) + " has token " + hex(typeDef->token) + ", which " +
+                         modules_.module(typeDef->module).fileName + "'s metadata does not define");
   return *name;
 }
 

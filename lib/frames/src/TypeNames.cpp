@@ -56,17 +56,23 @@ Expected<TypeNames::TypeInfo> TypeNames::inspect(uint64_t typeHandle, unsigned d
   return isTypeDesc(typeHandle) ? inspectTypeDesc(typeHandle & ~TypeDescTag, depth) : inspectMethodTable(typeHandle);
 }
 
+Expected<TypeNames::TypeDef> TypeNames::typeDefOf(uint64_t methodTable) {
+  auto module = data_.pointer(methodTable, "MethodTable", "Module");
+  if (!module) return module.takeError();
+  auto flags2 = data_.value<uint32_t>(methodTable, "MethodTable", "MTFlags2");
+  if (!flags2) return flags2.takeError();
+  return TypeDef{*module, TypeDefTable | *flags2 >> 8}; // MTFlags2 holds the TypeDef row above 8 flag bits
+}
+
 Expected<TypeNames::TypeInfo> TypeNames::inspectMethodTable(uint64_t methodTable) {
   auto flags = data_.value<uint32_t>(methodTable, "MethodTable", "MTFlags");
   if (!flags) return flags.takeError();
-  auto flags2 = data_.value<uint32_t>(methodTable, "MethodTable", "MTFlags2");
-  if (!flags2) return flags2.takeError();
-  auto module = data_.pointer(methodTable, "MethodTable", "Module");
-  if (!module) return module.takeError();
+  auto typeDef = typeDefOf(methodTable);
+  if (!typeDef) return typeDef.takeError();
   TypeInfo info;
   info.methodTable = methodTable;
-  info.module = *module;
-  info.token = TypeDefTable | *flags2 >> 8; // MTFlags2 holds the TypeDef row above 8 flag bits
+  info.module = typeDef->module;
+  info.token = typeDef->token;
   bool componentSize = *flags & HasComponentSize;
   info.generic = !componentSize && (*flags & GenericsMask);
   info.typical = !componentSize && (*flags & GenericsMask) == GenericsTypical;
@@ -279,24 +285,20 @@ Error TypeNames::appendSignature(std::string &out, uint64_t typeHandle, unsigned
   }
 }
 
-// From the MethodTable's module and TypeDef token alone: not from all that
-// inspectMethodTable reads, such as a true primitive's EEClass, which normal and
-// triage dumps leave out (a reverse P/Invoke stub's stored signature names
-// System.Void by its MethodTable for each void*, and its parameters were lost).
+// From typeDefOf, not from all that inspectMethodTable reads (a reverse
+// P/Invoke stub's stored signature names System.Void by its MethodTable for
+// each void*, and its parameters were lost in normal and triage dumps).
 Expected<std::string> TypeNames::typeDefName(uint64_t methodTable) {
   if (isTypeDesc(methodTable)) return fail("the TypeHandle " + hex(methodTable) + " is not a MethodTable");
   auto flags = data_.value<uint32_t>(methodTable, "MethodTable", "MTFlags");
   if (!flags) return flags.takeError();
   if ((*flags & CategoryArrayMask) == CategoryArray) return fail("the MethodTable at " + hex(methodTable) + " is an array's, which no TypeDef names");
-  auto flags2 = data_.value<uint32_t>(methodTable, "MethodTable", "MTFlags2");
-  if (!flags2) return flags2.takeError();
-  auto module = data_.pointer(methodTable, "MethodTable", "Module");
-  if (!module) return module.takeError();
-  auto metadata = modules_.metadata(*module);
+  auto typeDef = typeDefOf(methodTable);
+  if (!typeDef) return typeDef.takeError();
+  auto metadata = modules_.metadata(typeDef->module);
   if (!metadata) return metadata.takeError();
-  uint32_t token = TypeDefTable | *flags2 >> 8; // MTFlags2 holds the TypeDef row above 8 flag bits
-  auto name = (*metadata)->namespaceDotName(token);
-  if (!name) return fail("the type at " + hex(methodTable) + " has token " + hex(token) + ", which its module's metadata does not define");
+  auto name = (*metadata)->namespaceDotName(typeDef->token);
+  if (!name) return fail("the type at " + hex(methodTable) + " has token " + hex(typeDef->token) + ", which its module's metadata does not define");
   return *name;
 }
 

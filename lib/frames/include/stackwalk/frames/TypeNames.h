@@ -36,6 +36,14 @@ public:
   // Namespace.Name of the TypeDef of a MethodTable, as SigFormat prints a
   // TypeHandle that a runtime-built signature holds (ELEMENT_TYPE_INTERNAL).
   llvm::Expected<std::string> typeDefName(uint64_t methodTable);
+  // A MethodTable's module and TypeDef token, from those two fields alone
+  // (a true primitive's EEClass, which the rest of a type's reads need, is
+  // not in normal and triage dumps).
+  struct TypeDef {
+    uint64_t module = 0;
+    uint32_t token = 0;
+  };
+  llvm::Expected<TypeDef> typeDefOf(uint64_t methodTable);
   // A MethodTable's type arguments: {} for a type that is not generic.
   llvm::Expected<std::vector<uint64_t>> typeArguments(uint64_t methodTable);
   // `count` TypeHandles stored one after another (a method's instantiation).
