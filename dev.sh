@@ -18,7 +18,7 @@ BUILD=${BUILD:-build}
 # cross compilers, qemu-user, gdb-multiarch and Debian's arm64, i386 and armhf
 # libc with its debug info (the multiarch packages eu-stack reads).
 BUILD_PACKAGES="cmake ninja-build g++ lld-19 python3 xz-utils llvm-19-dev libcli11-dev nlohmann-json3-dev catch2
-  libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev libcurl4-openssl-dev libdeflate-dev libisal-dev libmspack-dev libiberty-dev"
+  libzstd-dev zlib1g-dev libxml2-dev libedit-dev libffi-dev libz3-dev libcurl4-openssl-dev libdeflate-dev libisal-dev libzydis-dev libmspack-dev libiberty-dev"
 TEST_PACKAGES="llvm-19 gdb elfutils python3-jsonschema clang-19 libclang-rt-19-dev lld-19 wine wine64 gcc-mingw-w64-x86-64 strace debuginfod gcab lldb-19 parallel golang-go"
 # The arm64, i386 and arm tests' tools come from foreign architectures' package
 # lists, which a mirror can fail to serve: without them those tests skip, so

@@ -50,7 +50,7 @@ public:
     if (!symbols) return consumeError(symbols.takeError()), std::nullopt;
     auto strings = file.getStringTableForSymtab(*table, *sections);
     if (!strings) return consumeError(strings.takeError()), std::nullopt;
-    if (symbols->size() > UINT32_MAX) return std::nullopt;
+    if (symbols->size() > INT32_MAX) return std::nullopt; // Entry::localIndex's 31 bits
     result.strings_ = *strings;
     if (!addSymbols(file, *sections, *symbols, result)) return std::nullopt;
     keepOnePerAddress(result.entries_);
@@ -130,7 +130,8 @@ private:
       uint64_t start = symbol.st_value;
       if (machine == ELF::EM_ARM && type == ELF::STT_FUNC) start &= ~uint64_t(1); // the Thumb bit
       uint32_t localIndex = symbol.getBinding() == ELF::STB_LOCAL ? index : 0;
-      table.entries_.push_back({start, symbol.st_size, symbol.st_name, localIndex});
+      bool function = type == ELF::STT_FUNC || type == ELF::STT_GNU_IFUNC;
+      table.entries_.push_back({start, symbol.st_size, symbol.st_name, localIndex, function});
     }
     return true;
   }
@@ -188,7 +189,7 @@ bool llvmReadsSymbolNamesInBounds(const ObjectFile &object) { return namesInBoun
 bool llvmReadsAllSymbolNamesInBounds(const ObjectFile &object) { return namesInBounds(object, /*everyTable=*/true); }
 
 ElfSymbolTable::Symbol ElfSymbolTable::describe(const Entry &entry) const {
-  Symbol symbol{StringRef(strings_.data() + entry.name), entry.start, entry.size, StringRef()};
+  Symbol symbol{StringRef(strings_.data() + entry.name), entry.start, entry.size, StringRef(), bool(entry.function)};
   if (entry.localIndex) {
     // The ELF spec puts a file's STT_FILE symbol before its local symbols.
     auto after = std::upper_bound(files_.begin(), files_.end(), entry.localIndex,

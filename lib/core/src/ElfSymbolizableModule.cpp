@@ -7,7 +7,7 @@ using namespace llvm;
 
 namespace stackwalk {
 
-ElfSymbolizableModule::ElfSymbolizableModule(const object::ObjectFile &object, ElfSymbolTable symbols,
+ElfSymbolizableModule::ElfSymbolizableModule(const object::ObjectFile &object, std::shared_ptr<const ElfSymbolTable> symbols,
                                              std::unique_ptr<DIContext> debugInfo)
     : symbols_(std::move(symbols)), debugInfo_(std::move(debugInfo)) {
   for (const object::SectionRef &section : object.sections())
@@ -30,7 +30,7 @@ bool ElfSymbolizableModule::namesFromSymbolTable(const DILineInfoSpecifier &spec
 }
 
 void ElfSymbolizableModule::nameFromSymbolTable(uint64_t address, DILineInfo &line) const {
-  auto symbol = symbols_.at(address);
+  auto symbol = symbols_->at(address);
   if (!symbol) return;
   line.FunctionName = symbol->name.str();
   line.StartAddress = symbol->start;
@@ -57,7 +57,7 @@ DIInliningInfo ElfSymbolizableModule::symbolizeInlinedCode(object::SectionedAddr
 
 DIGlobal ElfSymbolizableModule::symbolizeData(object::SectionedAddress moduleOffset) const {
   DIGlobal global;
-  if (auto symbol = symbols_.at(moduleOffset.Address)) {
+  if (auto symbol = symbols_->at(moduleOffset.Address)) {
     global.Name = symbol->name.str();
     global.Start = symbol->start;
     global.Size = symbol->size;
@@ -77,7 +77,7 @@ std::vector<DILocal> ElfSymbolizableModule::symbolizeFrame(object::SectionedAddr
 
 std::vector<object::SectionedAddress> ElfSymbolizableModule::findSymbol(StringRef name, uint64_t offset) const {
   std::vector<object::SectionedAddress> found;
-  for (const ElfSymbolTable::Symbol &symbol : symbols_.named(name)) {
+  for (const ElfSymbolTable::Symbol &symbol : symbols_->named(name)) {
     uint64_t address = offset < symbol.size ? symbol.start + offset : symbol.start;
     found.push_back(withSection({address, object::SectionedAddress::UndefSection}));
   }

@@ -23,7 +23,7 @@ class ElfSymbolizableModule : public llvm::symbolize::SymbolizableModule {
 public:
   // `object` is the file the symbols were read from: the table's names are
   // its strings, so it must outlive the module.
-  ElfSymbolizableModule(const llvm::object::ObjectFile &object, ElfSymbolTable symbols,
+  ElfSymbolizableModule(const llvm::object::ObjectFile &object, std::shared_ptr<const ElfSymbolTable> symbols,
                         std::unique_ptr<llvm::DIContext> debugInfo);
 
   llvm::DILineInfo symbolizeCode(llvm::object::SectionedAddress moduleOffset, llvm::DILineInfoSpecifier spec,
@@ -48,7 +48,7 @@ private:
     uint64_t start, size, index;
   };
   std::vector<CodeSection> codeSections_; // in the file's order
-  ElfSymbolTable symbols_;
+  std::shared_ptr<const ElfSymbolTable> symbols_; // never null
   std::unique_ptr<llvm::DIContext> debugInfo_;
 };
 

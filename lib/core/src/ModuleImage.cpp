@@ -677,6 +677,15 @@ bool ModuleImage::hasSymbolTable() const {
   return symtab && !symtab->data.empty();
 }
 
+std::shared_ptr<const ElfSymbolTable> ModuleImage::elfSymbols() const {
+  if (!elfSymbols_) {
+    std::optional<ElfSymbolTable> table;
+    if (symbolTablesUsable_) table = ElfSymbolTable::read(*object_);
+    elfSymbols_ = table ? std::make_shared<const ElfSymbolTable>(std::move(*table)) : nullptr;
+  }
+  return *elfSymbols_;
+}
+
 std::string_view ModuleImage::symbolSource() const {
   if (!pdbPath_.empty()) return "pdb";
   if (hasDwarf() || debugImage()) return "dwarf";

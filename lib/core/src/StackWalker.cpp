@@ -33,6 +33,7 @@ std::string_view trustName(FrameTrust trust) {
   case FrameTrust::Dynamic: return "dynamic";
   case FrameTrust::Manual: return "manual";
   case FrameTrust::CallSite: return "call_site";
+  case FrameTrust::CodeAnalysis: return "code_analysis";
   }
   return "unknown";
 }

@@ -240,10 +240,7 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image, b
   auto key = std::make_pair(&image, withDebugInfo);
   auto found = modules_.find(key);
   if (found != modules_.end()) return found->second.get();
-  // Separate debug files carry the full symbol table as well as DWARF; the
-  // image itself may only have .dynsym.
-  const ModuleImage *debug = image.debugImage();
-  const ModuleImage &symbolSource = debug && debug->hasSymbolTable() ? *debug : image;
+  const ModuleImage &symbolSource = image.symbolImage();
   auto refuse = [&](const char *why) -> symbolize::SymbolizableModule * {
     unusableSymbols_[&image] = why;
     modules_[key] = nullptr;
@@ -251,13 +248,13 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image, b
   };
   if (!symbolSource.symbolTablesUsable()) return refuse("its symbol tables are malformed (entry size, link or bounds)");
   // The symbol table first: a prefetched debug file may still be inflating.
-  std::optional<ElfSymbolTable> elfSymbols = ElfSymbolTable::read(symbolSource.object());
+  std::shared_ptr<const ElfSymbolTable> elfSymbols = symbolSource.elfSymbols();
   if (!elfSymbols && !llvmReadsSymbolNamesInBounds(symbolSource.object()))
     return refuse("a nameless section symbol is in no section (LLVM would read past the section headers)");
   std::unique_ptr<DIContext> context = withDebugInfo ? debugContext(image) : emptyDwarfContext();
   if (elfSymbols) {
     auto &slot = modules_[key];
-    slot = std::make_unique<ElfSymbolizableModule>(symbolSource.object(), std::move(*elfSymbols), std::move(context));
+    slot = std::make_unique<ElfSymbolizableModule>(symbolSource.object(), std::move(elfSymbols), std::move(context));
     return slot.get();
   }
   auto module =

@@ -99,7 +99,7 @@ struct BothModules {
   explicit BothModules(const object::ObjectFile &object) {
     auto table = ElfSymbolTable::read(object);
     REQUIRE(table);
-    ours = std::make_unique<ElfSymbolizableModule>(object, std::move(*table), noDwarf());
+    ours = std::make_unique<ElfSymbolizableModule>(object, std::make_shared<const ElfSymbolTable>(std::move(*table)), noDwarf());
     auto created = symbolize::SymbolizableObjectFile::create(&object, noDwarf(), /*UntagAddresses=*/false);
     REQUIRE(bool(created));
     llvms = std::move(*created);

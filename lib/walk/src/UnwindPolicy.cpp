@@ -17,6 +17,7 @@ std::string_view unwindStepName(UnwindStep step) {
   case UnwindStep::Dynamic: return "dynamic";
   case UnwindStep::RuntimeTransitions: return "runtime_transitions";
   case UnwindStep::EntryFunction: return "entry_function";
+  case UnwindStep::CodeAnalysis: return "code_analysis";
   case UnwindStep::BadCall: return "bad_call";
   case UnwindStep::FramePointer: return "frame_pointer";
   case UnwindStep::Scan: return "scan";
@@ -50,7 +51,8 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // i386 Linux: as x86-64 Linux, without a managed runtime (stackwalk reads
   // no 32-bit .NET) or libunwind's registrations. Debian's glibc gives its
   // signal restorers no CFI: they are known by their code.
-  if (arch == Arch::X86) return {Cfi, EntryFunction, SymbolFileCfi, Sigreturn, BadCall, FramePointer, Scan};
+  if (arch == Arch::X86)
+    return {Cfi, EntryFunction, SymbolFileCfi, Sigreturn, CodeAnalysis, BadCall, FramePointer, Scan};
   // Windows on 32-bit ARM: its function tables (ARM's own .pdata format) are
   // not read; a symbol file's STACK CFI, then the r11 frame records its ABI
   // keeps, then the scan.
@@ -72,9 +74,10 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // entry function ends the walk before a symbol file's CFI, which cannot say
   // that it does (EntryFunctionUnwinder.h); so on every Linux architecture. Go's
   // switch back from C to a goroutine's stack before the CFI, which
-  // describes it wrongly.
-  return {ManagedCode,   GoStackSwitch,      Cfi,       EntryFunction, SymbolFileCfi, Dynamic,
-          RuntimeTransitions, Sigreturn, BadCall,       FramePointer,  Scan};
+  // describes it wrongly. Code no unwind table describes (musl's libc) is
+  // analysed from its instructions before the frame pointer and the scan guess.
+  return {ManagedCode,        GoStackSwitch, Cfi,          EntryFunction, SymbolFileCfi, Dynamic,
+          RuntimeTransitions, Sigreturn,     CodeAnalysis, BadCall,       FramePointer,  Scan};
 }
 
 DumpUnwinders::DumpUnwinders(const Target &target, CfiUnwinder &cfi, Unwinder &dynamic)
@@ -113,6 +116,7 @@ std::vector<Unwinder *> DumpUnwinders::chainFor(ManagedThreadWalk *managed) {
     case UnwindStep::Dynamic: unwinder = &dynamic_; break;
     case UnwindStep::RuntimeTransitions: unwinder = managed ? managed->transitionUnwinder() : nullptr; break;
     case UnwindStep::EntryFunction: unwinder = &entryFunction_; break;
+    case UnwindStep::CodeAnalysis: unwinder = &codeAnalysis_; break;
     case UnwindStep::BadCall: unwinder = &badCall_; break;
     case UnwindStep::FramePointer: unwinder = &framePointer_; break;
     case UnwindStep::Scan: unwinder = &scan_; break;

@@ -52,10 +52,10 @@ std::vector<FrameTrust> trusts(const std::vector<Unwinder *> &chain) {
 } // namespace
 
 TEST_CASE("x86-64 Linux: managed code, Go's cgo calls, CFI (a file's, the entry function, a symbol file's), dynamic "
-          "info, runtime Frames, a signal frame without CFI, then the fallbacks") {
+          "info, runtime Frames, a signal frame without CFI, code analysed by its instructions, then the fallbacks") {
   CHECK(unwindPolicy(Arch::X86_64, OS::Linux) ==
         std::vector<UnwindStep>{ManagedCode, GoStackSwitch, Cfi, EntryFunction, SymbolFileCfi, Dynamic,
-                                RuntimeTransitions, Sigreturn, BadCall, FramePointer, Scan});
+                                RuntimeTransitions, Sigreturn, CodeAnalysis, BadCall, FramePointer, Scan});
   // A dump whose OS is not recorded is walked as a Linux one.
   CHECK(unwindPolicy(Arch::X86_64, OS::Unknown) == unwindPolicy(Arch::X86_64, OS::Linux));
 }
@@ -79,7 +79,7 @@ TEST_CASE("x86 Windows: the PDB's frame data as STACK WIN, STACK CFI, then the e
 
 TEST_CASE("i386 Linux: as x86-64 Linux without the managed and dynamic steps") {
   CHECK(unwindPolicy(Arch::X86, OS::Linux) ==
-        std::vector<UnwindStep>{Cfi, EntryFunction, SymbolFileCfi, Sigreturn, BadCall, FramePointer, Scan});
+        std::vector<UnwindStep>{Cfi, EntryFunction, SymbolFileCfi, Sigreturn, CodeAnalysis, BadCall, FramePointer, Scan});
 }
 
 TEST_CASE("32-bit ARM Linux: the signal restorers, CFI, the exception index table, then as i386") {
@@ -100,12 +100,13 @@ TEST_CASE("arm64 Windows: function tables, then the frame-pointer chain the ABI 
 TEST_CASE("a thread without a managed runtime leaves the managed steps out") {
   Dump dump(Arch::X86_64, OS::Linux);
   std::vector<Unwinder *> chain = dump.unwinders.chainFor(nullptr);
-  REQUIRE(chain.size() == 9);
+  REQUIRE(chain.size() == 10);
   CHECK(chain[1] == &dump.cfi);
   CHECK(chain[4] == &dump.dynamic);
   CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::RuntimeFrame, FrameTrust::Cfi, FrameTrust::Cfi,
                                                   FrameTrust::Cfi, FrameTrust::Dynamic, FrameTrust::Context,
-                                                  FrameTrust::Scan, FrameTrust::FramePointer, FrameTrust::Scan});
+                                                  FrameTrust::CodeAnalysis, FrameTrust::Scan,
+                                                  FrameTrust::FramePointer, FrameTrust::Scan});
 }
 
 TEST_CASE("a managed thread's code unwinder comes first, its Frames after the native unwind info") {
@@ -113,7 +114,7 @@ TEST_CASE("a managed thread's code unwinder comes first, its Frames after the na
   SECTION("Linux") {
     Dump dump(Arch::X86_64, OS::Linux);
     std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
-    REQUIRE(chain.size() == 11);
+    REQUIRE(chain.size() == 12);
     CHECK(chain[0] == &managed.code);
     CHECK(chain[2] == &dump.cfi);
     CHECK(chain[5] == &dump.dynamic);
@@ -134,7 +135,7 @@ TEST_CASE("a managed thread without a Frame chain has no transition step") {
   Dump dump(Arch::X86_64, OS::Linux);
   FakeManagedThread managed(/*withTransitions=*/false);
   std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
-  REQUIRE(chain.size() == 10);
+  REQUIRE(chain.size() == 11);
   CHECK(chain[0] == &managed.code);
   CHECK(std::find(chain.begin(), chain.end(), &managed.transitions) == chain.end());
 }

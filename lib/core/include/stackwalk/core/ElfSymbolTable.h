@@ -39,6 +39,7 @@ public:
     uint64_t start = 0;
     uint64_t size = 0;
     llvm::StringRef file; // a local symbol's STT_FILE name; else empty
+    bool function = false; // STT_FUNC or STT_GNU_IFUNC: code that starts at `start`
   };
   // The symbol holding the file address, as LLVM's getNameFromSymbolTable gives it.
   std::optional<Symbol> at(uint64_t address) const;
@@ -49,8 +50,9 @@ private:
   struct Entry {
     uint64_t start;
     uint64_t size;
-    uint32_t name;       // offset in the string table
-    uint32_t localIndex; // index in the symbol table of a local symbol; 0 for others
+    uint32_t name;           // offset in the string table
+    uint32_t localIndex : 31; // index in the symbol table of a local symbol; 0 for others
+    uint32_t function : 1;   // Symbol::function
   };
   struct FileSymbol {
     uint32_t index;

@@ -5,6 +5,7 @@
 // file when one was found, because symbols and .debug_frame may live there.
 #pragma once
 
+#include "stackwalk/core/ElfSymbolTable.h"
 #include "stackwalk/core/Memory.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -146,6 +147,14 @@ public:
   // (a section inflated into a twin); nothing where the file is not mapped.
   void releaseFilePages(llvm::StringRef bytes) const;
   bool hasSymbolTable() const;
+  // The image whose symbol table names its code: a separate debug file's full
+  // .symtab, where the image itself may only have .dynsym; else the image.
+  const ModuleImage &symbolImage() const { return debug_ && debug_->hasSymbolTable() ? *debug_ : *this; }
+  // This file's ELF symbols as ElfSymbolTable reads them, read on the first
+  // call and shared by the Symbolizer and the unwinders that need a
+  // function's start; null where that reading does not apply (not a linked
+  // ELF file it reads, or malformed symbol tables).
+  std::shared_ptr<const ElfSymbolTable> elfSymbols() const;
   // Where its names come from, as reports say it: "pdb", "dwarf" (its own or
   // its debug file's), "symtab", or "dynsym" (exports only).
   std::string_view symbolSource() const;
@@ -171,6 +180,7 @@ private:
   mutable std::unique_ptr<llvm::DenseMap<llvm::StringRef, uint64_t>> symbolIndex_;
   mutable unsigned scannedLookups_ = 0; // names looked up without the index
   mutable std::unique_ptr<llvm::StringMap<llvm::object::SectionRef>> sectionsByName_;
+  mutable std::optional<std::shared_ptr<const ElfSymbolTable>> elfSymbols_;
   uint64_t preferredBase_ = 0;
   std::vector<LoadSegment> segments_;
   std::unique_ptr<ModuleImage> debug_;

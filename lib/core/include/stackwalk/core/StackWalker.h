@@ -15,7 +15,7 @@
 
 namespace stackwalk {
 
-enum class FrameTrust { Context, UnwindInfo, Cfi, FramePointer, Scan, RuntimeFrame, Dynamic, Manual, CallSite };
+enum class FrameTrust { Context, UnwindInfo, Cfi, FramePointer, Scan, RuntimeFrame, Dynamic, Manual, CallSite, CodeAnalysis };
 std::string_view trustName(FrameTrust trust);
 
 struct Frame {

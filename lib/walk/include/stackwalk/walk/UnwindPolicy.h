@@ -8,6 +8,7 @@
 #include "stackwalk/core/StackWalker.h"
 #include "stackwalk/unwinder/ArmExidxUnwinder.h"
 #include "stackwalk/unwinder/CfiUnwinder.h"
+#include "stackwalk/unwinder/CodeAnalysisUnwinder.h"
 #include "stackwalk/unwinder/EntryFunctionUnwinder.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
 #include "stackwalk/unwinder/GoStackSwitchUnwinder.h"
@@ -35,6 +36,7 @@ enum class UnwindStep {
   Dynamic,            // unwind info registered at run time with libunwind
   RuntimeTransitions, // the managed runtime's transition records (capital-F Frames)
   EntryFunction,      // the executable's entry function (_start) is the outermost frame
+  CodeAnalysis,       // x86 code without unwind tables, by its instructions from the function's start
   BadCall,            // a call through a bad pointer: the return address at the stack pointer or in the link register
   FramePointer,       // the frame-pointer chain
   Scan,               // a stack scan for return addresses that follow a call
@@ -63,6 +65,7 @@ private:
   Win64Unwinder win64_; // keyed by module base: one dump's only
   EntryFunctionUnwinder entryFunction_;
   BadCallUnwinder badCall_;
+  CodeAnalysisUnwinder codeAnalysis_;
   SigreturnUnwinder sigreturn_;
   GoStackSwitchUnwinder goStackSwitch_;
   ArmExidxUnwinder armExidx_;

@@ -1,0 +1,87 @@
+#include "stackwalk/unwinder/CodeAnalysisUnwinder.h"
+
+#include "X86CodeAnalysis.h"
+#include "stackwalk/core/Module.h"
+#include "stackwalk/core/Target.h"
+#include "stackwalk/unwinder/FallbackUnwinders.h"
+#include "stackwalk/unwinder/SigreturnUnwinder.h"
+
+namespace stackwalk {
+namespace {
+
+// Where the function holding `address` starts, by the ELF symbol table of its
+// module's file (or its debug file's): a function symbol whose extent holds
+// it. An asm function's symbol often has no size; it runs to the next symbol.
+std::optional<uint64_t> functionStart(const Target &target, uint64_t address) {
+  const Module *module = target.moduleAt(address);
+  if (!module || !module->image || !module->image->isElf()) return std::nullopt;
+  auto symbols = module->image->symbolImage().elfSymbols();
+  if (!symbols) return std::nullopt;
+  auto symbol = symbols->at(address - module->loadBias());
+  if (!symbol || !symbol->function) return std::nullopt;
+  // A symbol without a size runs to the next one only in a full symbol table:
+  // .dynsym lacks the hidden functions after it (musl's memset, before __clone).
+  if (symbol->size == 0 && !module->image->symbolImage().hasSymbolTable()) return std::nullopt;
+  return symbol->start + module->loadBias();
+}
+
+// Whether a frame whose CFA is `cfa` returns to an address that follows a
+// call, or to a signal trampoline (a handler's, whose address the kernel
+// pushed), known by its code.
+bool returnsFromCfa(const Frame &frame, const Target &target, uint64_t cfa) {
+  unsigned size = pointerSize(target.arch());
+  if (cfa < frame.sp + size) return false;
+  std::optional<uint64_t> returnAddress = target.readPointer(cfa - size, size);
+  if (!returnAddress) return false;
+  if (StackScanUnwinder::isPlausibleReturnAddress(target, *returnAddress)) return true;
+  RegisterFile caller(target.arch());
+  caller.setPc(*returnAddress);
+  caller.setSp(cfa);
+  return SigreturnUnwinder().isSignalTrampoline(frameOf(target, caller, FrameTrust::CodeAnalysis, false), target);
+}
+
+// The frame's CFA by its frame pointer, else by its stack pointer: the first
+// from which it returns. The frame pointer of a frame the scan found may be a
+// guess, or unknown.
+std::optional<uint64_t> canonicalFrameAddress(const Frame &frame, const Target &target, const X86FrameShape &shape) {
+  auto returnsThere = [&](uint64_t cfa) { return returnsFromCfa(frame, target, cfa); };
+  std::optional<uint64_t> fp = frame.regs.fp();
+  if (shape.cfaFromFramePointer && fp && returnsThere(*fp + *shape.cfaFromFramePointer))
+    return *fp + *shape.cfaFromFramePointer;
+  if (shape.cfaFromStackPointer && returnsThere(frame.sp + *shape.cfaFromStackPointer))
+    return frame.sp + *shape.cfaFromStackPointer;
+  return std::nullopt;
+}
+
+} // namespace
+
+UnwindResult CodeAnalysisUnwinder::unwind(const Frame &frame, const Target &target) {
+  if ((target.arch() != Arch::X86_64 && target.arch() != Arch::X86) || target.os() == OS::Windows)
+    return UnwindResult::noInfo("");
+  // A return address may follow a call that never returns, at the next function's start.
+  std::optional<uint64_t> start = functionStart(target, frame.ipIsExact ? frame.ip : frame.ip - 1);
+  if (!start) return UnwindResult::noInfo("");
+  if (frame.ip - *start > MaxFunctionBytes) return UnwindResult::noInfo("the function's code is too long to analyse");
+  std::vector<uint8_t> code(frame.ip - *start);
+  if (!target.read(*start, code)) return UnwindResult::noInfo("the function's code is in neither the dump nor a file");
+  bool is64 = target.arch() == Arch::X86_64;
+  std::optional<X86FrameShape> shape = analyzeX86Frame(code, is64);
+  if (!shape) return UnwindResult::noInfo("the function's instructions do not say where its frame is");
+  std::optional<uint64_t> cfa = canonicalFrameAddress(frame, target, *shape);
+  if (!cfa) return UnwindResult::noInfo("the analysed frame's return address follows no call and is no signal trampoline");
+  unsigned size = pointerSize(target.arch());
+  uint64_t returnAddress = *target.readPointer(*cfa - size, size);
+  UnwindResult result;
+  result.status = UnwindResult::Status::Caller;
+  result.caller = frame.regs.calleeSavedOnly(target.os());
+  for (const X86FrameShape::SavedRegister &slot : shape->saved) {
+    std::optional<uint64_t> value = target.readPointer(*cfa + slot.cfaOffset, size);
+    if (value) result.caller.set(slot.dwarfRegister, *value);
+    else result.caller.forget(slot.dwarfRegister);
+  }
+  result.caller.setSp(*cfa);
+  result.caller.setPc(returnAddress);
+  return result;
+}
+
+} // namespace stackwalk
