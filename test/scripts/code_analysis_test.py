@@ -38,8 +38,6 @@ SHT_NOBITS = 8
 ENDS_EARLY = {
     "cxx-throw": "a frame in libgcc_s.so.1, whose function no symbol names (.dynsym only): no analysis, "
                  "and the scan finds no return address within its window",
-    "jit-libunwind": "t_callback returns into JIT code, in no module: no return address the analysis accepts "
-                     "(the dynamic unwind info that names it is never reached)",
 }
 
 

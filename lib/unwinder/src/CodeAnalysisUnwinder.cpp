@@ -1,5 +1,6 @@
 #include "stackwalk/unwinder/CodeAnalysisUnwinder.h"
 
+#include "CallInstruction.h"
 #include "X86CodeAnalysis.h"
 #include "stackwalk/core/Module.h"
 #include "stackwalk/core/Target.h"
@@ -25,15 +26,24 @@ std::optional<uint64_t> functionStart(const Target &target, uint64_t address) {
   return symbol->start + module->loadBias();
 }
 
+// Code outside every module (a JIT's, which libunwind's registrations or the
+// runtime describe) where the dump holds a call before the return address.
+bool returnsToUnplacedCode(const Target &target, uint64_t returnAddress) {
+  uint64_t code = target.codeAddress(returnAddress);
+  return !target.moduleAt(code) && target.isExecutable(code) && callBefore(target, returnAddress) == CallBefore::Yes;
+}
+
 // Whether a frame whose CFA is `cfa` returns to an address that follows a
-// call, or to a signal trampoline (a handler's, whose address the kernel
-// pushed), known by its code.
+// call, in a module's code or a JIT's, or to a signal trampoline (a
+// handler's, whose address the kernel pushed), known by its code.
 bool returnsFromCfa(const Frame &frame, const Target &target, uint64_t cfa) {
   unsigned size = pointerSize(target.arch());
   if (cfa < frame.sp + size) return false;
   std::optional<uint64_t> returnAddress = target.readPointer(cfa - size, size);
   if (!returnAddress) return false;
-  if (StackScanUnwinder::isPlausibleReturnAddress(target, *returnAddress)) return true;
+  if (StackScanUnwinder::isPlausibleReturnAddress(target, *returnAddress) ||
+      returnsToUnplacedCode(target, *returnAddress))
+    return true;
   RegisterFile caller(target.arch());
   caller.setPc(*returnAddress);
   caller.setSp(cfa);

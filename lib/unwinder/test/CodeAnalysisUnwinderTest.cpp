@@ -60,8 +60,11 @@ struct Fixture {
   std::vector<uint8_t> stack = std::vector<uint8_t>(0x100, 0);
   std::unique_ptr<Target> target;
   void word(uint64_t offset, uint64_t value) { std::memcpy(&stack[offset], &value, 8); }
-  const Target &build(OS os = OS::Linux) {
-    target = makeTarget(Arch::X86_64, os, makeMemory({{Stack, stack}}), {}, {makeModule("lib.so", Base + 0x1000, 0x1000, image())});
+  const Target &build(OS os = OS::Linux, std::vector<std::pair<uint64_t, std::vector<uint8_t>>> memory = {},
+                      std::vector<MemoryRegion> regions = {}) {
+    memory.emplace_back(Stack, stack);
+    target = makeTarget(Arch::X86_64, os, makeMemory(std::move(memory)), std::move(regions),
+                        {makeModule("lib.so", Base + 0x1000, 0x1000, image())});
     return *target;
   }
 };
@@ -141,4 +144,24 @@ TEST_CASE("code analysis: at a function's first instruction the return address i
   REQUIRE(r.status == Status::Caller);
   CHECK(r.caller.pc() == ReturnToCaller);
   CHECK(r.caller.sp() == Stack + 8);
+}
+
+TEST_CASE("code analysis: a return into JIT code, outside every module, after a call the dump holds", "[code-analysis]") {
+  constexpr uint64_t Jit = 0x7e1000000000;
+  Fixture fx;
+  fx.word(0x18, Jit + 5);
+  std::vector<MemoryRegion> regions = {{Stack, Stack + 0x100, true, true, false},
+                                       {Jit, Jit + 0x1000, true, false, true},
+                                       {Base + 0x1000, Base + 0x2000, true, false, true}};
+  SECTION("a call before it") {
+    const Target &target = fx.build(OS::Linux, {{Jit, {0xe8, 0x00, 0x00, 0x00, 0x00, 0xc3}}}, regions);
+    UnwindResult r = CodeAnalysisUnwinder().unwind(makeFrame(target, Base + 0x101a, Stack, FrameTrust::Cfi, {}), target);
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == Jit + 5);
+  }
+  SECTION("no call before it") {
+    const Target &target = fx.build(OS::Linux, {{Jit, {0x90, 0x90, 0x90, 0x90, 0x90, 0xc3}}}, regions);
+    CHECK(CodeAnalysisUnwinder().unwind(makeFrame(target, Base + 0x101a, Stack, FrameTrust::Cfi, {}), target).status ==
+          Status::NoInfo);
+  }
 }
