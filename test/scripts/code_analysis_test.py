@@ -12,12 +12,13 @@ Frames are then found by analysing each function's instructions from its symbol'
 start (CodeAnalysisUnwinder), the fallbacks after it. Checked:
 
 - no invented frame: each thread's frames are frames of the walk with CFI, in order;
-- each thread's frames equal that walk's, but for the two listed below, which end
-  early where no symbol or no module tells where code is;
+- each thread's frames equal that walk's, but for those listed below, which end
+  early where no symbol tells where a function starts;
 - most frames past the first come from the analysis.
 
 What it caught: glibc's epilogues put a tail call's arguments between their pops
-(pthread_mutex_lock), and a handler returns into the signal trampoline, which no
+(pthread_mutex_lock), a callback returns into JIT code (jit-libunwind), and a
+handler returns into the signal trampoline, which no
 call precedes (sighandler's threads); before the analysis, the static musl
 program this was written for took two stale return addresses from the scan.
 """
@@ -90,7 +91,7 @@ def main(stackwalk, unpacked, options):
     with tempfile.TemporaryDirectory() as tree:
         zeroed = copy_without_cfi(unpacked, tree)
         check(zeroed >= 40, f"{zeroed} CFI sections zeroed in the copies")
-        invented, short, frames, analysed = [], [], 0, 0 # short: cores with a thread that ends early
+        invented, short, frames, analysed = [], [], 0, 0  # short: cores with a thread that ends early
         for name, (core, exe) in sorted(cores.items()):
             with_cfi = walk(stackwalk, core, exe, unpacked)
             without = walk(stackwalk, core, os.path.join(tree, os.path.relpath(exe, unpacked)), tree, "--no-host-files")
