@@ -125,7 +125,7 @@ case "${1:-}" in
     sanitizer_build
     seeds="$BUILD-asan/seeds"
     rm -rf "$seeds" && fuzz/seeds.sh "$BUILD" "$seeds" >/dev/null
-    targets="elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind arm_ehabi libunwind_dynamic ecma_metadata runtime_structures symbol_file symbol_map perf_map process_maps cabinet pdb walk"
+    targets="elfcore minidump module_image frame_arguments cfi dwarf_expression win64_unwind arm_ehabi libunwind_dynamic ecma_metadata runtime_structures symbol_file symbol_map perf_map process_maps cabinet pdb x86_code_analysis walk"
     # Two targets at a time (each libFuzzer run is one process on one core), then their reports in order.
     set -- $targets
     while [ $# -gt 0 ]; do

@@ -6,7 +6,7 @@ build=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 corpus=$here/../../shared/corpus
-mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/frame_arguments "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/arm_ehabi "$out"/libunwind_dynamic "$out"/ecma_metadata "$out"/runtime_structures "$out"/symbol_file "$out"/symbol_map "$out"/perf_map "$out"/process_maps "$out"/cabinet "$out"/pdb "$out"/walk
+mkdir -p "$out"/elfcore "$out"/minidump "$out"/module_image "$out"/frame_arguments "$out"/cfi "$out"/dwarf_expression "$out"/win64_unwind "$out"/arm_ehabi "$out"/libunwind_dynamic "$out"/ecma_metadata "$out"/runtime_structures "$out"/symbol_file "$out"/symbol_map "$out"/perf_map "$out"/process_maps "$out"/cabinet "$out"/pdb "$out"/x86_code_analysis "$out"/walk
 cp "$build"/dumps/cores/*.core "$out"/elfcore/
 cp "$build"/dumps/windows/dumps/*.dmp "$out"/minidump/
 if [ -d "$corpus" ]; then
@@ -60,6 +60,13 @@ printf '\000\000\000\000\260\260\250\200\000\001\000\000\020\000\000\000\000\002
 cp "$(dirname "$0")"/../lib/frames/test/data/Nested.dll "$out"/ecma_metadata/ 2>/dev/null || true
 head -c 4096 "$build"/dumps/dotnet/cores/park-normal.core > "$out"/runtime_structures/core-head 2>/dev/null || true
 cp /proc/self/maps "$out"/process_maps/self
+# Functions from their start: x86-64 (an even first byte) with glibc's pthread_mutex_lock
+# epilogue (pops among other instructions before a tail call), and i386 (odd) with a frame
+# pointer, callee-saved pushes and a get-pc call.
+printf '\000\123\110\203\354\020\110\203\304\020\110\215\167\026\133\201\342\200\000\000\000\351\000\001\000\000\110\211\174\044\010' \
+  > "$out"/x86_code_analysis/epilogue
+printf '\001\125\211\345\127\123\203\354\020\350\000\000\000\000\133\152\001\350\020\000\000\000' \
+  > "$out"/x86_code_analysis/i386-prologue
 # A perf map as JITs write one (.NET's and V8's lines), with an entry replaced by a later line.
 printf '%s\n' '7F3A1C2D0000 3C [OptimizedTier1] Program::Main()[OptimizedTier1]' \
   '0x7f3a1c2d0040 20 LazyCompile:~main app.js:1' '7F3A1C2D0000 10 [Tier0] Program::Main()[Tier0]' 'zz 10 bad' \
