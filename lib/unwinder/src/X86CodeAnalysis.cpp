@@ -3,6 +3,7 @@
 #include "ZydisLibrary.h"
 
 #include <algorithm>
+#include <map>
 
 namespace stackwalk {
 namespace {
@@ -64,14 +65,23 @@ public:
     state_.cfaFromStackPointer = word_; // the return address the call pushed
   }
 
-  // An epilogue may mix other instructions among its releases (GCC sets up a
-  // tail call's arguments between its pops), so the frame of the body is the
-  // one before the run of releases and other instructions that a path's end
-  // closes with the stack back at the return address. A jump that leaves more
-  // on the stack goes elsewhere in the body, as it is.
-  bool step(const X86Instruction &instruction) {
+  // The instruction at `offset` from the function's start. Where a forward
+  // branch seen before goes, the frame is the branch's: the code before it
+  // may end a path (a ret, or a call that never returns, after pushing its
+  // arguments) or fall through with the same frame. Elsewhere after a path's
+  // end the frame is the body's: an epilogue may mix other instructions among
+  // its releases (GCC sets up a tail call's arguments between its pops), so
+  // the body's frame is the one before the run of releases and other
+  // instructions that the path's end closes with the stack back at the return
+  // address. A jump that leaves more on the stack goes elsewhere in the body.
+  bool step(const X86Instruction &instruction, uint64_t offset) {
+    if (auto branched = branchTargets_.find(offset); branched != branchTargets_.end()) {
+      state_ = body_ = branched->second;
+      inRelease_ = false;
+    }
     Effect effect = apply(instruction);
     if (effect == Effect::Unfollowed) state_.stackPointerKnown = false;
+    noteForwardBranch(instruction, offset);
     bool returned = state_.stackPointerKnown && !state_.framePointerHoldsFrame && state_.cfaFromStackPointer == word_;
     if (effect == Effect::EndsPath && returned) state_ = body_;
     if (effect == Effect::Releases) inRelease_ = true;
@@ -203,10 +213,23 @@ private:
     return instruction.info.meta.category == ZYDIS_CATEGORY_COND_BR ? Effect::Body : Effect::Neutral;
   }
 
+  // A direct jump's target further on: the frame there is the one at the jump
+  // (the first such jump's, where several go there).
+  void noteForwardBranch(const X86Instruction &instruction, uint64_t offset) {
+    bool branch = instruction.info.meta.category == ZYDIS_CATEGORY_COND_BR ||
+                  instruction.info.meta.category == ZYDIS_CATEGORY_UNCOND_BR;
+    const ZydisDecodedOperand *target = visible(instruction, 0);
+    if (!branch || !target || target->type != ZYDIS_OPERAND_TYPE_IMMEDIATE || !target->imm.is_relative ||
+        target->imm.value.s <= 0)
+      return;
+    branchTargets_.emplace(offset + instruction.info.length + uint64_t(target->imm.value.s), state_);
+  }
+
   Registers registers_;
   bool is64_;
   unsigned word_;
   FrameState state_, body_;
+  std::map<uint64_t, FrameState> branchTargets_; // by offset from the function's start
   bool inRelease_ = false; // in a run that began with a release
 };
 
@@ -220,7 +243,7 @@ std::optional<X86FrameShape> analyzeX86Frame(std::span<const uint8_t> code, bool
     auto decoded = zydis->decode(code.subspan(at));
     // An instruction that would run past the end did not decode: the address
     // is not where an instruction starts, as read from the function's start.
-    if (!decoded || !analysis.step(*decoded)) return std::nullopt;
+    if (!decoded || !analysis.step(*decoded, at)) return std::nullopt;
     at += decoded->info.length;
   }
   return analysis.shape();

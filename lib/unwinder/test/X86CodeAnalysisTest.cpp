@@ -194,3 +194,39 @@ TEST_CASE("i386 code analysis: a jump that leaves arguments' space on the stack 
   REQUIRE(shape);
   CHECK(shape->cfaFromStackPointer == 4 + 4 + 8);
 }
+
+TEST_CASE("i386 code analysis: where a forward branch goes, the frame is the branch's") {
+  SECTION("after a call that never returns, made with arguments pushed") {
+    const std::vector<uint8_t> code = {
+        0x53,                         // push ebx
+        0x83, 0xec, 0x08,             // sub esp, 8
+        0x75, 0x06,                   // jne L
+        0x50,                         // push eax
+        0xe8, 0x00, 0x01, 0x00, 0x00, // call abort-like function (never returns)
+        0x90,                         // L: nop
+    };
+    auto shape = analyzeX86Frame(code, false);
+    REQUIRE(shape);
+    CHECK(shape->cfaFromStackPointer == 4 + 4 + 8);
+  }
+  SECTION("after a ret whose epilogue began by freeing a call's arguments") {
+    // python3.11's PyObject_Call: add esp, 0x10 frees the call's arguments, add esp, 0x2c the frame.
+    const std::vector<uint8_t> code = {
+        0x53,                   // push ebx
+        0x83, 0xec, 0x2c,       // sub esp, 0x2c
+        0x74, 0x0e,             // je L
+        0x83, 0xec, 0x0c,       // sub esp, 0xc
+        0x50,                   // push eax
+        0xff, 0xd7,             // call edi
+        0x83, 0xc4, 0x10,       // add esp, 0x10
+        0x83, 0xc4, 0x2c,       // add esp, 0x2c
+        0x5b,                   // pop ebx
+        0xc3,                   // ret
+        0x90,                   // L: nop
+    };
+    auto shape = analyzeX86Frame(code, false);
+    REQUIRE(shape);
+    CHECK(shape->cfaFromStackPointer == 4 + 4 + 0x2c);
+    CHECK(savedOf(*shape) == std::map<unsigned, int64_t>{{3, -8}});
+  }
+}
