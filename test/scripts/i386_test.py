@@ -14,7 +14,8 @@ debug files from libc6-dbg:i386), as cross_arch.py says; sigcontext's thread in 
 handler is also checked against the program's own record past glibc's trampoline.
 gdb names the wrong pthread_kill in sigcontext (below): there the truth is checked.
 Each core is walked again without the libraries' files: no frame the walk with
-them lacks (cross_arch.without_libraries_failures). Some cores are also written as
+them lacks (cross_arch.without_libraries_failures); and with copies of every file
+whose CFI is zeroed, by code analysis (without_cfi.py). Some cores are also written as
 Linux x86 minidumps (CONTEXT_X86) and walked with the .sym files alone, as
 cross_arch_minidumps.py says; past main (REALIGNED_MAIN) Breakpad's frames are wrong, and
 theirs are not compared with ours there.
@@ -28,10 +29,12 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import cross_arch
 import cross_arch_minidumps
 import dumps
+import without_cfi
 
 # GCC realigns main's stack on i386 (and $-16, %esp) and describes its frame by DWARF
 # expressions, which dump_syms cannot write: main's STACK CFI is its entry rule alone,
@@ -73,13 +76,31 @@ def handler_crossed_without_libraries(stackwalk, cores):
     return [] if crossed else [f"handler-park without its libraries: {[(f['ip'], f['function']) for f in frames]}"]
 
 
+# Walked without CFI (without_cfi.py): where no symbol names a function (a stripped
+# program; libstdc++'s and libgcc_s's static functions, with .dynsym only) there is
+# nothing to analyse, and the frame pointer or the scan guesses.
+STRIPPED = "the program has no symbols"
+WITHOUT_CFI_ENDS_EARLY = {
+    "crash-cxx-uncaught": "past libstdc++'s static functions the frame pointer skips three frames",
+    "stripped": STRIPPED}
+WITHOUT_CFI_SCAN_GUESSES = {
+    "cxx-throw": "libgcc_s's static function below _Unwind_RaiseException: a stale return address",
+    "stripped": STRIPPED}
+
+
+def walked_without_cfi(stackwalk, cores):
+    """The cores walked with copies of their files whose CFI is zeroed."""
+    with tempfile.TemporaryDirectory() as root:
+        return without_cfi.failures(stackwalk, cores, root, WITHOUT_CFI_ENDS_EARLY, WITHOUT_CFI_SCAN_GUESSES)[0]
+
+
 def checks_of(platform):
     """What is checked once every core is made: pthread_kill's tail call, the walks without
-    the libraries' files (handler-park's through its signal frame), and the cores as
-    minidumps with .sym files."""
+    the libraries' files (handler-park's through its signal frame) and without CFI, and the
+    cores as minidumps with .sym files."""
     def checks(stackwalk, cores):
         return cross_arch.pthread_kill_and_without_libraries(stackwalk, cores) + \
-            handler_crossed_without_libraries(stackwalk, cores) + \
+            handler_crossed_without_libraries(stackwalk, cores) + walked_without_cfi(stackwalk, cores) + \
             cross_arch_minidumps.breakpad_minidumps(platform, stackwalk, cores)
     return checks
 
