@@ -10,16 +10,22 @@
 namespace stackwalk {
 namespace {
 
+// Whether a symbol names the part of a function GCC moved out of line
+// (`f.cold`, `f.cold.1`): a jump from the function's body enters it, with the
+// body's frame, not a call; its code from its symbol says nothing of that frame.
+bool isColdPart(llvm::StringRef name) { return name.ends_with(".cold") || name.contains(".cold."); }
+
 // Where the function holding `address` starts, by the ELF symbol table of its
 // module's file (or its debug file's): a function symbol whose extent holds
-// it. An asm function's symbol often has no size; it runs to the next symbol.
+// it, not a cold part. An asm function's symbol often has no size; it runs to
+// the next symbol.
 std::optional<uint64_t> functionStart(const Target &target, uint64_t address) {
   const Module *module = target.moduleAt(address);
   if (!module || !module->image || !module->image->isElf()) return std::nullopt;
   auto symbols = module->image->symbolImage().elfSymbols();
   if (!symbols) return std::nullopt;
   auto symbol = symbols->at(address - module->loadBias());
-  if (!symbol || !symbol->function) return std::nullopt;
+  if (!symbol || !symbol->function || isColdPart(symbol->name)) return std::nullopt;
   // A symbol without a size runs to the next one only in a full symbol table:
   // .dynsym lacks the hidden functions after it (musl's memset, before __clone).
   if (symbol->size == 0 && !module->image->symbolImage().hasSymbolTable()) return std::nullopt;
@@ -52,14 +58,19 @@ bool returnsFromCfa(const Frame &frame, const Target &target, uint64_t cfa) {
 
 // The frame's CFA by its frame pointer, else by its stack pointer: the first
 // from which it returns. The frame pointer of a frame the scan found may be a
-// guess, or unknown.
-std::optional<uint64_t> canonicalFrameAddress(const Frame &frame, const Target &target, const X86FrameShape &shape) {
-  auto returnsThere = [&](uint64_t cfa) { return returnsFromCfa(frame, target, cfa); };
+// guess, or unknown. `anyway`: else the first of them whose return address
+// slot the dump holds, whatever it holds.
+std::optional<uint64_t> canonicalFrameAddress(const Frame &frame, const Target &target, const X86FrameShape &shape,
+                                              bool anyway) {
+  std::vector<uint64_t> candidates;
   std::optional<uint64_t> fp = frame.regs.fp();
-  if (shape.cfaFromFramePointer && fp && returnsThere(*fp + *shape.cfaFromFramePointer))
-    return *fp + *shape.cfaFromFramePointer;
-  if (shape.cfaFromStackPointer && returnsThere(frame.sp + *shape.cfaFromStackPointer))
-    return frame.sp + *shape.cfaFromStackPointer;
+  if (shape.cfaFromFramePointer && fp) candidates.push_back(*fp + *shape.cfaFromFramePointer);
+  if (shape.cfaFromStackPointer) candidates.push_back(frame.sp + *shape.cfaFromStackPointer);
+  for (uint64_t cfa : candidates)
+    if (returnsFromCfa(frame, target, cfa)) return cfa;
+  unsigned size = pointerSize(target.arch());
+  for (uint64_t cfa : candidates)
+    if (anyway && cfa >= frame.sp + size && target.readPointer(cfa - size, size)) return cfa;
   return std::nullopt;
 }
 
@@ -77,7 +88,7 @@ UnwindResult CodeAnalysisUnwinder::unwind(const Frame &frame, const Target &targ
   bool is64 = target.arch() == Arch::X86_64;
   std::optional<X86FrameShape> shape = analyzeX86Frame(code, is64);
   if (!shape) return UnwindResult::noInfo("the function's instructions do not say where its frame is");
-  std::optional<uint64_t> cfa = canonicalFrameAddress(frame, target, *shape);
+  std::optional<uint64_t> cfa = canonicalFrameAddress(frame, target, *shape, !requireReturnAddress_);
   if (!cfa) return UnwindResult::noInfo("the analysed frame's return address follows no call and is no signal trampoline");
   unsigned size = pointerSize(target.arch());
   uint64_t returnAddress = *target.readPointer(*cfa - size, size);

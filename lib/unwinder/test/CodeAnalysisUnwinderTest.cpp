@@ -4,6 +4,7 @@
 
 #include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/unwinder/CodeAnalysisUnwinder.h"
+#include "stackwalk/unwinder/FallbackUnwinders.h"
 
 #include "llvm/ObjectYAML/yaml2obj.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -23,6 +24,7 @@ namespace {
 //   h      0x1020: push rbp; mov rbp, rsp; sub rsp, rdi; call g; leave; ret
 //   k      0x1030: push rbx; call g; pop rbx; ret  (a NOTYPE symbol: no function known to start there)
 //   g      0x1040: ret
+//   m.cold 0x1048: push rbx; call g; pop rbx; ret  (a cold part: entered by a jump, with its function's frame)
 const char *const kYaml = R"(
 --- !ELF
 FileHeader: {Class: ELFCLASS64, Data: ELFDATA2LSB, Type: ET_DYN, Machine: EM_X86_64}
@@ -34,13 +36,14 @@ Sections:
     Flags: [SHF_ALLOC, SHF_EXECINSTR]
     Address: 0x1000
     AddressAlign: 16
-    Content: "e80b000000c390909090909090909090534883ec10e8260000004883c4105bc3554889e54829fce814000000c9c3909053e80a0000005bc39090909090909090c3"
+    Content: "e80b000000c390909090909090909090534883ec10e8260000004883c4105bc3554889e54829fce814000000c9c3909053e80a0000005bc39090909090909090c39090909090909053e8f2ffffff5bc3"
 Symbols:
   - {Name: caller, Type: STT_FUNC, Section: .text, Value: 0x1000, Size: 6, Binding: STB_GLOBAL}
   - {Name: f, Type: STT_FUNC, Section: .text, Value: 0x1010, Size: 0x10, Binding: STB_GLOBAL}
   - {Name: h, Type: STT_FUNC, Section: .text, Value: 0x1020, Size: 0xe, Binding: STB_GLOBAL}
   - {Name: k, Type: STT_NOTYPE, Section: .text, Value: 0x1030, Size: 8, Binding: STB_GLOBAL}
   - {Name: g, Type: STT_FUNC, Section: .text, Value: 0x1040, Size: 1, Binding: STB_GLOBAL}
+  - {Name: m.cold, Type: STT_FUNC, Section: .text, Value: 0x1048, Size: 8, Binding: STB_LOCAL}
 )";
 
 // The module is loaded at Base + 0x1000, its file address 0x1000 (a load bias of Base).
@@ -117,6 +120,12 @@ TEST_CASE("code analysis: no caller where the analysis is not justified", "[code
     CHECK(CodeAnalysisUnwinder().unwind(makeFrame(target, Base + 0x101a, Stack, FrameTrust::Cfi, {}), target).status ==
           Status::NoInfo);
   }
+  SECTION("a function's cold part") {
+    fx.word(0x08, ReturnToCaller);
+    const Target &target = fx.build();
+    CHECK(CodeAnalysisUnwinder().unwind(makeFrame(target, Base + 0x104e, Stack, FrameTrust::Cfi, {}), target).status ==
+          Status::NoInfo);
+  }
   SECTION("code whose symbol is not a function's") {
     fx.word(0x08, ReturnToCaller);
     const Target &target = fx.build();
@@ -164,4 +173,35 @@ TEST_CASE("code analysis: a return into JIT code, outside every module, after a 
     CHECK(CodeAnalysisUnwinder().unwind(makeFrame(target, Base + 0x101a, Stack, FrameTrust::Cfi, {}), target).status ==
           Status::NoInfo);
   }
+}
+
+TEST_CASE("code analysis for the scan: the caller the analysis reads, whatever it holds", "[code-analysis]") {
+  Fixture fx;
+  fx.word(0x18, 0x1234); // no return address: a stale copy's frame leads to such values
+  const Target &target = fx.build();
+  Frame f = makeFrame(target, Base + 0x101a, Stack, FrameTrust::Scan, {});
+  CHECK(CodeAnalysisUnwinder().unwind(f, target).status == Status::NoInfo);
+  UnwindResult r = CodeAnalysisUnwinder(/*requireReturnAddress=*/false).unwind(f, target);
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == 0x1234);
+  CHECK(r.caller.sp() == Stack + 0x20);
+}
+
+TEST_CASE("code analysis for the scan: a stale copy of a return address is refuted by the frame it leads to",
+          "[code-analysis]") {
+  Fixture fx;
+  fx.word(0x00, Base + 0x101a); // f's return from g, left by an earlier call: f's frame would end at 0x28...
+  fx.word(0x20, Stack + 0x80);  // ... and return into data: no return address
+  fx.word(0x28, ReturnToCaller);
+  const Target &target = fx.build();
+  // Interrupted in code no symbol names (past m.cold): nothing but the scan.
+  Frame interrupted = makeFrame(target, Base + 0x1060, Stack, FrameTrust::Context, {});
+  CodeAnalysisUnwinder forScan(/*requireReturnAddress=*/false);
+  UnwindResult alone = StackScanUnwinder().unwind(interrupted, target);
+  REQUIRE(alone.status == Status::Caller);
+  CHECK(alone.caller.pc() == Base + 0x101a);
+  UnwindResult checked = StackScanUnwinder(StackScanUnwinder::ContextScanWords, {&forScan}).unwind(interrupted, target);
+  REQUIRE(checked.status == Status::Caller);
+  CHECK(checked.caller.pc() == ReturnToCaller);
+  CHECK(checked.caller.sp() == Stack + 0x30);
 }

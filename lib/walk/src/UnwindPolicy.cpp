@@ -94,6 +94,7 @@ std::vector<Unwinder *> DumpUnwinders::unwindDataOf(const std::vector<UnwindStep
     case UnwindStep::ArmExidx: tables.push_back(&armExidx_); break;
     case UnwindStep::SymbolFileCfi: tables.push_back(&symbolFileCfi_); break;
     case UnwindStep::StackWin: tables.push_back(&stackWin_); break;
+    case UnwindStep::CodeAnalysis: tables.push_back(&codeAnalysisForScan_); break;
     default: break;
     }
   }

@@ -66,6 +66,7 @@ private:
   EntryFunctionUnwinder entryFunction_;
   BadCallUnwinder badCall_;
   CodeAnalysisUnwinder codeAnalysis_;
+  CodeAnalysisUnwinder codeAnalysisForScan_{/*requireReturnAddress=*/false};
   SigreturnUnwinder sigreturn_;
   GoStackSwitchUnwinder goStackSwitch_;
   ArmExidxUnwinder armExidx_;
