@@ -20,7 +20,6 @@ handler returns into the signal trampoline, which no
 call precedes (sighandler's threads); before the analysis, the static musl
 program this was written for took two stale return addresses from the scan.
 """
-import os
 import tempfile
 
 import dumps
@@ -34,10 +33,8 @@ ENDS_EARLY = {
 
 
 def main(stackwalk, unpacked, options):
-    cores = {d["name"]: (os.path.join(unpacked, d["core"]), os.path.join(unpacked, d["executable"]))
-             for d in dumps.manifest() if d.get("executable")}
-    full = ["--sysroot", os.path.join(unpacked, "sysroot"), "--module-path", os.path.join(unpacked, "bin"),
-            "--module-path", os.path.join(unpacked, "debug")]
+    cores = dumps.cores_with_programs(unpacked)
+    full = dumps.every_file_args(unpacked)
     with tempfile.TemporaryDirectory() as root:
         failures, frames, analysed = without_cfi.failures(stackwalk, cores, root, ENDS_EARLY, {}, full)
     if analysed * 10 < frames * 7:

@@ -29,6 +29,18 @@ def manifest(subdir=""):
         return json.load(f)["dumps"]
 
 
+def cores_with_programs(unpacked):
+    """The Linux cores of test/dumps whose program is at hand: name -> (core, executable)."""
+    return {d["name"]: (os.path.join(unpacked, d["core"]), os.path.join(unpacked, d["executable"]))
+            for d in manifest() if d.get("executable")}
+
+
+def every_file_args(unpacked):
+    """Arguments that point stackwalk at every file of test/dumps' cores (absolute paths)."""
+    return ["--sysroot", os.path.join(unpacked, "sysroot"), "--module-path", os.path.join(unpacked, "bin"),
+            "--module-path", os.path.join(unpacked, "debug")]
+
+
 def stackwalk_args(dump):
     """Arguments that point stackwalk at a dump's files, relative to the unpacked tree."""
     return [dump["core"], "--sysroot", "sysroot", "--module-path", "bin", "--module-path", "debug"]

@@ -14,7 +14,6 @@ sighandler's thread in a handler returns into glibc's __restore_rt, whose CFI an
 code were both missing, and a scan of the signal frame took a stale ld.so address
 from its saved registers, before the rt_sigframe was recognised by its data.
 """
-import os
 import tempfile
 
 import cross_arch
@@ -22,10 +21,8 @@ import dumps
 
 
 def main(stackwalk, unpacked, options):
-    cores = {d["name"]: (os.path.join(unpacked, d["core"]), os.path.join(unpacked, d["executable"]))
-             for d in dumps.manifest() if d.get("executable")}
-    full = ["--sysroot", os.path.join(unpacked, "sysroot"), "--module-path", os.path.join(unpacked, "bin"),
-            "--module-path", os.path.join(unpacked, "debug")]
+    cores = dumps.cores_with_programs(unpacked)
+    full = dumps.every_file_args(unpacked)
     with tempfile.TemporaryDirectory() as empty:
         failures = cross_arch.without_libraries_failures(stackwalk, cores, ["--sysroot", empty], full)
     return dumps.failures_summary(failures, f"{len(cores)} cores walked with their program's file alone")

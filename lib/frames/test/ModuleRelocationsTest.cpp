@@ -1,11 +1,6 @@
 #include "ModuleRelocations.h"
 
-#include "stackwalk/core/ModuleImage.h"
-
-#include "llvm/ObjectYAML/yaml2obj.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/YAMLTraits.h"
-#include "llvm/Support/raw_ostream.h"
+#include "YamlImage.h"
 
 #include <catch2/catch.hpp>
 
@@ -55,15 +50,6 @@ DynamicSymbols:
   - {Name: elsewhere, Binding: STB_GLOBAL}
 )";
 
-std::shared_ptr<ModuleImage> imageFromYaml() {
-  std::string bytes;
-  llvm::raw_string_ostream out(bytes);
-  llvm::yaml::Input input(kYaml);
-  REQUIRE(llvm::yaml::convertYAML(input, out, [](const llvm::Twine &message) { FAIL(message.str()); }));
-  auto image = ModuleImage::fromFileBuffer(llvm::MemoryBuffer::getMemBufferCopy(bytes), "relocated.so");
-  REQUIRE(bool(image));
-  return std::shared_ptr<ModuleImage>(std::move(*image));
-}
 
 } // namespace
 
@@ -72,7 +58,7 @@ TEST_CASE("pointers a module file leaves to its loader: the last relocation of e
   module.name = "relocated.so";
   module.base = 0x7f0000000000;
   module.size = 0x4000;
-  module.image = imageFromYaml();
+  module.image = synthetic::imageFromYaml(kYaml, "relocated.so");
   ModuleRelocations relocations(module);
   uint64_t bias = module.loadBias();
   auto at = [&](uint64_t fileAddress) { return relocations.pointerAt(bias + fileAddress, 8); };

@@ -1,15 +1,10 @@
 // CodeAnalysisUnwinder on synthetic stacks over a small x86-64 shared object
 // (yaml2obj) whose functions have symbols but no unwind tables.
 #include "SyntheticStack.h"
+#include "YamlImage.h"
 
-#include "stackwalk/core/ModuleImage.h"
 #include "stackwalk/unwinder/CodeAnalysisUnwinder.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
-
-#include "llvm/ObjectYAML/yaml2obj.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/YAMLTraits.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <catch2/catch.hpp>
 
@@ -49,15 +44,6 @@ Symbols:
 // The module is loaded at Base + 0x1000, its file address 0x1000 (a load bias of Base).
 constexpr uint64_t Base = 0x7f0000000000, Stack = 0x7ffd0000, ReturnToCaller = Base + 0x1005;
 
-std::shared_ptr<ModuleImage> image() {
-  std::string bytes;
-  llvm::raw_string_ostream out(bytes);
-  llvm::yaml::Input input(kYaml);
-  REQUIRE(llvm::yaml::convertYAML(input, out, [](const llvm::Twine &message) { FAIL(message.str()); }));
-  auto parsed = ModuleImage::fromFileBuffer(llvm::MemoryBuffer::getMemBufferCopy(bytes), "lib.so");
-  REQUIRE(bool(parsed));
-  return std::shared_ptr<ModuleImage>(std::move(*parsed));
-}
 
 struct Fixture {
   std::vector<uint8_t> stack = std::vector<uint8_t>(0x100, 0);
@@ -67,7 +53,7 @@ struct Fixture {
                       std::vector<MemoryRegion> regions = {}) {
     memory.emplace_back(Stack, stack);
     target = makeTarget(Arch::X86_64, os, makeMemory(std::move(memory)), std::move(regions),
-                        {makeModule("lib.so", Base + 0x1000, 0x1000, image())});
+                        {makeModule("lib.so", Base + 0x1000, 0x1000, imageFromYaml(kYaml, "lib.so"))});
     return *target;
   }
 };
