@@ -39,6 +39,19 @@ std::string buildIdPath(llvm::StringRef root, const std::vector<uint8_t> &buildI
   return joinPath(joinPath(root, ".build-id"), hex.substr(0, 2) + "/" + hex.substr(2) + suffix.str());
 }
 
+// Whether the absolute `path` names a file inside `root`. A process run by
+// qemu-user with -L ROOT, or one whose libraries were found through
+// LD_LIBRARY_PATH=ROOT/lib, records paths that already begin with ROOT: with
+// --sysroot ROOT they are the sysroot's files, not ROOT/ROOT/... .
+bool liesUnder(const std::string &path, const std::string &root) {
+  llvm::SmallString<256> absolute(root);
+  if (llvm::sys::fs::make_absolute(absolute)) return false;
+  llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+  llvm::StringRef prefix = llvm::StringRef(absolute).rtrim('/');
+  return !prefix.empty() && llvm::StringRef(path).starts_with(prefix) && path.size() > prefix.size() &&
+         path[prefix.size()] == '/';
+}
+
 bool crcMatches(const std::string &path, uint32_t expected) {
   auto buffer = readRegularFile(path);
   if (!buffer) return false;
@@ -88,8 +101,12 @@ std::vector<std::string> ModuleResolver::imageCandidates(const Module &module) c
   if (module.isMainExecutable && !options_.executable.empty()) out.push_back(options_.executable);
   if (!module.recordedPath.empty() && module.recordedPath[0] == '/') {
     std::string recorded = normalizedRecordedPath(module.recordedPath);
-    if (!options_.sysroot.empty()) out.push_back(joinPath(options_.sysroot, recorded));
-    else if (options_.hostFiles) out.push_back(recorded);
+    if (!options_.sysroot.empty()) {
+      out.push_back(joinPath(options_.sysroot, recorded));
+      if (liesUnder(recorded, options_.sysroot)) out.push_back(recorded);
+    } else if (options_.hostFiles) {
+      out.push_back(recorded);
+    }
   }
   for (const std::string &dir : options_.modulePaths) {
     if (auto flat = findIgnoringCase(dir, module.name)) out.push_back(*flat);

@@ -2,6 +2,7 @@
 #include "stackwalk/core/ModuleResolver.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <catch2/catch.hpp>
 
@@ -75,4 +76,17 @@ TEST_CASE("the modules asked for first are resolved first, each told of once, th
       });
   CHECK(told == std::vector<std::string>{"LC_TIME", "LC_CTYPE"});
   for (const Module &module : modules) CHECK(module.dataFile);
+}
+
+TEST_CASE("a recorded path that already lies under the sysroot is the sysroot's file (qemu-user's -L prefix)") {
+  MappedFile locale("LC_CTYPE", std::string(4096, 'x'));
+  ModuleSearchOptions options;
+  options.sysroot = llvm::sys::path::parent_path(locale.path).str();
+  ModuleResolver(options).resolve(locale.target);
+  CHECK(locale.target.modules[0].dataFile);
+
+  // A file outside the sysroot is not read (no host files with a sysroot).
+  MappedFile elsewhere("LC_TIME", std::string(4096, 'x'));
+  ModuleResolver(options).resolve(elsewhere.target);
+  CHECK_FALSE(elsewhere.target.modules[0].dataFile);
 }
