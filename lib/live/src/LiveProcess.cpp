@@ -3,6 +3,7 @@
 #include "CoreWriter.h"
 #include "ProcessMaps.h"
 #include "ProcessMemory.h"
+#include "ProcessTasks.h"
 #include "ThreadStop.h"
 
 #include "stackwalk/core/Auxv.h"
@@ -53,25 +54,26 @@ std::optional<long> statusNumber(llvm::StringRef status, llvm::StringRef key) {
   return number;
 }
 
-// The checks that can fail before any thread is touched.
-llvm::Error checkTraceable(pid_t pid) {
+// The checks that can fail before any thread is touched; the task whose /proc
+// entries show the process's memory (live::addressSpaceTask).
+llvm::Expected<pid_t> checkTraceable(pid_t pid) {
   auto status = readProcFile(procPath(pid, "status"));
   if (!status || status->empty()) return fail("no process " + std::to_string(pid));
   auto tgid = statusNumber(*status, "Tgid");
   if (tgid && *tgid != pid)
     return fail(std::to_string(pid) + " is a thread of process " + std::to_string(*tgid) + "; give the process's id");
   if (pid == getpid()) return fail("stackwalk cannot stop itself");
-  // Neither can be traced; say so rather than that tracing is not permitted.
-  llvm::StringRef state = statusField(*status, "State").value_or("");
-  if (state.starts_with("Z") || state.starts_with("X"))
-    return fail("process " + std::to_string(pid) + " has exited; it has no threads to walk");
-  if (!statusField(*status, "VmSize")) // no address space: a kernel thread
+  // An exited process cannot be traced; say so rather than that tracing is
+  // not permitted. One whose main thread alone has exited is walked.
+  std::optional<pid_t> task = live::addressSpaceTask(pid);
+  if (!task) return fail("process " + std::to_string(pid) + " has exited; it has no threads to walk");
+  if (!statusField(readProcFile(procPath(*task, "status")).value_or(""), "VmSize")) // no address space
     return fail(std::to_string(pid) + " is a kernel thread; it has no user stack to walk");
   auto tracer = statusNumber(*status, "TracerPid");
   if (tracer && *tracer != 0)
     return fail("process " + std::to_string(pid) + " is already traced by process " + std::to_string(*tracer) +
                 " (a debugger?); detach it first");
-  return llvm::Error::success();
+  return *task;
 }
 
 std::string commandLine(pid_t pid) {
@@ -94,23 +96,23 @@ std::map<pid_t, std::string> threadNames(pid_t pid) {
 
 // A module whose file was deleted or replaced since it was mapped is read
 // through /proc/PID/map_files, which still holds what is running.
-void useMappedFile(Module &module, pid_t pid, const std::vector<elfcore::FileMapping> &files) {
+void useMappedFile(Module &module, pid_t task, const std::vector<elfcore::FileMapping> &files) {
   llvm::StringRef path(module.recordedPath);
   if (!path.consume_back(" (deleted)")) return;
   module.name = llvm::sys::path::filename(path).str();
   for (const elfcore::FileMapping &file : files)
     if (file.start == module.base) {
-      std::string mapped = procPath(pid, "map_files/" + llvm::utohexstr(file.start, /*LowerCase=*/true) + "-" +
+      std::string mapped = procPath(task, "map_files/" + llvm::utohexstr(file.start, /*LowerCase=*/true) + "-" +
                                              llvm::utohexstr(file.end, /*LowerCase=*/true));
       if (access(mapped.c_str(), R_OK) == 0) module.recordedPath = mapped;
       return;
     }
 }
 
-void addModules(Target &target, pid_t pid, const live::ProcessMaps &maps, const std::vector<uint8_t> &auxvBytes) {
+void addModules(Target &target, pid_t task, const live::ProcessMaps &maps, const std::vector<uint8_t> &auxvBytes) {
   auto auxv = parseAuxv(auxvBytes);
   target.modules = elfcore::modulesFromFileNote(maps.files, target);
-  for (Module &module : target.modules) useMappedFile(module, pid, maps.files);
+  for (Module &module : target.modules) useMappedFile(module, task, maps.files);
   if (auto entry = auxvValue(auxv, AT_ENTRY))
     for (Module &module : target.modules)
       if (module.contains(*entry)) module.isMainExecutable = true;
@@ -124,23 +126,27 @@ void addModules(Target &target, pid_t pid, const live::ProcessMaps &maps, const 
 } // namespace
 
 llvm::Expected<std::unique_ptr<LiveProcess>> LiveProcess::open(pid_t pid) {
-  if (auto error = checkTraceable(pid)) return error;
+  llvm::Expected<pid_t> task = checkTraceable(pid);
+  if (!task) return task.takeError();
   std::unique_ptr<LiveProcess> live(new LiveProcess);
   live->pid_ = pid;
   live->threadNames_ = threadNames(pid);
-  live->memory_ = std::make_shared<live::ProcessMemory>(pid);
+  live->memory_ = std::make_shared<live::ProcessMemory>(*task);
   auto target = std::make_unique<Target>(live::HostArch, OS::Linux, "live",
                                          std::make_unique<live::SharedProcessMemory>(live->memory_));
   target->process.pid = uint64_t(pid);
   target->process.name = firstLine(readProcFile(procPath(pid, "comm")).value_or(""));
-  target->process.commandLine = commandLine(pid);
+  target->process.commandLine = commandLine(*task);
   utsname host;
   if (uname(&host) == 0) target->osVersion = host.release;
-  live::ProcessMaps maps = live::parseProcessMaps(readProcFile(procPath(pid, "maps")).value_or(""));
+  if (*task != pid)
+    target->warnings.push_back("the process's main thread (" + std::to_string(pid) +
+                               ") has exited; its other threads run on");
+  live::ProcessMaps maps = live::parseProcessMaps(readProcFile(procPath(*task, "maps")).value_or(""));
   target->regions = maps.regions;
-  std::string auxv = readProcFile(procPath(pid, "auxv")).value_or("");
+  std::string auxv = readProcFile(procPath(*task, "auxv")).value_or("");
   live->auxv_.assign(auxv.begin(), auxv.end());
-  addModules(*target, pid, maps, live->auxv_);
+  addModules(*target, *task, maps, live->auxv_);
   live->name_ = target->process.name;
   live->commandLine_ = target->process.commandLine;
   live->regions_ = maps.regions;
@@ -174,8 +180,11 @@ llvm::Expected<LiveProcess::Threads> LiveProcess::stop(bool forCore, bool fpStat
       thread.name = firstLine(*comm); // a thread started since
     out.threads.push_back(std::move(thread));
   }
-  if (size_t dropped = stop_->droppedThreads())
-    out.warnings.push_back(std::to_string(dropped) + " thread(s) exited or did not stop in time; not walked");
+  if (const std::vector<pid_t> &dropped = stop_->droppedThreads(); !dropped.empty()) {
+    std::string tids;
+    for (pid_t tid : dropped) tids += (tids.empty() ? "" : ", ") + std::to_string(tid);
+    out.warnings.push_back("thread(s) " + tids + " exited or did not stop in time (asleep in the kernel); not walked");
+  }
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "ThreadStop.h"
 
+#include "ProcessTasks.h"
+
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/elfcore/CoreNotes.h"
 
@@ -7,7 +9,6 @@
 #include <cstring>
 #include <cerrno>
 #include <csignal>
-#include <dirent.h>
 #include <elf.h>
 #include <fstream>
 #include <string>
@@ -23,26 +24,6 @@ namespace {
 // ptrace stop cannot reach it, as on a hung NFS mount) is not walked.
 constexpr auto StopTimeout = std::chrono::seconds(2);
 constexpr int MaxSeizeRounds = 100; // threads appearing while others are stopped
-
-std::vector<pid_t> listThreads(pid_t pid) {
-  std::vector<pid_t> tids;
-  DIR *dir = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
-  if (!dir) return tids;
-  while (dirent *entry = readdir(dir))
-    if (entry->d_name[0] >= '1' && entry->d_name[0] <= '9') tids.push_back(pid_t(std::stol(entry->d_name)));
-  closedir(dir);
-  return tids;
-}
-
-// Whether a thread is still there and not dying: the kernel refuses to trace
-// one that is exiting with EPERM, as it refuses another user's process.
-bool threadAlive(pid_t pid, pid_t tid) {
-  std::ifstream file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat");
-  std::string stat;
-  if (!std::getline(file, stat)) return false;
-  size_t end = stat.rfind(')'); // the name, in parentheses, may hold anything
-  return end != std::string::npos && end + 2 < stat.size() && stat[end + 2] != 'Z' && stat[end + 2] != 'X';
-}
 
 std::string ptraceScope() {
   std::ifstream file("/proc/sys/kernel/yama/ptrace_scope");
@@ -78,12 +59,13 @@ llvm::Expected<std::unique_ptr<ThreadStop>> ThreadStop::stop(pid_t pid, bool fpS
 
 llvm::Expected<size_t> ThreadStop::seizeNewThreads() {
   size_t first = threads_.size();
-  for (pid_t tid : listThreads(pid_)) {
+  for (pid_t tid : listTasks(pid_)) {
     bool held = std::any_of(threads_.begin(), threads_.end(), [&](const StoppedThread &t) { return t.tid == tid; });
-    if (held) continue;
+    // Seized already, it is traced by stackwalk: seizing it again fails with EPERM.
+    if (held || std::find(notStopped_.begin(), notStopped_.end(), tid) != notStopped_.end()) continue;
     if (ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
       if (errno == ESRCH) continue; // exited meanwhile
-      if (errno == EPERM && !threadAlive(pid_, tid)) continue; // exiting
+      if (errno == EPERM && !taskAlive(pid_, tid)) continue; // exiting
       if (errno == EPERM) return notPermitted(pid_);
       return fail("could not trace thread " + std::to_string(tid) + " of process " + std::to_string(pid_) + ": " +
                   std::strerror(errno));
@@ -100,8 +82,8 @@ llvm::Expected<size_t> ThreadStop::seizeNewThreads() {
       ++i, ++added;
       continue;
     }
+    notStopped_.push_back(threads_[i].tid);
     threads_.erase(threads_.begin() + i);
-    ++dropped_;
   }
   return added;
 }
@@ -141,10 +123,23 @@ bool ThreadStop::awaitStop(StoppedThread &thread) {
   return true;
 }
 
+// A seized thread that did not stop in time may have stopped since (a vfork
+// parent, asleep in the kernel until its child execs or exits): detached now,
+// its signal given back. One still asleep cannot be detached (the kernel
+// detaches only a stopped tracee); it stays traced until it stops, then
+// until stackwalk exits, when the kernel lets it go.
+void ThreadStop::letGoIfStopped(pid_t tid) {
+  int status = 0;
+  if (waitpid(tid, &status, __WALL | WNOHANG) != tid || !WIFSTOPPED(status)) return;
+  int signal = status >> 16 == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
+  ptrace(PTRACE_DETACH, tid, nullptr, reinterpret_cast<void *>(intptr_t(signal)));
+}
+
 std::chrono::microseconds ThreadStop::resume() {
   if (!held_) return pause_;
   for (const StoppedThread &thread : threads_)
     ptrace(PTRACE_DETACH, thread.tid, nullptr, reinterpret_cast<void *>(intptr_t(thread.pendingSignal)));
+  for (pid_t tid : notStopped_) letGoIfStopped(tid);
   held_ = false;
   pause_ = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - firstStop_);
   return pause_;

@@ -43,9 +43,9 @@ public:
   ~ThreadStop() { resume(); }
 
   const std::vector<StoppedThread> &threads() const { return threads_; }
-  // Threads that exited while being stopped, or did not stop in time (they
-  // stay traced, and stopped, until stackwalk exits and the kernel lets go).
-  size_t droppedThreads() const { return dropped_; }
+  // Threads that exited while being stopped, or did not stop in time (asleep
+  // in the kernel where a ptrace stop cannot reach them: letGoIfStopped).
+  const std::vector<pid_t> &droppedThreads() const { return notStopped_; }
   // Detaches every thread; the time since the first was stopped. Idempotent.
   std::chrono::microseconds resume();
 
@@ -55,11 +55,12 @@ private:
   llvm::Expected<size_t> seizeNewThreads();
   // Waits for a seized thread's stop and reads its registers; false if it exited.
   bool awaitStop(StoppedThread &thread);
+  static void letGoIfStopped(pid_t tid);
 
   pid_t pid_;
   bool readsFpState_;
   std::vector<StoppedThread> threads_;
-  size_t dropped_ = 0;
+  std::vector<pid_t> notStopped_; // seized, but exited or did not stop in time
   bool held_ = false;
   std::chrono::steady_clock::time_point firstStop_;
   std::chrono::microseconds pause_{0};

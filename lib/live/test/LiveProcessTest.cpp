@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <sys/syscall.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -34,7 +37,74 @@ pid_t startChild(int requests[2], int answers[2]) {
   _exit(0);
 }
 
+// Whether /proc/PID/task/TID/status says the task is in `state` (Z: exited, D: asleep in the kernel).
+bool taskState(pid_t pid, pid_t tid, char state) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status");
+  std::string text((std::istreambuf_iterator<char>(status)), std::istreambuf_iterator<char>());
+  return text.find(std::string("State:\t") + state) != std::string::npos;
+}
+
+void awaitTaskState(pid_t pid, pid_t tid, char state) {
+  while (!taskState(pid, tid, state)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+// A child whose main thread, after starting one that sleeps, `leaves` as a
+// test wants: by exiting alone, or by staying in vfork() while its child sleeps.
+template <class Leave> pid_t startChildWhoseMainThread(Leave leave) {
+  pid_t child = fork();
+  if (child != 0) return child;
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  std::thread([] { for (;;) pause(); }).detach();
+  leave();
+  _exit(0);
+}
+
+bool anyWarningHas(const std::vector<std::string> &warnings, const std::string &text) {
+  return std::any_of(warnings.begin(), warnings.end(), [&](const std::string &w) { return w.find(text) != std::string::npos; });
+}
+
 } // namespace
+
+TEST_CASE("a process whose main thread has exited is walked by its other threads") {
+  // The exit system call ends the calling thread alone, as pthread_exit does
+  // (which would unwind through this test's frames in the child).
+  pid_t child = startChildWhoseMainThread([] { syscall(SYS_exit, 0); });
+  awaitTaskState(child, child, 'Z');
+  auto live = LiveProcess::open(child);
+  REQUIRE(bool(live));
+  std::unique_ptr<Target> target = (*live)->takeTarget();
+  CHECK(anyWarningHas(target->warnings, "main thread (" + std::to_string(child) + ") has exited"));
+  auto stopped = (*live)->stop();
+  REQUIRE(bool(stopped));
+  REQUIRE(stopped->threads.size() == 1);
+  CHECK(stopped->threads[0].tid != uint64_t(child));
+  CHECK(target->isExecutable(*stopped->threads[0].context.pc())); // its maps, read through the live thread
+  CHECK(target->readValue<uint64_t>(uint64_t(&marker)) == marker); // and its memory
+  (*live)->resume();
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+}
+
+TEST_CASE("a thread that does not stop in time (a vfork parent) is left out and named; the others are walked") {
+  pid_t child = startChildWhoseMainThread([] {
+    if (vfork() == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      sleep(60);
+      _exit(0);
+    }
+  });
+  awaitTaskState(child, child, 'D');
+  auto live = LiveProcess::open(child);
+  REQUIRE(bool(live));
+  auto stopped = (*live)->stop();
+  REQUIRE(bool(stopped)); // not "not permitted": the thread seized already is not seized again
+  REQUIRE(stopped->threads.size() == 1);
+  CHECK(stopped->threads[0].tid != uint64_t(child));
+  CHECK(anyWarningHas(stopped->warnings, "thread(s) " + std::to_string(child) + " exited or did not stop in time"));
+  (*live)->resume();
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+}
 
 TEST_CASE("a live process is stopped, read and resumed") {
   int requests[2], answers[2];
