@@ -30,9 +30,15 @@ llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> readRegularFile(const std::st
 
 std::string normalizedRecordedPath(const std::string &path) {
   llvm::SmallString<256> normal("/");
-  normal += llvm::StringRef(path).ltrim('/');
+  normal += llvm::StringRef(withoutDeletedMark(path)).ltrim('/');
   llvm::sys::path::remove_dots(normal, /*remove_dot_dot=*/true, llvm::sys::path::Style::posix);
   return std::string(normal);
+}
+
+std::string_view withoutDeletedMark(std::string_view path) {
+  constexpr std::string_view Mark = " (deleted)";
+  if (path.size() > Mark.size() && path.ends_with(Mark)) path.remove_suffix(Mark.size());
+  return path;
 }
 
 } // namespace stackwalk

@@ -18,6 +18,13 @@ TEST_CASE("normalizedRecordedPath cannot climb out of a sysroot", "[regular-file
   CHECK(normalizedRecordedPath("relative/../../x") == "/x");
 }
 
+TEST_CASE("a deleted file's recorded path is looked up without the kernel's mark", "[regular-file]") {
+  CHECK(normalizedRecordedPath("/usr/bin/prog (deleted)") == "/usr/bin/prog");
+  CHECK(withoutDeletedMark("/usr/bin/prog (deleted)") == "/usr/bin/prog");
+  CHECK(withoutDeletedMark("/usr/bin/prog") == "/usr/bin/prog");
+  CHECK(withoutDeletedMark(" (deleted)") == " (deleted)"); // a name, not a mark
+}
+
 TEST_CASE("only regular files with content are read", "[regular-file]") {
   llvm::SmallString<128> dir;
   REQUIRE(!llvm::sys::fs::createUniqueDirectory("regular-file-test", dir));

@@ -4,6 +4,7 @@
 #include "stackwalk/core/ElfNotes.h"
 #include "stackwalk/core/Fail.h"
 #include "stackwalk/core/Hex.h"
+#include "stackwalk/core/RegularFile.h"
 
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Support/Path.h"
@@ -58,7 +59,7 @@ void readPeIdentityFromMemory(Module &module, const MemorySource &memory) {
 Module makeModule(const std::string &path, uint64_t base, uint64_t size) {
   Module module;
   module.recordedPath = path;
-  module.name = llvm::sys::path::filename(path).str();
+  module.name = llvm::sys::path::filename(withoutDeletedMark(path)).str();
   module.base = base;
   module.size = size;
   return module;

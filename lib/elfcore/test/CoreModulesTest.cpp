@@ -135,6 +135,13 @@ TEST_CASE("NT_FILE: a module's mappings end at its PT_LOAD extent, not at a far 
   REQUIRE(modules.size() == 1);
   CHECK(modules[0].base == ExecutableBase);
   CHECK(modules[0].size == 0x5000);
+  SECTION("a file deleted since it was mapped (the kernel's ' (deleted)'): named without the mark") {
+    for (FileMapping &mapping : mappings) mapping.path += " (deleted)";
+    modules = modulesFromFileNote(mappings, memory);
+    REQUIRE(modules.size() == 1);
+    CHECK(modules[0].name == "node");
+    CHECK(modules[0].recordedPath == "/usr/bin/node (deleted)");
+  }
   SECTION("without program headers in the dump, the run of the file's mappings, as before") {
     BufferMemory headerless;
     modules = modulesFromFileNote(mappings, headerless);

@@ -8,6 +8,7 @@
 
 #include "stackwalk/core/Auxv.h"
 #include "stackwalk/core/Fail.h"
+#include "stackwalk/core/RegularFile.h"
 #include "stackwalk/elfcore/CoreModules.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -97,9 +98,7 @@ std::map<pid_t, std::string> threadNames(pid_t pid) {
 // A module whose file was deleted or replaced since it was mapped is read
 // through /proc/PID/map_files, which still holds what is running.
 void useMappedFile(Module &module, pid_t task, const std::vector<elfcore::FileMapping> &files) {
-  llvm::StringRef path(module.recordedPath);
-  if (!path.consume_back(" (deleted)")) return;
-  module.name = llvm::sys::path::filename(path).str();
+  if (withoutDeletedMark(module.recordedPath) == module.recordedPath) return;
   for (const elfcore::FileMapping &file : files)
     if (file.start == module.base) {
       std::string mapped = procPath(task, "map_files/" + llvm::utohexstr(file.start, /*LowerCase=*/true) + "-" +

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace stackwalk {
 
@@ -22,7 +23,13 @@ llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> readRegularFile(const std::st
 
 // A path a dump recorded, as a lookup key: one leading slash, no "." or "..",
 // no repeated separators ("/../../etc/x" is "/etc/x", "////proc" is "/proc"),
-// so it cannot climb out of a sysroot it is joined to.
+// so it cannot climb out of a sysroot it is joined to; without the kernel's
+// mark of a deleted file (withoutDeletedMark).
 std::string normalizedRecordedPath(const std::string &path);
+
+// The path of a file deleted or replaced since it was mapped (a program
+// upgraded while it ran), as /proc/PID/maps and a core's NT_FILE note give it,
+// ends in " (deleted)"; the file's own path is without it.
+std::string_view withoutDeletedMark(std::string_view path);
 
 } // namespace stackwalk
