@@ -95,9 +95,13 @@ template <class ELFT> Expected<LoadedElf> LoadedElf::readAs(const MemorySource &
   }
   elf.programHeaderBytes_ = std::move(*tableBytes);
   if (lowest == UINT64_MAX) return fail("it has no PT_LOAD segment");
-  if (!dynamic) return fail("it has no dynamic section (PT_DYNAMIC)");
   elf.bias_ = base - lowest;
   elf.extent_ = highest - lowest;
+  // A statically linked executable that is not position-independent has no
+  // dynamic section: no dynamic symbols, but its program headers still say
+  // where its unwind tables are.
+  if (!dynamic) return elf;
+  elf.hasDynamicSection_ = true;
   if (Error err = elf.readDynamic<ELFT>(elf.bias_ + dynamic->p_vaddr, dynamic->p_memsz)) return err;
   return elf;
 }
@@ -182,6 +186,7 @@ std::optional<uint64_t> LoadedElf::sysvHashLookup(uint64_t table, uint64_t symta
 }
 
 Expected<uint64_t> LoadedElf::symbolAddress(StringRef name) const {
+  if (!hasDynamicSection_) return fail("it has no dynamic section (PT_DYNAMIC)");
   std::optional<uint64_t> symtab = dynamicAddress(ELF::DT_SYMTAB), strtab = dynamicAddress(ELF::DT_STRTAB);
   if (!symtab || !strtab) return fail("its dynamic section names no symbol or string table");
   std::optional<uint64_t> found;

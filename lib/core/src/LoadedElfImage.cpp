@@ -235,8 +235,21 @@ template <class ELFT> std::vector<uint8_t> ElfRebuild<ELFT>::finish() {
   return std::move(bytes_);
 }
 
+// Whether the program headers locate anything a rebuilt file would give that
+// the dump's memory does not already: dynamic symbols or unwind tables.
+bool locatesSymbolsOrUnwindTables(const LoadedElf &elf) {
+  return elf.hasDynamicSection() ||
+         std::any_of(elf.programHeaders().begin(), elf.programHeaders().end(), [](const ELF::Elf64_Phdr &ph) {
+           return ph.p_type == ELF::PT_GNU_EH_FRAME || ph.p_type == ELF::PT_ARM_EXIDX;
+         });
+}
+
 template <class ELFT>
 Expected<std::vector<uint8_t>> rebuild(const MemorySource &memory, const LoadedElf &elf, uint64_t maxBytes) {
+  // A static executable built without --eh-frame-hdr (GCC's default for -static):
+  // no section headers are loaded, so nothing says where its .eh_frame is.
+  if (!locatesSymbolsOrUnwindTables(elf))
+    return fail("it has neither a dynamic section (PT_DYNAMIC) nor an unwind table's header (PT_GNU_EH_FRAME)");
   ElfRebuild<ELFT> rebuild(elf);
   if (Error err = rebuild.copySegments(memory, maxBytes)) return err;
   rebuild.addSections();

@@ -16,6 +16,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <elf.h>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -80,6 +84,51 @@ TEST_CASE("an ELF image rebuilt from memory has its file's segments, build-id an
   REQUIRE(fileEhFrame);
   CHECK(ehFrame->address == fileEhFrame->address);
   CHECK(ehFrame->data.starts_with(fileEhFrame->data)); // to its segment's end: nothing loaded records its size
+}
+
+namespace {
+
+// This test program's file with the program headers of the given types made
+// PT_NULL: a statically linked executable has no PT_DYNAMIC, and without
+// --eh-frame-hdr no PT_GNU_EH_FRAME either.
+std::string selfWithout(std::initializer_list<uint32_t> types) {
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Elf64_Ehdr header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    char *at = bytes.data() + header.e_phoff + i * sizeof ph;
+    std::memcpy(&ph, at, sizeof ph);
+    if (std::find(types.begin(), types.end(), ph.p_type) != types.end()) ph.p_type = PT_NULL;
+    std::memcpy(at, &ph, sizeof ph);
+  }
+  llvm::SmallString<128> path;
+  REQUIRE(!llvm::sys::fs::createTemporaryFile("static", "", path));
+  std::ofstream(std::string(path), std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+  return std::string(path);
+}
+
+} // namespace
+
+TEST_CASE("a static executable is rebuilt from memory for its unwind tables, if its headers locate them") {
+  std::string noDynamic = selfWithout({PT_DYNAMIC});
+  Loaded staticExe(noDynamic);
+  auto rebuilt = ModuleImage::fromLoadedElf(staticExe.memory, Base, "static");
+  REQUIRE(bool(rebuilt));
+  CHECK((*rebuilt)->section(".eh_frame"));
+  CHECK_FALSE((*rebuilt)->section(".dynsym"));
+  auto elf = LoadedElf::read(staticExe.memory, Base);
+  REQUIRE(bool(elf));
+  CHECK(llvm::toString(elf->symbolAddress("main").takeError()) == "it has no dynamic section (PT_DYNAMIC)");
+
+  std::string noTables = selfWithout({PT_DYNAMIC, PT_GNU_EH_FRAME});
+  Loaded bare(noTables);
+  auto refused = ModuleImage::fromLoadedElf(bare.memory, Base, "static");
+  REQUIRE_FALSE(bool(refused));
+  CHECK(llvm::toString(refused.takeError()).starts_with("it has neither a dynamic section"));
+  std::remove(noDynamic.c_str());
+  std::remove(noTables.c_str());
 }
 
 TEST_CASE("an ELF image rebuilt from memory names code by its dynamic symbols") {

@@ -45,6 +45,9 @@ public:
 
   // ELFCLASS64, or ELFCLASS32: the size of its words and structures.
   bool is64() const { return is64_; }
+  // PT_DYNAMIC: absent from a statically linked executable that is not
+  // position-independent, which has no dynamic symbols.
+  bool hasDynamicSection() const { return hasDynamicSection_; }
   // The ELF header and program headers as the dump holds them (widened), and
   // their bytes as they are, to be written back.
   const llvm::ELF::Elf64_Ehdr &header() const { return header_; }
@@ -86,6 +89,7 @@ private:
   llvm::ELF::Elf64_Ehdr header_{};
   std::vector<llvm::ELF::Elf64_Phdr> programHeaders_;
   std::vector<uint8_t> headerBytes_, programHeaderBytes_;
+  bool hasDynamicSection_ = false;
   std::map<int64_t, uint64_t> dynamic_; // the first entry of each tag
 };
 
