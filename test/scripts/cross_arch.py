@@ -418,14 +418,15 @@ def compare_with_gdb(name, report, gdb, names=True):
     return failures, compared
 
 
-def parked_programs_against_gdb(stackwalk, capture, walk_args, check, summary, names=True, platform=NATIVE):
-    """Each parking test program built for `platform` (this machine's by default, or one
-    it runs natively) and captured while parked: `capture(exe)` gives (a core for gdb,
+def parked_programs_against_gdb(stackwalk, capture, walk_args, check, summary, names=True, platform=NATIVE,
+                                extra_programs=()):
+    """Each parking test program (and `extra_programs`, PROGRAMS' form) built for `platform`
+    (this machine's by default, or one it runs natively) and captured while parked: `capture(exe)` gives (a core for gdb,
     the dump to walk); the dump is walked with `walk_args(tmp)` and each thread's frames
     compared with gdb's on the core (compare_with_gdb), `check(name, report)` adding
     failures of its own. The exit code."""
     failures, frames = [], 0
-    programs = [p for p in PROGRAMS if p[3] == "park"]
+    programs = [p for p in [*PROGRAMS, *extra_programs] if p[3] == "park"]
     with tempfile.TemporaryDirectory(prefix="stackwalk-parked-") as tmp:
         for name, source, flags, _ in programs:
             exe = build(platform, name, source, flags, tmp)

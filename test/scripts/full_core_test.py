@@ -23,6 +23,9 @@ import dumps
 import i386_test
 
 EVERY_MAPPING = "0x7f"  # private and shared, anonymous and file-backed, ELF headers, huge pages
+# A static executable has no PT_DYNAMIC; with --eh-frame-hdr (not GCC's default for
+# -static) its program headers still locate its .eh_frame, and it is rebuilt for that.
+STATIC_WITH_UNWIND_TABLE_HEADER = ("threads-static", "threads.c", "-O2 -g -static -Wl,--eh-frame-hdr", "park")
 
 
 def full_core(exe):
@@ -57,11 +60,12 @@ def main():
         os.makedirs(empty, exist_ok=True)
         return ["--sysroot", empty, "--no-host-files"]
     # The program's own functions are in its symbol table, which no process maps: names are not compared.
-    def walk(platform):
+    def walk(platform, extra_programs=()):
         return cross_arch.parked_programs_against_gdb(stackwalk, lambda exe: (full_core(exe),) * 2, without_files,
                                                       rebuilt, f"{platform.name} programs' full cores walked without "
-                                                      "module files", names=False, platform=platform)
-    status = walk(cross_arch.NATIVE)
+                                                      "module files", names=False, platform=platform,
+                                                      extra_programs=extra_programs)
+    status = walk(cross_arch.NATIVE, [STATIC_WITH_UNWIND_TABLE_HEADER])
     missing = i386_test.I386.missing()
     if missing or not dumps.kernel_runs_i386():
         print(f"note: i386 full cores not walked: {'not installed: ' + ' '.join(missing) if missing else 'this kernel does not run i386 programs'}")
