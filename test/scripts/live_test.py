@@ -220,20 +220,38 @@ def several(stackwalk, unpacked):
 
 
 def deleted_binary(stackwalk, unpacked, tmp):
-    """A program whose file was deleted after it started is named through /proc/PID/map_files."""
+    """A program whose file was deleted after it started is named through /proc/PID/map_files;
+    the core --save-core writes of it holds the program's pages, and walks to the same frames
+    though the program's file is gone (the program rebuilt from them, unwound by its CFI)."""
     copy = os.path.join(tmp, "deleted-prog")
+    core = os.path.join(tmp, "deleted-prog.core")
     shutil.copy(os.path.join(unpacked, "bin", PROGRAMS[0]), copy)
     process = dumps.start_parked(copy)
     try:
         os.unlink(copy)
         wait_asleep(process.pid)
-        out = subprocess.run([stackwalk, "--pid", str(process.pid), "--all-threads"], capture_output=True, text=True)
+        out = subprocess.run([stackwalk, "--pid", str(process.pid), "--all-threads", "--save-core", core, "--json"],
+                             capture_output=True, text=True)
     finally:
         process.kill()
         process.wait()
-    if out.returncode != 0 or "deleted-prog!main+" not in out.stdout or "threads.c:" not in out.stdout:
-        return [f"a deleted program's frames are not named from its mapped file (exit {out.returncode})"]
-    return []
+    if out.returncode != 0:
+        return [f"a deleted program: stackwalk exit {out.returncode}: {out.stderr}"]
+    live = json.loads(out.stdout)
+    if not any(f["module"] == "deleted-prog" and f["function"] == "main" and f["line"]
+               for t in live["threads"] for f in t["frames"]):
+        return ["a deleted program's frames are not named from its mapped file"]
+    saved = subprocess.run([stackwalk, core, "--all-threads", "--json"], capture_output=True, text=True)
+    if saved.returncode != 0:
+        return [f"the saved core of a deleted program: stackwalk exit {saved.returncode}"]
+    report = json.loads(saved.stdout)
+    program = next((m for m in report["modules"] if m["name"] == "deleted-prog"), None)
+    failures = []
+    if not program or not (program["note"] or "").startswith("rebuilt from the dump's memory"):
+        failures.append(f"the saved core of a deleted program: the program is not rebuilt ({program})")
+    if physical_frames(report) != physical_frames(live):
+        failures.append("the saved core of a deleted program walks to other frames than the live walk")
+    return failures
 
 
 def errors(stackwalk, victim):

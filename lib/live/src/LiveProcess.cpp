@@ -242,12 +242,24 @@ void LiveProcess::keepStacks() {
 
 // What a debugger reading the core needs beyond what the walk read: each
 // thread's stack; the first page of each module (its ELF header and build-id,
-// as the kernel's coredump_filter keeps them); and the dynamic linker's list
-// of modules (r_debug and its link_map entries), which gdb follows to find them.
+// as the kernel's coredump_filter keeps them); every page of a file that is
+// gone (deleted since it was mapped, or a memfd's), which no one reading the
+// core could find, so that stackwalk rebuilds its module from them as from a
+// full core's, up to MaxGoneFileBytes; and the dynamic linker's list of
+// modules (r_debug and its link_map entries), which gdb follows to find them.
 void LiveProcess::keepForCore() {
+  constexpr uint64_t MaxGoneFileBytes = uint64_t(256) << 20; // what a rebuilt image may take
   keepStacks();
-  for (const elfcore::FileMapping &file : files_)
-    if (file.fileOffset == 0) memory_->keep(file.start, file.start + 1);
+  uint64_t goneBudget = MaxGoneFileBytes;
+  for (const elfcore::FileMapping &file : files_) {
+    bool gone = withoutDeletedMark(file.path) != file.path;
+    if (gone && file.end - file.start <= goneBudget) {
+      memory_->keep(file.start, file.end);
+      goneBudget -= file.end - file.start;
+    } else if (file.fileOffset == 0) {
+      memory_->keep(file.start, file.start + 1);
+    }
+  }
   live::SharedProcessMemory memory(memory_);
   std::vector<std::string> ignored;
   if (auto phdr = auxvValue(parseAuxv(auxv_), AT_PHDR))
