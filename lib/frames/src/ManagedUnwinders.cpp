@@ -77,4 +77,23 @@ std::optional<RegisterFile> RuntimeFrameUnwinder::recordedInterruption(uint64_t 
   return std::nullopt;
 }
 
+UnwindResult HijackUnwinder::unwind(const Frame &frame, const Target &target) {
+  for (const RuntimeFrame &runtimeFrame : chain_) {
+    if (runtimeFrame.name != "HijackFrame" || frame.sp <= runtimeFrame.address) continue;
+    auto args = hijackArgsAddress(runtime_.data(), runtimeFrame);
+    if (!args) return UnwindResult::noInfo("HijackFrame at " + hex(runtimeFrame.address) + ": " +
+                                           llvm::toString(args.takeError()));
+    if (frame.sp > *args) continue; // a frame above the stub's
+    auto context = contextFromFrame(runtime_.data(), runtimeFrame, frame.regs, target.os());
+    if (!context) return UnwindResult::noInfo("HijackFrame at " + hex(runtimeFrame.address) + ": " +
+                                              llvm::toString(context.takeError()));
+    if (!*context || !(*context)->pc() || !(*context)->sp() || *(*context)->sp() <= frame.sp) return UnwindResult::noInfo("");
+    UnwindResult result;
+    result.status = UnwindResult::Status::Caller;
+    result.caller = std::move(**context);
+    return result;
+  }
+  return UnwindResult::noInfo(""); // not the hijack stub's frame
+}
+
 } // namespace stackwalk::frames

@@ -38,6 +38,9 @@ constexpr const char *DescriptorJson = R"({
     "InlinedCallFrame": {"!": 56, "CallSiteSP": 24, "CallerReturnAddress": 32, "CalleeSavedFP": 40},
     "FaultingExceptionFrame": {"TargetContext": 48},
     "ResumableFrame": {"!": 24, "TargetContextPtr": 16},
+    "HijackFrame": {"ReturnAddress": 16, "HijackArgsPtr": 24},
+    "HijackArgs": {"!": 80, "CalleeSavedRegisters": 16},
+    "CalleeSavedRegisters": {"R12": 0, "R13": 8, "R14": 16, "R15": 24, "Rbx": 32, "Rbp": 40},
     "ThreadStore": {"FirstThreadLink": 16},
     "Thread": {"Id": 8, "OSId": 16, "Frame": 24, "LinkNext": [32, "pointer"], "LastThrownObject": [40, "GCHandle"]},
     "RangeSectionMap": {"TopLevelData": 0},
@@ -52,6 +55,7 @@ constexpr const char *DescriptorJson = R"({
     "InlinedCallFrameIdentifier": "0x1",
     "ResumableFrameIdentifier": "0x2",
     "FaultingExceptionFrameIdentifier": "0x3",
+    "HijackFrameIdentifier": "0x4",
     "StubCodeBlockLast": "0xf",
     "ThreadStore": [[0], "pointer"],
     "ExecutionManagerCodeRangeMapAddress": [[1], "pointer"]
@@ -89,7 +93,8 @@ constexpr uint64_t BrokenMapAddress = 0x100000000000, BrokenSlotTarget = 0xdead0
 constexpr uint64_t Stack = 0x7ffd0000, StackSize = 0x2000;
 constexpr uint64_t FrameTop = ~uint64_t(0); // the end of a Frame chain
 // Frame identifiers, as the descriptor's globals name them.
-constexpr uint64_t InlinedCallFrameId = 1, ResumableFrameId = 2, FaultingExceptionFrameId = 3, UnnamedFrameId = 0x77;
+constexpr uint64_t InlinedCallFrameId = 1, ResumableFrameId = 2, FaultingExceptionFrameId = 3, HijackFrameId = 4,
+                   UnnamedFrameId = 0x77;
 
 // Bytes at chosen addresses in 4 KiB pages; contiguous pages become one
 // range of the dump, so a read may cross pages.
@@ -194,6 +199,15 @@ struct FakeDotnetProcess {
   void resumableFrame(uint64_t address, uint64_t next, uint64_t contextAddress) {
     frame(address, ResumableFrameId, next);
     memory.u64(address + 16, contextAddress);
+  }
+  // A HijackFrame: the hijacked return address, and the registers the hijack
+  // stub pushed (HijackArgs, 80 bytes: rax and rdx, then CalleeSavedRegisters).
+  void hijackFrame(uint64_t address, uint64_t next, uint64_t returnAddress, uint64_t args, uint64_t rbx, uint64_t rbp) {
+    frame(address, HijackFrameId, next);
+    memory.u64(address + 16, returnAddress);
+    memory.u64(address + 24, args);
+    memory.u64(args + 16 + 32, rbx);
+    memory.u64(args + 16 + 40, rbp);
   }
   void stackWord(uint64_t address, uint64_t value) { memory.u64(address, value); }
   // The mappings the dump records (none unless a test adds them).

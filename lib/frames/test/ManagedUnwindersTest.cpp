@@ -335,3 +335,46 @@ TEST_CASE("readFrameChain: a Frame below the faulting sp after a FaultingExcepti
   FrameChain chain = readFrameChain(process.runtime().data(), Alternate + 0x100);
   CHECK(chain.problem == "the Frame at " + hex(Stack + 0x400) + " is not above the one before it on the stack");
 }
+
+TEST_CASE("HijackUnwinder: the hijack stub's frame resumes at its HijackFrame's registers", "[managed]") {
+  // The runtime's function pushed the HijackFrame at 0x100; the stub's
+  // HijackArgs lie at 0x180 (80 bytes: the hijacked method's sp is 0x1d0).
+  FakeDotnetProcess process;
+  process.hijackFrame(Stack + 0x100, FrameTop, MethodReturn, Stack + 0x180, 0xbb, Stack + 0x300);
+  process.threadFirstFrame(Stack + 0x100);
+  std::vector<RuntimeFrame> chain = readChain(process);
+  REQUIRE(chain.size() == 1);
+  HijackUnwinder unwinder(process.runtime(), chain);
+  CHECK(unwinder.trust() == FrameTrust::RuntimeFrame);
+  auto unwindAt = [&](uint64_t sp) { return unwinder.unwind(process.walkFrame(0x7f3000000010, sp, false), process.target()); };
+
+  SECTION("the stub's frame, between the Frame and its HijackArgs") {
+    UnwindResult r = unwindAt(Stack + 0x150);
+    REQUIRE(r.status == Status::Caller);
+    CHECK(r.caller.pc() == MethodReturn);
+    CHECK(r.caller.sp() == Stack + 0x1d0);
+    CHECK(r.caller.get(Rbx) == 0xbbu);
+    CHECK(r.caller.get(Rbp) == Stack + 0x300);
+    CHECK_FALSE(r.callerIpIsExact); // a return address
+  }
+  SECTION("the stub's frame at its HijackArgs") {
+    CHECK(unwindAt(Stack + 0x180).caller.pc() == MethodReturn);
+  }
+  SECTION("frames below the Frame (the runtime's, which pushed it) and above the stub's are not the stub's") {
+    for (uint64_t sp : {Stack + 0x80, Stack + 0x100, Stack + 0x188}) {
+      UnwindResult r = unwindAt(sp);
+      CHECK(r.status == Status::NoInfo);
+      CHECK(r.detail.empty());
+    }
+  }
+}
+
+TEST_CASE("HijackUnwinder: other Frames say nothing", "[managed]") {
+  FakeDotnetProcess process;
+  writeChain(process);
+  std::vector<RuntimeFrame> chain = readChain(process);
+  HijackUnwinder unwinder(process.runtime(), chain);
+  UnwindResult r = unwinder.unwind(process.walkFrame(0x7f3000000010, Stack + 0x150, false), process.target());
+  CHECK(r.status == Status::NoInfo);
+  CHECK(r.detail.empty());
+}

@@ -13,6 +13,7 @@ public:
   DotnetThreadWalk(frames::DotnetRuntime &runtime, ReportThread &thread, bool runtimeWalkOnly);
 
   Unwinder *codeUnwinder() override { return &code_; }
+  Unwinder *hijackUnwinder() override { return hijackUnwinder_.get(); }
   Unwinder *transitionUnwinder() override { return frameUnwinder_.get(); }
   std::vector<ReportFrame> transitionFramesBelow(std::optional<uint64_t> callerSp, const Frame &frame) override;
   std::optional<ReportFrame> managedFrame(const Frame &frame, const std::vector<ReportFrame> &before) override;
@@ -28,6 +29,7 @@ private:
   frames::ManagedCodeUnwinder code_;
   std::vector<frames::RuntimeFrame> chain_;
   std::unique_ptr<frames::RuntimeFrameUnwinder> frameUnwinder_;
+  std::unique_ptr<frames::HijackUnwinder> hijackUnwinder_;
   size_t nextFrame_ = 0;
 };
 
@@ -46,6 +48,7 @@ DotnetThreadWalk::DotnetThreadWalk(frames::DotnetRuntime &runtime, ReportThread 
     thread.managedNote += (thread.managedNote.empty() ? "" : "; ") + std::string("the last thrown exception: ") + thrown.problem;
   chain_ = std::move(chain.frames);
   frameUnwinder_ = std::make_unique<frames::RuntimeFrameUnwinder>(runtime, chain_);
+  hijackUnwinder_ = std::make_unique<frames::HijackUnwinder>(runtime, chain_);
 }
 
 ReportFrame DotnetThreadWalk::runtimeFrameEntry(const frames::RuntimeFrame &runtimeFrame, const Frame &at) {

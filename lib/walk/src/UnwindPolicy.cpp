@@ -7,6 +7,7 @@ namespace stackwalk {
 std::string_view unwindStepName(UnwindStep step) {
   switch (step) {
   case UnwindStep::ManagedCode: return "managed_code";
+  case UnwindStep::HijackedReturn: return "hijacked_return";
   case UnwindStep::Win64UnwindInfo: return "win64_unwind_info";
   case UnwindStep::Cfi: return "cfi";
   case UnwindStep::Sigreturn: return "sigreturn";
@@ -30,7 +31,7 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // Windows on ARM64: the function tables, and the frame-pointer chain the
   // ABI keeps (x29 always points at a frame record).
   if (arch == Arch::Arm64 && os == OS::Windows)
-    return {ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, FramePointer, Scan};
+    return {ManagedCode, HijackedReturn, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, FramePointer, Scan};
   // arm64 elsewhere (Linux, Android, macOS, iOS): as x86-64 Linux, with the
   // signal trampolines known by their code first. The kernel's
   // __kernel_rt_sigreturn has CFI, but it only follows the frame record the
@@ -41,8 +42,8 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // frame-pointer chain too, and its dumps come without files: the frame
   // pointer and a symbol file's STACK CFI do the work there.
   if (arch == Arch::Arm64)
-    return {ManagedCode,        Sigreturn,     Cfi,     EntryFunction, SymbolFileCfi,
-            Dynamic,            RuntimeTransitions, BadCall, FramePointer, Scan};
+    return {ManagedCode,   HijackedReturn,     Sigreturn, Cfi,          EntryFunction, SymbolFileCfi,
+            Dynamic,       RuntimeTransitions, BadCall,   FramePointer, Scan};
   // 32-bit x86 Windows: the PDB's frame data (as a symbol file's STACK WIN
   // records), then as Breakpad's x86 stackwalker, STACK CFI, the ebp chain
   // most code keeps, and the scan.
@@ -68,7 +69,8 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // sets up a frame register may pick any nonvolatile one, and says which in
   // its unwind info, so rbp is not followed there. A Breakpad symbol file's
   // STACK CFI stands in for a module file that is not at hand.
-  if (os == OS::Windows) return {ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, Scan};
+  if (os == OS::Windows)
+    return {ManagedCode, HijackedReturn, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, Scan};
   // x86-64 Linux: a signal frame whose restorer has no CFI at hand (libc's
   // file missing) is read from the rt_sigframe, after the unwind data. The
   // entry function ends the walk before a symbol file's CFI, which cannot say
@@ -76,8 +78,8 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // switch back from C to a goroutine's stack before the CFI, which
   // describes it wrongly. Code no unwind table describes (musl's libc) is
   // analysed from its instructions before the frame pointer and the scan guess.
-  return {ManagedCode,        GoStackSwitch, Cfi,          EntryFunction, SymbolFileCfi, Dynamic,
-          RuntimeTransitions, Sigreturn,     CodeAnalysis, BadCall,       FramePointer,  Scan};
+  return {ManagedCode,   HijackedReturn, GoStackSwitch, Cfi,     EntryFunction, SymbolFileCfi, Dynamic,
+          RuntimeTransitions, Sigreturn, CodeAnalysis,  BadCall, FramePointer,  Scan};
 }
 
 DumpUnwinders::DumpUnwinders(const Target &target, CfiUnwinder &cfi, Unwinder &dynamic)
@@ -107,6 +109,7 @@ std::vector<Unwinder *> DumpUnwinders::chainFor(ManagedThreadWalk *managed) {
     Unwinder *unwinder = nullptr;
     switch (step) {
     case UnwindStep::ManagedCode: unwinder = managed ? managed->codeUnwinder() : nullptr; break;
+    case UnwindStep::HijackedReturn: unwinder = managed ? managed->hijackUnwinder() : nullptr; break;
     case UnwindStep::Win64UnwindInfo: unwinder = &win64_; break;
     case UnwindStep::Cfi: unwinder = &cfi_; break;
     case UnwindStep::Sigreturn: unwinder = &sigreturn_; break;

@@ -23,12 +23,13 @@ class FakeManagedThread : public ManagedThreadWalk {
 public:
   explicit FakeManagedThread(bool withTransitions) : withTransitions_(withTransitions) {}
   Unwinder *codeUnwinder() override { return &code; }
+  Unwinder *hijackUnwinder() override { return withTransitions_ ? &hijack : nullptr; }
   Unwinder *transitionUnwinder() override { return withTransitions_ ? &transitions : nullptr; }
   std::vector<ReportFrame> transitionFramesBelow(std::optional<uint64_t>, const Frame &) override { return {}; }
   std::optional<ReportFrame> managedFrame(const Frame &, const std::vector<ReportFrame> &) override {
     return std::nullopt;
   }
-  NamedUnwinder code{FrameTrust::UnwindInfo}, transitions{FrameTrust::RuntimeFrame};
+  NamedUnwinder code{FrameTrust::UnwindInfo}, hijack{FrameTrust::RuntimeFrame}, transitions{FrameTrust::RuntimeFrame};
 
 private:
   bool withTransitions_;
@@ -51,10 +52,11 @@ std::vector<FrameTrust> trusts(const std::vector<Unwinder *> &chain) {
 
 } // namespace
 
-TEST_CASE("x86-64 Linux: managed code, Go's cgo calls, CFI (a file's, the entry function, a symbol file's), dynamic "
-          "info, runtime Frames, a signal frame without CFI, code analysed by its instructions, then the fallbacks") {
+TEST_CASE("x86-64 Linux: managed code and the runtime's hijack stub, Go's cgo calls, CFI (a file's, the entry "
+          "function, a symbol file's), dynamic info, runtime Frames, a signal frame without CFI, code analysed by its "
+          "instructions, then the fallbacks") {
   CHECK(unwindPolicy(Arch::X86_64, OS::Linux) ==
-        std::vector<UnwindStep>{ManagedCode, GoStackSwitch, Cfi, EntryFunction, SymbolFileCfi, Dynamic,
+        std::vector<UnwindStep>{ManagedCode, HijackedReturn, GoStackSwitch, Cfi, EntryFunction, SymbolFileCfi, Dynamic,
                                 RuntimeTransitions, Sigreturn, CodeAnalysis, BadCall, FramePointer, Scan});
   // A dump whose OS is not recorded is walked as a Linux one.
   CHECK(unwindPolicy(Arch::X86_64, OS::Unknown) == unwindPolicy(Arch::X86_64, OS::Linux));
@@ -62,13 +64,14 @@ TEST_CASE("x86-64 Linux: managed code, Go's cgo calls, CFI (a file's, the entry 
 
 TEST_CASE("x86-64 Windows: function tables (or a symbol file's STACK CFI), no DWARF CFI and no frame-pointer chain") {
   CHECK(unwindPolicy(Arch::X86_64, OS::Windows) ==
-        std::vector<UnwindStep>{ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall, Scan});
+        std::vector<UnwindStep>{ManagedCode, HijackedReturn, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall,
+                                Scan});
 }
 
 TEST_CASE("arm64 Linux: as x86-64 Linux, with signal trampolines known by their code before CFI (the vDSO's follows only a frame record)") {
-  CHECK(unwindPolicy(Arch::Arm64, OS::Linux) == std::vector<UnwindStep>{ManagedCode, Sigreturn, Cfi, EntryFunction,
-                                                                        SymbolFileCfi, Dynamic, RuntimeTransitions,
-                                                                        BadCall, FramePointer, Scan});
+  CHECK(unwindPolicy(Arch::Arm64, OS::Linux) ==
+        std::vector<UnwindStep>{ManagedCode, HijackedReturn, Sigreturn, Cfi, EntryFunction, SymbolFileCfi, Dynamic,
+                                RuntimeTransitions, BadCall, FramePointer, Scan});
   // macOS, iOS and unknown systems: the same chain (their frame pointers and symbol files do the work).
   for (OS os : {OS::MacOS, OS::IOS, OS::Unknown}) CHECK(unwindPolicy(Arch::Arm64, os) == unwindPolicy(Arch::Arm64, OS::Linux));
 }
@@ -93,8 +96,8 @@ TEST_CASE("architectures stackwalk cannot unwind yet get no unwinder") {
 
 TEST_CASE("arm64 Windows: function tables, then the frame-pointer chain the ABI keeps") {
   CHECK(unwindPolicy(Arch::Arm64, OS::Windows) ==
-        std::vector<UnwindStep>{ManagedCode, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions, BadCall,
-                                FramePointer, Scan});
+        std::vector<UnwindStep>{ManagedCode, HijackedReturn, Win64UnwindInfo, SymbolFileCfi, RuntimeTransitions,
+                                BadCall, FramePointer, Scan});
 }
 
 TEST_CASE("a thread without a managed runtime leaves the managed steps out") {
@@ -109,35 +112,39 @@ TEST_CASE("a thread without a managed runtime leaves the managed steps out") {
                                                   FrameTrust::FramePointer, FrameTrust::Scan});
 }
 
-TEST_CASE("a managed thread's code unwinder comes first, its Frames after the native unwind info") {
+TEST_CASE("a managed thread's code unwinder and hijack stub come first, its Frames after the native unwind info") {
   FakeManagedThread managed(/*withTransitions=*/true);
   SECTION("Linux") {
     Dump dump(Arch::X86_64, OS::Linux);
     std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
-    REQUIRE(chain.size() == 12);
+    REQUIRE(chain.size() == 13);
     CHECK(chain[0] == &managed.code);
-    CHECK(chain[2] == &dump.cfi);
-    CHECK(chain[5] == &dump.dynamic);
-    CHECK(chain[6] == &managed.transitions);
+    CHECK(chain[1] == &managed.hijack);
+    CHECK(chain[3] == &dump.cfi);
+    CHECK(chain[6] == &dump.dynamic);
+    CHECK(chain[7] == &managed.transitions);
   }
   SECTION("Windows") {
     Dump dump(Arch::X86_64, OS::Windows);
     std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
-    REQUIRE(chain.size() == 6);
+    REQUIRE(chain.size() == 7);
     CHECK(chain[0] == &managed.code);
-    CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::UnwindInfo, FrameTrust::UnwindInfo, FrameTrust::Cfi,
-                                                    FrameTrust::RuntimeFrame, FrameTrust::Scan, FrameTrust::Scan});
-    CHECK(chain[3] == &managed.transitions);
+    CHECK(chain[1] == &managed.hijack);
+    CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::UnwindInfo, FrameTrust::RuntimeFrame,
+                                                    FrameTrust::UnwindInfo, FrameTrust::Cfi, FrameTrust::RuntimeFrame,
+                                                    FrameTrust::Scan, FrameTrust::Scan});
+    CHECK(chain[4] == &managed.transitions);
   }
 }
 
-TEST_CASE("a managed thread without a Frame chain has no transition step") {
+TEST_CASE("a managed thread without a Frame chain has no transition or hijack step") {
   Dump dump(Arch::X86_64, OS::Linux);
   FakeManagedThread managed(/*withTransitions=*/false);
   std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
   REQUIRE(chain.size() == 11);
   CHECK(chain[0] == &managed.code);
   CHECK(std::find(chain.begin(), chain.end(), &managed.transitions) == chain.end());
+  CHECK(std::find(chain.begin(), chain.end(), &managed.hijack) == chain.end());
 }
 
 TEST_CASE("an architecture without a policy walks no unwinder, even for a managed thread") {

@@ -43,4 +43,24 @@ private:
   const std::vector<RuntimeFrame> &chain_;
 };
 
+// A thread the GC suspended by hijacking a return address: the managed
+// method's return went to the runtime's stub (OnHijackTripThread) instead,
+// which pushed the registers (HijackArgs) and called into the runtime, whose
+// HijackFrame records them. The stub is entered by a ret, not a call, but its
+// unwind data describes it as called, and so reads a local of the hijacked
+// method as its return address. The frame whose stack holds the HijackArgs
+// (the stub's: above the Frame, which the function it called pushed) resumes
+// at the Frame's registers instead, as the runtime's own walk and ClrMD do.
+class HijackUnwinder : public Unwinder {
+public:
+  // `chain` must outlive the unwinder.
+  HijackUnwinder(DotnetRuntime &runtime, const std::vector<RuntimeFrame> &chain) : runtime_(runtime), chain_(chain) {}
+  FrameTrust trust() const override { return FrameTrust::RuntimeFrame; }
+  UnwindResult unwind(const Frame &frame, const Target &target) override;
+
+private:
+  DotnetRuntime &runtime_;
+  const std::vector<RuntimeFrame> &chain_;
+};
+
 } // namespace stackwalk::frames

@@ -34,6 +34,11 @@ struct FrameChain {
 };
 FrameChain readFrameChain(const RuntimeData &data, uint64_t firstFrame);
 
+// Where a HijackFrame's registers (HijackArgs) are: on the stack of the
+// runtime's hijack stub, which pushed them before it called into the runtime,
+// whose function then pushed the Frame below them.
+llvm::Expected<uint64_t> hijackArgsAddress(const RuntimeData &data, const RuntimeFrame &frame);
+
 // The registers at the managed code the Frame returns to, starting from
 // `regs` (the walk's current registers), as the runtime's
 // UpdateRegDisplay does for the Frame's type; nullopt when the Frame

@@ -20,6 +20,9 @@ public:
 
   // Unwinds the runtime's own code; the walk asks it before native unwind info.
   virtual Unwinder *codeUnwinder() = 0;
+  // The runtime's stub a suspended thread's hijacked return went to, whose
+  // unwind info misdescribes it; asked before native unwind info. May be null.
+  virtual Unwinder *hijackUnwinder() = 0;
   // Carries the walk through the runtime's transition records where native
   // unwinding cannot go on; asked after native unwind info. May be null.
   virtual Unwinder *transitionUnwinder() = 0;

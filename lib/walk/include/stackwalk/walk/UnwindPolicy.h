@@ -26,6 +26,7 @@ class ManagedThreadWalk;
 
 enum class UnwindStep {
   ManagedCode,        // the managed runtime's code, by the unwind info it records
+  HijackedReturn,     // the managed runtime's hijack stub, entered by a ret: its HijackFrame's registers
   Win64UnwindInfo,    // a PE module's function table (.pdata, .xdata)
   Cfi,                // DWARF CFI: .eh_frame, .debug_frame (of the file or its debug file)
   Sigreturn,          // a signal trampoline without CFI, known by its instructions
