@@ -16,7 +16,9 @@ dotnet_test.py):
   committed dumps);
 - the crash dump's crashing thread;
 - the runtime: the version stackwalk and --runtime-info report is the one the program ran
-  on and one `dotnet --list-runtimes` lists, and its module files are the installed ones.
+  on and one `dotnet --list-runtimes` lists, and its module files are the installed ones;
+- the program's gc mode, dumped until threads the GC suspended by hijacking a return address
+  are caught (gc_suspension).
 
 The unpacked dumps are not used (the argument is there for the common test interface).
 Skips (77) without dotnet, an SDK, a Microsoft.NETCore.App runtime or its createdump.
@@ -79,6 +81,60 @@ def capture(out, work, dotnet_root, version):
     return output
 
 
+GC_DUMPS = 6  # dumps of the gc mode taken at most; 1-2 hijacked threads in each, seen here
+
+
+def hijacked_threads(report):
+    """tid -> the HijackFrame entry and the managed frames after it, for each thread with one."""
+    out = {}
+    for thread in report["threads"]:
+        frames = thread["frames"]
+        at = next((i for i, f in enumerate(frames) if f["frame_name"] == "HijackFrame"), None)
+        if at is not None:
+            out[thread["tid"]] = (frames[at], [f for f in frames[at + 1:] if f["kind"] == "managed"])
+    return out
+
+
+def gc_suspension(stackwalk, work, runtime_dir, tmp):
+    """The program's gc mode (threads computing while another collects), dumped a few times
+    until threads the GC suspended by hijacking a return address are caught: the managed frame
+    after each HijackFrame is at the Frame's return address (the hijacked method, which the
+    hijack stub's CFI used to lose), and with ClrMD, each such thread's frames are ClrMD's."""
+    app_dir = os.path.join(work, "app")
+    oracle = os.path.join(work, "oracle", "clrmd-oracle")
+    process = subprocess.Popen([os.path.join(app_dir, "StackwalkDotnet"), "gc"], stdout=subprocess.PIPE, text=True)
+    hijacked = 0
+    try:
+        if process.stdout.readline().strip() != "READY":
+            check(False, "the gc mode started")
+            return
+        for i in range(GC_DUMPS):
+            core = os.path.join(tmp, f"gc-{i}.core")
+            subprocess.run([os.path.join(runtime_dir, "createdump"), "--normal", "-f", core, str(process.pid)],
+                           capture_output=True, check=True, timeout=60)
+            args = [core, "--module-path", runtime_dir, "--module-path", app_dir]
+            threads = hijacked_threads(dotnet_checks.walk(stackwalk, args, tmp, "--managed-only"))
+            for tid, (frame, managed) in threads.items():
+                check(managed and int(managed[0]["ip"], 16) == int(frame["ip"], 16),
+                      f"gc-{i} thread {tid}: the managed frame after its HijackFrame is at the Frame's return "
+                      f"address {frame['ip']} ({managed[0]['function'] + ' at ' + managed[0]['ip'] if managed else 'none'})")
+            if threads and os.access(oracle, os.X_OK):
+                clrmd = json.loads(subprocess.run([oracle, core, os.path.join(runtime_dir, "libmscordaccore.so")],
+                                                  capture_output=True, text=True, check=True).stdout)
+                clrmd["threads"] = [t for t in clrmd["threads"] if t["os_thread_id"] in threads]
+                dotnet_checks.check_against_clrmd(check, f"gc-{i} (hijacked threads)",
+                                                  dotnet_checks.walk(stackwalk, args, tmp, "--managed-only"), clrmd)
+            os.remove(core)
+            hijacked += len(threads)
+            if hijacked >= 2:
+                break
+    finally:
+        process.kill()
+        process.wait()
+    print(f"     gc mode: {hijacked} thread(s) suspended by a hijacked return caught in {i + 1} dump(s)"
+          + ("" if hijacked else " (none: nothing checked)"))
+
+
 def main(stackwalk, unpacked, options):
     dotnet = shutil.which("dotnet")
     if dotnet is None:
@@ -132,6 +188,7 @@ def main(stackwalk, unpacked, options):
                   "the fresh ones" + (f" (not: {'; '.join(wrong)})" if wrong else ""))
         print(f"     {compared} of {len(manifest)} fresh dumps compared with ClrMD "
               "(none when NuGet does not serve it: make-dumps.sh then writes no ClrMD output)")
+        gc_suspension(stackwalk, work, runtime_dir, tmp)
         print(f"     walked and checked in {time.monotonic() - captured:.1f} s; "
               f"{time.monotonic() - start:.1f} s in all")
     return check.summary()

@@ -565,6 +565,55 @@ namespace StackwalkTest.Scenarios
         public Account(int balance) { Balance = balance; }
     }
 
+    // gc: threads computing in Loop -> Mid -> Leaf while another collects without end. The
+    // GC suspends a thread in managed code by hijacking its return address (its return goes
+    // to the runtime's OnHijackTripThread, which records a HijackFrame) or by a signal; a
+    // dump taken meanwhile holds such threads (dotnet_fresh_test takes several).
+    public static class GcScenario
+    {
+        static long sink;
+
+        // A short leaf, which a suspension mostly interrupts: the GC hijacks its return into Mid.
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static long Leaf(long x) => x * 31 + 7;
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static long Mid(long x)
+        {
+            long sum = 0;
+            for (int i = 0; i < 1000; i++) sum += Leaf(x + i);
+            return sum;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void Loop()
+        {
+            long x = Environment.CurrentManagedThreadId;
+            for (;;)
+            {
+                x = Mid(x);
+                Volatile.Write(ref sink, x);
+            }
+        }
+
+        public static void Run()
+        {
+            for (int i = 0; i < 3; i++) new Thread(Loop) { IsBackground = true, Name = "gc-compute-" + i }.Start();
+            new Thread(() =>
+            {
+                for (;;)
+                {
+                    var garbage = new byte[100000];
+                    GC.Collect(0);
+                    GC.KeepAlive(garbage);
+                }
+            }) { IsBackground = true, Name = "gc-collector" }.Start();
+            Console.Out.WriteLine("READY");
+            Console.Out.Flush();
+            Thread.Sleep(Timeout.Infinite);
+        }
+    }
+
     public static class NullRefScenario
     {
         public static string RecordPath;
@@ -631,11 +680,16 @@ namespace StackwalkTest.Scenarios
         [MethodImpl(MethodImplOptions.NoInlining)]
         public static int Main(string[] args)
         {
+            if (args.Length == 1 && args[0] == "gc")
+            {
+                GcScenario.Run();
+                return 0;
+            }
             bool usage = args.Length == 2 ? args[0] == "park" || args[0] == "crash" || args[0] == "nullref"
                                           : args.Length == 3 && args[0] == "park" && int.TryParse(args[2], out _);
             if (!usage)
             {
-                Console.Error.WriteLine("usage: StackwalkDotnet park|crash|nullref RECORD.json, or park RECORD.json IDLE_THREADS");
+                Console.Error.WriteLine("usage: StackwalkDotnet park|crash|nullref RECORD.json, park RECORD.json IDLE_THREADS, or gc");
                 return 2;
             }
             string record = args[1];
