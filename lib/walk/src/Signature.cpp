@@ -62,13 +62,25 @@ std::string joined(FrameIterator first, FrameIterator last, size_t frameCount, b
   return out;
 }
 
-// An unhandled managed exception: the runtime's own frames sit above the
-// Frame that marks the raise, and no managed code runs above it (a crash in a
-// catch handler has the handler above the throw's Frame). The signature then
-// starts at the managed method that raised it.
-FrameIterator managedRaise(FrameIterator first, FrameIterator last) {
-  for (auto it = first; it != last && it->kind != FrameKind::Managed; ++it)
-    if (raisesManagedException(*it)) return std::find_if(it, last, [](const ReportFrame &f) { return f.kind == FrameKind::Managed; });
+// Environment.FailFast: managed code asking the runtime to end the process
+// at once, the managed abort (its overloads call one another).
+bool failsFast(const ReportFrame &frame) {
+  return frame.kind == FrameKind::Managed && signatureName(frame.function) == "System.Environment.FailFast";
+}
+
+// A crash the runtime makes of managed code: an unhandled managed exception,
+// where the runtime's own frames sit above the Frame that marks the raise, or
+// Environment.FailFast, above which they write the crash dump and abort. No
+// managed code runs above either (a crash in a catch handler has the handler
+// above the throw's Frame). The signature then starts at the managed method
+// that raised the exception, or at FailFast's caller.
+FrameIterator managedCrash(FrameIterator first, FrameIterator last) {
+  for (auto it = first; it != last; ++it) {
+    if (raisesManagedException(*it))
+      return std::find_if(it, last, [](const ReportFrame &f) { return f.kind == FrameKind::Managed; });
+    if (it->kind == FrameKind::Managed)
+      return failsFast(*it) ? std::find_if_not(it, last, failsFast) : last;
+  }
   return last;
 }
 
@@ -84,7 +96,7 @@ std::string threadSignature(const ReportThread &thread, size_t frameCount, bool 
     if (skipped(*it)) first = it + 1;
   // A stack of nothing but skipped frames still has a signature: its own.
   if (first == thread.frames.end()) first = thread.frames.begin();
-  if (auto raise = managedRaise(thread.frames.begin(), thread.frames.end()); raise != thread.frames.end()) first = raise;
+  if (auto crash = managedCrash(thread.frames.begin(), thread.frames.end()); crash != thread.frames.end()) first = crash;
   return joined(first, thread.frames.end(), frameCount, /*withRuntimeFrames=*/false, trustUncheckedFiles);
 }
 

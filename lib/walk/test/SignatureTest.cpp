@@ -61,6 +61,18 @@ TEST_CASE("a fault in managed code (FaultingExceptionFrame) starts at the faulti
   CHECK(threadSignature(b.thread, 5) == "App.dll!App.Dereference < App.dll!App.Main");
 }
 
+TEST_CASE("Environment.FailFast starts at its caller: the runtime's dump-writing and abort frames above it say nothing") {
+  ThreadBuilder b;
+  b.native(b.libc, "__GI___wait4").native(b.coreclr, "", 0x1234).native(b.coreclr, "", 0x5678);
+  b.runtime("InlinedCallFrame");
+  for (const char *overload : {"(System.Runtime.CompilerServices.StackCrawlMarkHandle, System.String)", "(System.String)"}) {
+    b.managed("System.Environment.FailFast");
+    b.thread.frames.back().function = std::string("System.Environment.FailFast") + overload;
+  }
+  b.managed("App.GiveUp").managed("App.Main");
+  CHECK(threadSignature(b.thread, 5) == "App.dll!App.GiveUp < App.dll!App.Main");
+}
+
 TEST_CASE("a crash in a catch handler keeps its own frames: managed code runs above the throw's Frame") {
   ThreadBuilder b;
   b.native(b.libc, "memcpy").managed("App.Handler").native(b.coreclr, "", 0x42).runtime("SoftwareExceptionFrame");
