@@ -3,6 +3,9 @@
 #include "stackwalk/core/Hex.h"
 #include "stackwalk/unwinder/Arm64WindowsUnwind.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace stackwalk::frames {
 namespace {
 
@@ -77,23 +80,30 @@ std::optional<RegisterFile> RuntimeFrameUnwinder::recordedInterruption(uint64_t 
   return std::nullopt;
 }
 
+HijackUnwinder::HijackUnwinder(DotnetRuntime &runtime, const std::vector<RuntimeFrame> &chain) : runtime_(runtime) {
+  for (const RuntimeFrame &runtimeFrame : chain)
+    if (runtimeFrame.name == "HijackFrame") hijacks_.push_back(runtimeFrame);
+  std::sort(hijacks_.begin(), hijacks_.end(),
+            [](const RuntimeFrame &a, const RuntimeFrame &b) { return a.address < b.address; });
+}
+
 UnwindResult HijackUnwinder::unwind(const Frame &frame, const Target &target) {
-  for (const RuntimeFrame &runtimeFrame : chain_) {
-    if (runtimeFrame.name != "HijackFrame" || frame.sp <= runtimeFrame.address) continue;
-    auto args = hijackArgsAddress(runtime_.data(), runtimeFrame);
-    if (!args) return UnwindResult::noInfo("HijackFrame at " + hex(runtimeFrame.address) + ": " +
-                                           llvm::toString(args.takeError()));
-    if (frame.sp > *args) continue; // a frame above the stub's
-    auto context = contextFromFrame(runtime_.data(), runtimeFrame, frame.regs, target.os());
-    if (!context) return UnwindResult::noInfo("HijackFrame at " + hex(runtimeFrame.address) + ": " +
-                                              llvm::toString(context.takeError()));
-    if (!*context || !(*context)->pc() || !(*context)->sp() || *(*context)->sp() <= frame.sp) return UnwindResult::noInfo("");
-    UnwindResult result;
-    result.status = UnwindResult::Status::Caller;
-    result.caller = std::move(**context);
-    return result;
-  }
-  return UnwindResult::noInfo(""); // not the hijack stub's frame
+  // The stub's frame lies above the HijackFrame (the nearest below its sp) and holds its HijackArgs.
+  auto above = std::lower_bound(hijacks_.begin(), hijacks_.end(), frame.sp,
+                                [](const RuntimeFrame &f, uint64_t sp) { return f.address < sp; });
+  if (above == hijacks_.begin()) return UnwindResult::noInfo(""); // not the hijack stub's frame
+  const RuntimeFrame &hijack = *std::prev(above);
+  auto args = hijackArgsAddress(runtime_.data(), hijack);
+  if (!args) return UnwindResult::noInfo("HijackFrame at " + hex(hijack.address) + ": " + llvm::toString(args.takeError()));
+  if (frame.sp > *args) return UnwindResult::noInfo(""); // a frame above the stub's
+  auto context = contextFromFrame(runtime_.data(), hijack, frame.regs, target.os());
+  if (!context)
+    return UnwindResult::noInfo("HijackFrame at " + hex(hijack.address) + ": " + llvm::toString(context.takeError()));
+  if (!*context || !(*context)->pc() || !(*context)->sp() || *(*context)->sp() <= frame.sp) return UnwindResult::noInfo("");
+  UnwindResult result;
+  result.status = UnwindResult::Status::Caller;
+  result.caller = std::move(**context);
+  return result;
 }
 
 } // namespace stackwalk::frames

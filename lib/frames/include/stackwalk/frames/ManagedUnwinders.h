@@ -53,14 +53,15 @@ private:
 // at the Frame's registers instead, as the runtime's own walk and ClrMD do.
 class HijackUnwinder : public Unwinder {
 public:
-  // `chain` must outlive the unwinder.
-  HijackUnwinder(DotnetRuntime &runtime, const std::vector<RuntimeFrame> &chain) : runtime_(runtime), chain_(chain) {}
+  HijackUnwinder(DotnetRuntime &runtime, const std::vector<RuntimeFrame> &chain);
   FrameTrust trust() const override { return FrameTrust::RuntimeFrame; }
   UnwindResult unwind(const Frame &frame, const Target &target) override;
 
 private:
   DotnetRuntime &runtime_;
-  const std::vector<RuntimeFrame> &chain_;
+  // The chain's HijackFrames, by address: asked of every frame, the search
+  // is one lookup, however long a dump's chain.
+  std::vector<RuntimeFrame> hijacks_;
 };
 
 } // namespace stackwalk::frames
