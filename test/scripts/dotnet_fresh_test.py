@@ -113,7 +113,8 @@ def gc_suspension(stackwalk, work, runtime_dir, tmp):
             subprocess.run([os.path.join(runtime_dir, "createdump"), "--normal", "-f", core, str(process.pid)],
                            capture_output=True, check=True, timeout=60)
             args = [core, "--module-path", runtime_dir, "--module-path", app_dir]
-            threads = hijacked_threads(dotnet_checks.walk(stackwalk, args, tmp, "--managed-only"))
+            managed_only = dotnet_checks.walk(stackwalk, args, tmp, "--managed-only")
+            threads = hijacked_threads(managed_only)
             for tid, (frame, managed) in threads.items():
                 check(managed and int(managed[0]["ip"], 16) == int(frame["ip"], 16),
                       f"gc-{i} thread {tid}: the managed frame after its HijackFrame is at the Frame's return "
@@ -122,8 +123,7 @@ def gc_suspension(stackwalk, work, runtime_dir, tmp):
                 clrmd = json.loads(subprocess.run([oracle, core, os.path.join(runtime_dir, "libmscordaccore.so")],
                                                   capture_output=True, text=True, check=True).stdout)
                 clrmd["threads"] = [t for t in clrmd["threads"] if t["os_thread_id"] in threads]
-                dotnet_checks.check_against_clrmd(check, f"gc-{i} (hijacked threads)",
-                                                  dotnet_checks.walk(stackwalk, args, tmp, "--managed-only"), clrmd)
+                dotnet_checks.check_against_clrmd(check, f"gc-{i} (hijacked threads)", managed_only, clrmd)
             os.remove(core)
             hijacked += len(threads)
             if hijacked >= 2:

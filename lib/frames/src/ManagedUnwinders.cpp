@@ -82,7 +82,7 @@ std::optional<RegisterFile> RuntimeFrameUnwinder::recordedInterruption(uint64_t 
 
 HijackUnwinder::HijackUnwinder(DotnetRuntime &runtime, const std::vector<RuntimeFrame> &chain) : runtime_(runtime) {
   for (const RuntimeFrame &runtimeFrame : chain)
-    if (runtimeFrame.name == "HijackFrame") hijacks_.push_back(runtimeFrame);
+    if (isHijackFrame(runtimeFrame)) hijacks_.push_back(runtimeFrame);
   std::sort(hijacks_.begin(), hijacks_.end(),
             [](const RuntimeFrame &a, const RuntimeFrame &b) { return a.address < b.address; });
 }
@@ -93,7 +93,7 @@ UnwindResult HijackUnwinder::unwind(const Frame &frame, const Target &target) {
                                 [](const RuntimeFrame &f, uint64_t sp) { return f.address < sp; });
   if (above == hijacks_.begin()) return UnwindResult::noInfo(""); // not the hijack stub's frame
   const RuntimeFrame &hijack = *std::prev(above);
-  auto args = hijackArgsAddress(runtime_.data(), hijack);
+  auto args = hijackArgsAddress(runtime_.data(), hijack.address);
   if (!args) return UnwindResult::noInfo("HijackFrame at " + hex(hijack.address) + ": " + llvm::toString(args.takeError()));
   if (frame.sp > *args) return UnwindResult::noInfo(""); // a frame above the stub's
   auto context = contextFromFrame(runtime_.data(), hijack, frame.regs, target.os());

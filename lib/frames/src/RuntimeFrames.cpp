@@ -98,14 +98,10 @@ llvm::Expected<std::optional<RegisterFile>> fromTransition(const RuntimeData &da
   return out;
 }
 
-llvm::Expected<uint64_t> hijackArgsAt(const RuntimeData &data, uint64_t frame) {
-  return data.pointer(frame, "HijackFrame", "HijackArgsPtr");
-}
-
 llvm::Expected<std::optional<RegisterFile>> fromHijack(const RuntimeData &data, uint64_t frame) {
   auto ra = data.pointer(frame, "HijackFrame", "ReturnAddress");
   if (!ra) return ra.takeError();
-  auto args = hijackArgsAt(data, frame);
+  auto args = hijackArgsAddress(data, frame);
   if (!args) return args.takeError();
   auto saved = data.offset("HijackArgs", "CalleeSavedRegisters");
   if (!saved) return saved.takeError();
@@ -181,9 +177,10 @@ FrameChain readFrameChain(const RuntimeData &data, uint64_t first) {
   return chain;
 }
 
-llvm::Expected<uint64_t> hijackArgsAddress(const RuntimeData &data, const RuntimeFrame &frame) {
-  if (mechanismFor(frame.name) != Mechanism::Hijack) return fail("a " + frame.name + " is no HijackFrame");
-  return hijackArgsAt(data, frame.address);
+bool isHijackFrame(const RuntimeFrame &frame) { return mechanismFor(frame.name) == Mechanism::Hijack; }
+
+llvm::Expected<uint64_t> hijackArgsAddress(const RuntimeData &data, uint64_t frame) {
+  return data.pointer(frame, "HijackFrame", "HijackArgsPtr");
 }
 
 llvm::Expected<std::optional<RegisterFile>> contextFromFrame(const RuntimeData &data, const RuntimeFrame &frame,

@@ -68,7 +68,8 @@ llvm::Expected<pid_t> checkTraceable(pid_t pid) {
   // not permitted. One whose main thread alone has exited is walked.
   std::optional<pid_t> task = live::addressSpaceTask(pid);
   if (!task) return fail("process " + std::to_string(pid) + " has exited; it has no threads to walk");
-  if (!statusField(readProcFile(procPath(*task, "status")).value_or(""), "VmSize")) // no address space
+  std::string taskStatus = *task == pid ? *status : readProcFile(procPath(*task, "status")).value_or("");
+  if (!statusField(taskStatus, "VmSize")) // no address space
     return fail(std::to_string(pid) + " is a kernel thread; it has no user stack to walk");
   auto tracer = statusNumber(*status, "TracerPid");
   if (tracer && *tracer != 0)
@@ -98,7 +99,7 @@ std::map<pid_t, std::string> threadNames(pid_t pid) {
 // A module whose file was deleted or replaced since it was mapped is read
 // through /proc/PID/map_files, which still holds what is running.
 void useMappedFile(Module &module, pid_t task, const std::vector<elfcore::FileMapping> &files) {
-  if (withoutDeletedMark(module.recordedPath) == module.recordedPath) return;
+  if (!markedDeleted(module.recordedPath)) return;
   for (const elfcore::FileMapping &file : files)
     if (file.start == module.base) {
       std::string mapped = procPath(task, "map_files/" + llvm::utohexstr(file.start, /*LowerCase=*/true) + "-" +
@@ -252,8 +253,7 @@ void LiveProcess::keepForCore() {
   keepStacks();
   uint64_t goneBudget = MaxGoneFileBytes;
   for (const elfcore::FileMapping &file : files_) {
-    bool gone = withoutDeletedMark(file.path) != file.path;
-    if (gone && file.end - file.start <= goneBudget) {
+    if (markedDeleted(file.path) && file.end - file.start <= goneBudget) {
       memory_->keep(file.start, file.end);
       goneBudget -= file.end - file.start;
     } else if (file.fileOffset == 0) {

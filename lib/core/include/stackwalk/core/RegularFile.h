@@ -31,5 +31,6 @@ std::string normalizedRecordedPath(const std::string &path);
 // upgraded while it ran), as /proc/PID/maps and a core's NT_FILE note give it,
 // ends in " (deleted)"; the file's own path is without it.
 std::string_view withoutDeletedMark(std::string_view path);
+inline bool markedDeleted(std::string_view path) { return withoutDeletedMark(path).size() != path.size(); }
 
 } // namespace stackwalk

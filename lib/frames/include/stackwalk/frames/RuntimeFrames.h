@@ -34,10 +34,12 @@ struct FrameChain {
 };
 FrameChain readFrameChain(const RuntimeData &data, uint64_t firstFrame);
 
-// Where a HijackFrame's registers (HijackArgs) are: on the stack of the
-// runtime's hijack stub, which pushed them before it called into the runtime,
-// whose function then pushed the Frame below them.
-llvm::Expected<uint64_t> hijackArgsAddress(const RuntimeData &data, const RuntimeFrame &frame);
+// Whether the Frame is a HijackFrame (a GC suspension's hijacked return).
+bool isHijackFrame(const RuntimeFrame &frame);
+// Where the HijackFrame at `frame` has its registers (HijackArgs): on the
+// stack of the runtime's hijack stub, which pushed them before it called into
+// the runtime, whose function then pushed the Frame below them.
+llvm::Expected<uint64_t> hijackArgsAddress(const RuntimeData &data, uint64_t frame);
 
 // The registers at the managed code the Frame returns to, starting from
 // `regs` (the walk's current registers), as the runtime's
