@@ -2,7 +2,8 @@
 // their DWARF sections decompressed into a twin (DebugSectionTwin),
 // symbols (by name too) and call frame information; the same bytes as an image loaded in
 // memory (LoadedElf: dynamic section, hash tables, dynamic symbols), and the
-// file rebuilt from that loaded image (ModuleImage::fromLoadedElf), read as
+// file rebuilt from that loaded image (ModuleImage::fromLoadedElf; its
+// .eh_frame searched for when no PT_GNU_EH_FRAME locates it), read as
 // the file is; and, for the bytes as a file on disk, the symbol map
 // --symbol-cache makes of it (SymbolMap.h), which must say what the
 // Symbolizer says reading the file (the fuzzer stops when it does not), and

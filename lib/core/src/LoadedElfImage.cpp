@@ -6,10 +6,13 @@
 // sections of its own, made from what the program headers and the dynamic
 // section locate: one per PT_LOAD segment (what the symbols point into),
 // .dynsym and .dynstr, .eh_frame_hdr (PT_GNU_EH_FRAME) and the .eh_frame it
-// points at, .ARM.exidx (PT_ARM_EXIDX); the build-id note is found through
+// points at (without PT_GNU_EH_FRAME, an .eh_frame found by searching the
+// read-only segments: EhFrameSearch.h), .ARM.exidx (PT_ARM_EXIDX); the build-id note is found through
 // PT_NOTE as in any file. Relocations the loader applied stay applied; they
 // touch only writable segments, not code, unwind tables or symbols. ELF32 and
 // ELF64 images, as LoadedElf: the file is written in the image's own class.
+#include "EhFrameSearch.h"
+
 #include "stackwalk/core/LoadedElf.h"
 #include "stackwalk/core/ModuleImage.h"
 
@@ -46,6 +49,9 @@ public:
 
   Error copySegments(const MemorySource &memory, uint64_t maxBytes);
   void addSections();
+  // Whether the sections made locate anything the dump's memory does not
+  // already give: dynamic symbols or unwind tables.
+  bool locatesSymbolsOrUnwindTables() const { return sections_.size() > loads_.size() + 1; }
   std::vector<uint8_t> finish();
 
 private:
@@ -56,6 +62,9 @@ private:
   unsigned add(std::string name, uint32_t type, uint64_t flags, uint64_t vaddr, uint64_t offset, uint64_t size);
   void addDynamicSymbols();
   void addUnwindTables();
+  void addUnwindTablesFoundBySearch();
+  // The architecture LLVM's CFI parser is told: it decodes a few operations by it.
+  Triple::ArchType arch() const;
   void addArmExceptionIndex();
   typename ELFT::Shdr fileSectionHeader(const ELF::Elf64_Shdr &header) const;
 
@@ -171,7 +180,7 @@ template <class ELFT> void ElfRebuild<ELFT>::addDynamicSymbols() {
 template <class ELFT> void ElfRebuild<ELFT>::addUnwindTables() {
   auto hdr = std::find_if(elf_.programHeaders().begin(), elf_.programHeaders().end(),
                           [](const ELF::Elf64_Phdr &ph) { return ph.p_type == ELF::PT_GNU_EH_FRAME; });
-  if (hdr == elf_.programHeaders().end()) return;
+  if (hdr == elf_.programHeaders().end()) return addUnwindTablesFoundBySearch();
   std::optional<uint64_t> hdrOffset = fileOffset(hdr->p_vaddr, hdr->p_filesz);
   if (!hdrOffset || hdr->p_filesz < 8) return;
   add(".eh_frame_hdr", ELF::SHT_PROGBITS, ELF::SHF_ALLOC, hdr->p_vaddr, *hdrOffset, hdr->p_filesz);
@@ -185,6 +194,31 @@ template <class ELFT> void ElfRebuild<ELFT>::addUnwindTables() {
     if (*ehFrame >= ph.p_vaddr && *ehFrame - ph.p_vaddr < ph.p_filesz)
       add(".eh_frame", ELF::SHT_PROGBITS, ELF::SHF_ALLOC, *ehFrame, ph.p_offset + (*ehFrame - ph.p_vaddr),
           ph.p_filesz - (*ehFrame - ph.p_vaddr));
+}
+
+template <class ELFT> Triple::ArchType ElfRebuild<ELFT>::arch() const {
+  switch (elf_.header().e_machine) {
+  case ELF::EM_X86_64: return Triple::x86_64;
+  case ELF::EM_386: return Triple::x86;
+  case ELF::EM_AARCH64: return Triple::aarch64;
+  case ELF::EM_ARM: return Triple::arm;
+  default: return Triple::UnknownArch;
+  }
+}
+
+// The .eh_frame that no program header locates, found in a read-only
+// segment's bytes (the one with the most FDEs, if several segments hold one).
+template <class ELFT> void ElfRebuild<ELFT>::addUnwindTablesFoundBySearch() {
+  std::vector<CodeRange> code;
+  for (const ELF::Elf64_Phdr &ph : loads_)
+    if (ph.p_flags & ELF::PF_X) code.push_back({ph.p_vaddr, ph.p_vaddr + ph.p_memsz});
+  for (const ELF::Elf64_Phdr &ph : loads_) {
+    if (ph.p_flags & ELF::PF_W) continue;
+    auto segment = ArrayRef<uint8_t>(bytes_).slice(ph.p_offset, ph.p_filesz);
+    if (std::optional<EhFrameBounds> found = findEhFrame(segment, ph.p_vaddr, ELFT::Is64Bits ? 8 : 4, arch(), code))
+      return void(add(".eh_frame", ELF::SHT_PROGBITS, ELF::SHF_ALLOC, ph.p_vaddr + found->offset,
+                      ph.p_offset + found->offset, found->size));
+  }
 }
 
 // .ARM.exidx where PT_ARM_EXIDX says: 32-bit ARM code's unwind table.
@@ -235,24 +269,14 @@ template <class ELFT> std::vector<uint8_t> ElfRebuild<ELFT>::finish() {
   return std::move(bytes_);
 }
 
-// Whether the program headers locate anything a rebuilt file would give that
-// the dump's memory does not already: dynamic symbols or unwind tables.
-bool locatesSymbolsOrUnwindTables(const LoadedElf &elf) {
-  return elf.hasDynamicSection() ||
-         std::any_of(elf.programHeaders().begin(), elf.programHeaders().end(), [](const ELF::Elf64_Phdr &ph) {
-           return ph.p_type == ELF::PT_GNU_EH_FRAME || ph.p_type == ELF::PT_ARM_EXIDX;
-         });
-}
-
 template <class ELFT>
 Expected<std::vector<uint8_t>> rebuild(const MemorySource &memory, const LoadedElf &elf, uint64_t maxBytes) {
-  // A static executable built without --eh-frame-hdr (GCC's default for -static):
-  // no section headers are loaded, so nothing says where its .eh_frame is.
-  if (!locatesSymbolsOrUnwindTables(elf))
-    return fail("it has neither a dynamic section (PT_DYNAMIC) nor an unwind table's header (PT_GNU_EH_FRAME)");
   ElfRebuild<ELFT> rebuild(elf);
   if (Error err = rebuild.copySegments(memory, maxBytes)) return err;
   rebuild.addSections();
+  if (!rebuild.locatesSymbolsOrUnwindTables())
+    return fail("it has neither a dynamic section (PT_DYNAMIC) nor an unwind table (PT_GNU_EH_FRAME, or an .eh_frame "
+                "found in its read-only segments)");
   return rebuild.finish();
 }
 

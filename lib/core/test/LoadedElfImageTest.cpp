@@ -89,9 +89,10 @@ TEST_CASE("an ELF image rebuilt from memory has its file's segments, build-id an
 namespace {
 
 // This test program's file with the program headers of the given types made
-// PT_NULL: a statically linked executable has no PT_DYNAMIC, and without
-// --eh-frame-hdr no PT_GNU_EH_FRAME either.
-std::string selfWithout(std::initializer_list<uint32_t> types) {
+// PT_NULL (a statically linked executable has no PT_DYNAMIC, and without
+// --eh-frame-hdr no PT_GNU_EH_FRAME either) and, with wipeEhFrame, its
+// .eh_frame's bytes zeroed.
+std::string selfWithout(std::initializer_list<uint32_t> types, bool wipeEhFrame = false) {
   std::ifstream in("/proc/self/exe", std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   Elf64_Ehdr header;
@@ -103,6 +104,17 @@ std::string selfWithout(std::initializer_list<uint32_t> types) {
     if (std::find(types.begin(), types.end(), ph.p_type) != types.end()) ph.p_type = PT_NULL;
     std::memcpy(at, &ph, sizeof ph);
   }
+  if (wipeEhFrame) {
+    auto section = [&](unsigned i) {
+      Elf64_Shdr sh;
+      std::memcpy(&sh, bytes.data() + header.e_shoff + i * sizeof sh, sizeof sh);
+      return sh;
+    };
+    Elf64_Shdr names = section(header.e_shstrndx);
+    for (unsigned i = 0; i < header.e_shnum; ++i)
+      if (Elf64_Shdr sh = section(i); std::strcmp(bytes.data() + names.sh_offset + sh.sh_name, ".eh_frame") == 0)
+        std::fill_n(bytes.begin() + sh.sh_offset, sh.sh_size, 0);
+  }
   llvm::SmallString<128> path;
   REQUIRE(!llvm::sys::fs::createTemporaryFile("static", "", path));
   std::ofstream(std::string(path), std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
@@ -111,7 +123,7 @@ std::string selfWithout(std::initializer_list<uint32_t> types) {
 
 } // namespace
 
-TEST_CASE("a static executable is rebuilt from memory for its unwind tables, if its headers locate them") {
+TEST_CASE("a static executable is rebuilt from memory for its unwind tables, located by its headers or found") {
   std::string noDynamic = selfWithout({PT_DYNAMIC});
   Loaded staticExe(noDynamic);
   auto rebuilt = ModuleImage::fromLoadedElf(staticExe.memory, Base, "static");
@@ -122,13 +134,23 @@ TEST_CASE("a static executable is rebuilt from memory for its unwind tables, if 
   REQUIRE(bool(elf));
   CHECK(llvm::toString(elf->symbolAddress("main").takeError()) == "it has no dynamic section (PT_DYNAMIC)");
 
-  std::string noTables = selfWithout({PT_DYNAMIC, PT_GNU_EH_FRAME});
+  // Without --eh-frame-hdr: the .eh_frame found by searching the read-only segments, whole.
+  std::string noHeader = selfWithout({PT_DYNAMIC, PT_GNU_EH_FRAME});
+  Loaded plainStatic(noHeader);
+  auto found = ModuleImage::fromLoadedElf(plainStatic.memory, Base, "static");
+  REQUIRE(bool(found));
+  auto ehFrame = (*found)->section(".eh_frame"), fileEhFrame = plainStatic.file->section(".eh_frame");
+  REQUIRE(ehFrame);
+  REQUIRE(fileEhFrame);
+  CHECK(ehFrame->address == fileEhFrame->address);
+  CHECK(ehFrame->data == fileEhFrame->data);
+
+  std::string noTables = selfWithout({PT_DYNAMIC, PT_GNU_EH_FRAME}, /*wipeEhFrame=*/true);
   Loaded bare(noTables);
   auto refused = ModuleImage::fromLoadedElf(bare.memory, Base, "static");
   REQUIRE_FALSE(bool(refused));
   CHECK(llvm::toString(refused.takeError()).starts_with("it has neither a dynamic section"));
-  std::remove(noDynamic.c_str());
-  std::remove(noTables.c_str());
+  for (const std::string &path : {noDynamic, noHeader, noTables}) std::remove(path.c_str());
 }
 
 TEST_CASE("an ELF image rebuilt from memory names code by its dynamic symbols") {
