@@ -88,17 +88,18 @@ TEST_CASE("an ELF image rebuilt from memory has its file's segments, build-id an
 
 namespace {
 
-// This test program's file with the program headers of the given types made
-// PT_NULL (a statically linked executable has no PT_DYNAMIC, and without
-// --eh-frame-hdr no PT_GNU_EH_FRAME either) and, with wipeEhFrame, its
-// .eh_frame's bytes zeroed.
-std::string selfWithout(std::initializer_list<uint32_t> types, bool wipeEhFrame = false) {
-  std::ifstream in("/proc/self/exe", std::ios::binary);
+// A copy of the ELF file at `path` (of the class the three types give) with the
+// program headers of the given types made PT_NULL (a statically linked
+// executable has no PT_DYNAMIC, and without --eh-frame-hdr no PT_GNU_EH_FRAME
+// either) and, with wipeEhFrame, its .eh_frame's bytes zeroed.
+template <class Ehdr, class Phdr, class Shdr>
+std::string copyWithout(const char *path, std::initializer_list<uint32_t> types, bool wipeEhFrame) {
+  std::ifstream in(path, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Elf64_Ehdr header;
+  Ehdr header;
   std::memcpy(&header, bytes.data(), sizeof header);
   for (unsigned i = 0; i < header.e_phnum; ++i) {
-    Elf64_Phdr ph;
+    Phdr ph;
     char *at = bytes.data() + header.e_phoff + i * sizeof ph;
     std::memcpy(&ph, at, sizeof ph);
     if (std::find(types.begin(), types.end(), ph.p_type) != types.end()) ph.p_type = PT_NULL;
@@ -106,19 +107,24 @@ std::string selfWithout(std::initializer_list<uint32_t> types, bool wipeEhFrame 
   }
   if (wipeEhFrame) {
     auto section = [&](unsigned i) {
-      Elf64_Shdr sh;
+      Shdr sh;
       std::memcpy(&sh, bytes.data() + header.e_shoff + i * sizeof sh, sizeof sh);
       return sh;
     };
-    Elf64_Shdr names = section(header.e_shstrndx);
+    Shdr names = section(header.e_shstrndx);
     for (unsigned i = 0; i < header.e_shnum; ++i)
-      if (Elf64_Shdr sh = section(i); std::strcmp(bytes.data() + names.sh_offset + sh.sh_name, ".eh_frame") == 0)
+      if (Shdr sh = section(i); std::strcmp(bytes.data() + names.sh_offset + sh.sh_name, ".eh_frame") == 0)
         std::fill_n(bytes.begin() + sh.sh_offset, sh.sh_size, 0);
   }
-  llvm::SmallString<128> path;
-  REQUIRE(!llvm::sys::fs::createTemporaryFile("static", "", path));
-  std::ofstream(std::string(path), std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
-  return std::string(path);
+  llvm::SmallString<128> copy;
+  REQUIRE(!llvm::sys::fs::createTemporaryFile("static", "", copy));
+  std::ofstream(std::string(copy), std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+  return std::string(copy);
+}
+
+// This test program itself, so altered.
+std::string selfWithout(std::initializer_list<uint32_t> types, bool wipeEhFrame = false) {
+  return copyWithout<Elf64_Ehdr, Elf64_Phdr, Elf64_Shdr>("/proc/self/exe", types, wipeEhFrame);
 }
 
 } // namespace
@@ -151,6 +157,27 @@ TEST_CASE("a static executable is rebuilt from memory for its unwind tables, loc
   REQUIRE_FALSE(bool(refused));
   CHECK(llvm::toString(refused.takeError()).starts_with("it has neither a dynamic section"));
   for (const std::string &path : {noDynamic, noHeader, noTables}) std::remove(path.c_str());
+}
+
+// i386's libc (libc6:i386, which the i386 tests install) without PT_GNU_EH_FRAME:
+// the search reads an ELF32 image's 4-byte pointers.
+TEST_CASE("a 32-bit image's .eh_frame that no header locates is found") {
+  const char *libc = "/usr/lib/i386-linux-gnu/libc.so.6";
+  if (!std::ifstream(libc)) {
+    WARN(std::string(libc) + " is not installed: not checked");
+    return;
+  }
+  std::string noHeader = copyWithout<Elf32_Ehdr, Elf32_Phdr, Elf32_Shdr>(libc, {PT_GNU_EH_FRAME}, false);
+  Loaded loaded(noHeader, false, Base32);
+  auto rebuilt = ModuleImage::fromLoadedElf(loaded.memory, Base32, "libc.so.6");
+  REQUIRE(bool(rebuilt));
+  CHECK_FALSE((*rebuilt)->section(".eh_frame_hdr"));
+  auto ehFrame = (*rebuilt)->section(".eh_frame"), fileEhFrame = loaded.file->section(".eh_frame");
+  REQUIRE(ehFrame);
+  REQUIRE(fileEhFrame);
+  CHECK(ehFrame->address == fileEhFrame->address);
+  CHECK(ehFrame->data == fileEhFrame->data);
+  std::remove(noHeader.c_str());
 }
 
 TEST_CASE("an ELF image rebuilt from memory names code by its dynamic symbols") {
