@@ -7,10 +7,11 @@
 // section locate: one per PT_LOAD segment (what the symbols point into),
 // .dynsym and .dynstr, .eh_frame_hdr (PT_GNU_EH_FRAME) and the .eh_frame it
 // points at (without PT_GNU_EH_FRAME, an .eh_frame found by searching the
-// read-only segments: EhFrameSearch.h), .ARM.exidx (PT_ARM_EXIDX); the build-id note is found through
-// PT_NOTE as in any file. Relocations the loader applied stay applied; they
-// touch only writable segments, not code, unwind tables or symbols. ELF32 and
-// ELF64 images, as LoadedElf: the file is written in the image's own class.
+// read-only segments: EhFrameSearch.h), .ARM.exidx (PT_ARM_EXIDX); the
+// build-id note is found through PT_NOTE as in any file. Relocations the
+// loader applied stay applied; they touch only writable segments, not code,
+// unwind tables or symbols. ELF32 and ELF64 images, as LoadedElf: the file is
+// written in the image's own class.
 #include "EhFrameSearch.h"
 
 #include "stackwalk/core/LoadedElf.h"
@@ -206,8 +207,8 @@ template <class ELFT> Triple::ArchType ElfRebuild<ELFT>::arch() const {
   }
 }
 
-// The .eh_frame that no program header locates, found in a read-only
-// segment's bytes (the one with the most FDEs, if several segments hold one).
+// The .eh_frame that no program header locates, found in the first read-only
+// segment whose bytes hold one (a linker writes a single .eh_frame).
 template <class ELFT> void ElfRebuild<ELFT>::addUnwindTablesFoundBySearch() {
   std::vector<CodeRange> code;
   for (const ELF::Elf64_Phdr &ph : loads_)
