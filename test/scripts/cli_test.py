@@ -192,6 +192,26 @@ def check_rejected_debug_file(stackwalk, unpacked):
                   f"a wrong debug file is not used, and the note says why ({module['note']})")
 
 
+def check_debug_link_in_sysroot(stackwalk, unpacked):
+    """A sysroot's debug files by debug link, as gdb finds them: SYSROOT/usr/lib/debug, then the
+    image's folder inside the sysroot (its recorded one), then the link's name."""
+    core = os.path.join(unpacked, "cores", "stripped-debuglink.core")
+    recorded = next(m["path"] for m in json.loads(run(stackwalk, [core, "--json", "--no-host-files"], unpacked).stdout)
+                    ["modules"] if m["name"] == "stripped-debuglink")
+    with tempfile.TemporaryDirectory() as root:
+        folder = os.path.dirname(recorded).lstrip("/")
+        os.makedirs(os.path.join(root, folder))
+        shutil.copy(os.path.join(unpacked, "bin", "stripped-debuglink"), os.path.join(root, folder))
+        debug_folder = os.path.join(root, "usr", "lib", "debug", folder)
+        os.makedirs(debug_folder)
+        shutil.copy(os.path.join(unpacked, "bin", "stripped-debuglink.debug"), debug_folder)
+        report = json.loads(run(stackwalk, [core, "--json", "--sysroot", root], unpacked).stdout)
+        module = next(m for m in report["modules"] if m["name"] == "stripped-debuglink")
+        check(module["symbols"] == "dwarf" and module["debug_file"] == os.path.join(debug_folder, "stripped-debuglink.debug"),
+              f"a debug file under SYSROOT/usr/lib/debug at the image's folder in the sysroot, by its debug link "
+              f"({module['debug_file']}, {module['note']})")
+
+
 def check_permission_denied(stackwalk, tmp, core):
     """A dump the user may not read: exit 3 and strerror's words. Root reads every file, so as
     root the walk runs as nobody (setpriv, util-linux)."""
@@ -228,6 +248,7 @@ def main(stackwalk, unpacked, options):
         check(r.returncode == 3 and "Is a directory" in r.stderr, "a directory: exit 3, says so")
         check_permission_denied(stackwalk, tmp, os.path.join(unpacked, core))
         check_rejected_debug_file(stackwalk, unpacked)
+        check_debug_link_in_sysroot(stackwalk, unpacked)
         for flag in ("--json", "--ndjson"):
             r = run(stackwalk, [text_file, flag], unpacked)
             error = json.loads(r.stdout) if r.stdout.strip() else {}

@@ -39,17 +39,33 @@ std::string buildIdPath(llvm::StringRef root, const std::vector<uint8_t> &buildI
   return joinPath(joinPath(root, ".build-id"), hex.substr(0, 2) + "/" + hex.substr(2) + suffix.str());
 }
 
+// `path` made absolute, without "." and ".." and a trailing '/' (empty when
+// the working directory is unknown).
+std::string absolutePath(llvm::StringRef path) {
+  llvm::SmallString<256> absolute(path);
+  if (llvm::sys::fs::make_absolute(absolute)) return "";
+  llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+  return llvm::StringRef(absolute).rtrim('/').str();
+}
+
 // Whether the absolute `path` names a file inside `root`. A process run by
 // qemu-user with -L ROOT, or one whose libraries were found through
 // LD_LIBRARY_PATH=ROOT/lib, records paths that already begin with ROOT: with
 // --sysroot ROOT they are the sysroot's files, not ROOT/ROOT/... .
 bool liesUnder(const std::string &path, const std::string &root) {
-  llvm::SmallString<256> absolute(root);
-  if (llvm::sys::fs::make_absolute(absolute)) return false;
-  llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
-  llvm::StringRef prefix = llvm::StringRef(absolute).rtrim('/');
+  std::string prefix = absolutePath(root);
   return !prefix.empty() && llvm::StringRef(path).starts_with(prefix) && path.size() > prefix.size() &&
          path[prefix.size()] == '/';
+}
+
+// The folder `dir` as the debug-file roots place it: inside the sysroot, its
+// path there (the debug files of SYSROOT/usr/lib lie in ROOT/usr/lib, gdb's
+// "base path"), elsewhere its own absolute path.
+std::string debugRootSubpath(llvm::StringRef dir, const std::string &sysroot) {
+  std::string path = absolutePath(dir);
+  if (path.empty()) return normalizedRecordedPath(dir.str());
+  if (!sysroot.empty() && liesUnder(path, sysroot)) return path.substr(absolutePath(sysroot).size());
+  return path;
 }
 
 bool crcMatches(const std::string &path, uint32_t expected) {
@@ -219,7 +235,30 @@ std::shared_ptr<ModuleImage> ModuleResolver::findImage(Module &module) const {
   return nullptr;
 }
 
-std::unique_ptr<ModuleImage> ModuleResolver::findDebugImage(const ModuleImage &image, std::string &note) const {
+std::vector<std::string> ModuleResolver::debugLinkCandidates(const Module &module, llvm::StringRef name,
+                                                             const std::vector<std::string> &roots) const {
+  // An image rebuilt from the dump's memory has no folder of its own: its
+  // debug file is looked for where the recorded path's folder lies under each
+  // root, never in the working directory.
+  std::vector<std::string> out;
+  std::string folder;
+  if (module.image->inMemory()) {
+    if (module.recordedPath.empty() || module.recordedPath[0] != '/') return out;
+    folder = llvm::sys::path::parent_path(normalizedRecordedPath(module.recordedPath)).str();
+  } else {
+    llvm::StringRef dir = llvm::sys::path::parent_path(module.image->path());
+    out = {joinPath(dir, name), joinPath(joinPath(dir, ".debug"), name)};
+    folder = debugRootSubpath(dir, options_.sysroot);
+  }
+  for (const std::string &root : roots) {
+    out.push_back(joinPath(joinPath(root, folder), name));
+    out.push_back(joinPath(root, name));
+  }
+  return out;
+}
+
+std::unique_ptr<ModuleImage> ModuleResolver::findDebugImage(const Module &module, std::string &note) const {
+  const ModuleImage &image = *module.image;
   // Debug files under the sysroot come before the machine's own, as the
   // modules themselves do.
   std::vector<std::string> roots = options_.modulePaths;
@@ -259,13 +298,7 @@ std::unique_ptr<ModuleImage> ModuleResolver::findDebugImage(const ModuleImage &i
   // could spell "../../etc/shadow".
   llvm::StringRef name = llvm::sys::path::filename(link->first);
   if (name.empty() || name == "." || name == "..") return noneTaken();
-  llvm::StringRef dir = llvm::sys::path::parent_path(image.path());
-  std::vector<std::string> linkCandidates{joinPath(dir, name), joinPath(joinPath(dir, ".debug"), name)};
-  for (const std::string &root : roots) {
-    linkCandidates.push_back(joinPath(joinPath(root, normalizedRecordedPath(dir.str())), name));
-    linkCandidates.push_back(joinPath(root, name));
-  }
-  for (const std::string &path : linkCandidates)
+  for (const std::string &path : debugLinkCandidates(module, name, roots))
     if (auto debug = accept(path, link->second)) return debug;
   return noneTaken();
 }
@@ -432,7 +465,7 @@ void ModuleResolver::attachDebugInfo(Module &module, std::string &symbolNote) co
   } else {
     if (cache_) module.image = cache_->intern(std::move(module.image));
     if (!module.image->hasDwarf() && !module.image->debugImage())
-      if (auto debug = findDebugImage(*module.image, debugNote)) module.image->setDebugImage(std::move(debug));
+      if (auto debug = findDebugImage(module, debugNote)) module.image->setDebugImage(std::move(debug));
     if (module.image->pdbReference() && module.image->pdbPath().empty())
       if (auto pdb = findPdb(module, module.image.get(), debugNote)) module.image->setPdbPath(*pdb);
   }

@@ -81,9 +81,13 @@ private:
   void summarize(Target &target) const;
   // Within the dump's budget for copied images (DumpBudget.h).
   static std::shared_ptr<ModuleImage> imageFromMemory(Target &target, Module &module);
-  // The image's separate debug file, by build-id or debug link; else null, and
-  // `note` says which files were found but rejected, and why.
-  std::unique_ptr<ModuleImage> findDebugImage(const ModuleImage &image, std::string &note) const;
+  // The separate debug file of the module's image, by build-id or debug link;
+  // else null, and `note` says which files were found but rejected, and why.
+  std::unique_ptr<ModuleImage> findDebugImage(const Module &module, std::string &note) const;
+  // Where a debug link's file may lie: beside the image's file, and under each
+  // debug-file root at the image's folder.
+  std::vector<std::string> debugLinkCandidates(const Module &module, llvm::StringRef name,
+                                               const std::vector<std::string> &roots) const;
   // The PDB of a PE module: flat, or in symbol-store layout name.pdb/<id>/name.pdb.
   // Without an image, by the dump's CodeView record alone. Else nullopt, and
   // `note` says which PDBs of that name were rejected, and why.
