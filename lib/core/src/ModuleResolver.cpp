@@ -39,33 +39,26 @@ std::string buildIdPath(llvm::StringRef root, const std::vector<uint8_t> &buildI
   return joinPath(joinPath(root, ".build-id"), hex.substr(0, 2) + "/" + hex.substr(2) + suffix.str());
 }
 
-// `path` made absolute, without "." and ".." and a trailing '/' (empty when
-// the working directory is unknown).
-std::string absolutePath(llvm::StringRef path) {
+// `path` made absolute against `workingDirectory` (the process's, read once:
+// LLVM's make_absolute asks for it, two stat calls, each time), without "."
+// and ".." and a trailing '/'; empty when it is relative and that is unknown.
+std::string absolutePath(llvm::StringRef path, llvm::StringRef workingDirectory) {
   llvm::SmallString<256> absolute(path);
-  if (llvm::sys::fs::make_absolute(absolute)) return "";
+  if (!llvm::sys::path::is_absolute(absolute)) {
+    if (workingDirectory.empty()) return "";
+    llvm::sys::fs::make_absolute(workingDirectory, absolute);
+  }
   llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
   return llvm::StringRef(absolute).rtrim('/').str();
 }
 
-// Whether the absolute `path` names a file inside `root`. A process run by
-// qemu-user with -L ROOT, or one whose libraries were found through
-// LD_LIBRARY_PATH=ROOT/lib, records paths that already begin with ROOT: with
-// --sysroot ROOT they are the sysroot's files, not ROOT/ROOT/... .
+// Whether the absolute `path` names a file inside the absolute `root`. A
+// process run by qemu-user with -L ROOT, or one whose libraries were found
+// through LD_LIBRARY_PATH=ROOT/lib, records paths that already begin with ROOT:
+// with --sysroot ROOT they are the sysroot's files, not ROOT/ROOT/... .
 bool liesUnder(const std::string &path, const std::string &root) {
-  std::string prefix = absolutePath(root);
-  return !prefix.empty() && llvm::StringRef(path).starts_with(prefix) && path.size() > prefix.size() &&
-         path[prefix.size()] == '/';
-}
-
-// The folder `dir` as the debug-file roots place it: inside the sysroot, its
-// path there (the debug files of SYSROOT/usr/lib lie in ROOT/usr/lib, gdb's
-// "base path"), elsewhere its own absolute path.
-std::string debugRootSubpath(llvm::StringRef dir, const std::string &sysroot) {
-  std::string path = absolutePath(dir);
-  if (path.empty()) return normalizedRecordedPath(dir.str());
-  if (!sysroot.empty() && liesUnder(path, sysroot)) return path.substr(absolutePath(sysroot).size());
-  return path;
+  return !root.empty() && llvm::StringRef(path).starts_with(root) && path.size() > root.size() &&
+         path[root.size()] == '/';
 }
 
 bool crcMatches(const std::string &path, uint32_t expected) {
@@ -76,6 +69,15 @@ bool crcMatches(const std::string &path, uint32_t expected) {
 }
 
 } // namespace
+
+// The folder `dir` as the debug-file roots place it: inside the sysroot, its
+// path there (the debug files of SYSROOT/usr/lib lie in ROOT/usr/lib, gdb's
+// "base path"), elsewhere its own absolute path.
+std::string ModuleResolver::debugRootSubpath(llvm::StringRef dir) const {
+  std::string path = absolutePath(dir, workingDirectory_);
+  if (path.empty()) return normalizedRecordedPath(dir.str());
+  return liesUnder(path, absoluteSysroot_) ? path.substr(absoluteSysroot_.size()) : path;
+}
 
 // Names and keys come from the dump: a file's name and hex digits, nothing
 // that could climb out of a store or change a URL's meaning.
@@ -90,6 +92,9 @@ bool ModuleResolver::isStoreKey(const std::string &key) {
 
 ModuleResolver::ModuleResolver(ModuleSearchOptions options, ImageCache *cache)
     : options_(std::move(options)), cache_(cache) {
+  llvm::SmallString<256> workingDirectory;
+  if (!llvm::sys::fs::current_path(workingDirectory)) workingDirectory_ = std::string(workingDirectory);
+  if (!options_.sysroot.empty()) absoluteSysroot_ = absolutePath(options_.sysroot, workingDirectory_);
   // Fetched files are looked up where local ones are.
   if (options_.fetcher) {
     options_.modulePaths.push_back(options_.fetcher->cacheDir());
@@ -119,7 +124,7 @@ std::vector<std::string> ModuleResolver::imageCandidates(const Module &module) c
     std::string recorded = normalizedRecordedPath(module.recordedPath);
     if (!options_.sysroot.empty()) {
       out.push_back(joinPath(options_.sysroot, recorded));
-      if (liesUnder(recorded, options_.sysroot)) out.push_back(recorded);
+      if (liesUnder(recorded, absoluteSysroot_)) out.push_back(recorded);
     } else if (options_.hostFiles) {
       out.push_back(recorded);
     }
@@ -248,7 +253,7 @@ std::vector<std::string> ModuleResolver::debugLinkCandidates(const Module &modul
   } else {
     llvm::StringRef dir = llvm::sys::path::parent_path(module.image->path());
     out = {joinPath(dir, name), joinPath(joinPath(dir, ".debug"), name)};
-    folder = debugRootSubpath(dir, options_.sysroot);
+    folder = debugRootSubpath(dir);
   }
   for (const std::string &root : roots) {
     out.push_back(joinPath(joinPath(root, folder), name));

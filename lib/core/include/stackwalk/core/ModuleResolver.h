@@ -88,6 +88,7 @@ private:
   // debug-file root at the image's folder.
   std::vector<std::string> debugLinkCandidates(const Module &module, llvm::StringRef name,
                                                const std::vector<std::string> &roots) const;
+  std::string debugRootSubpath(llvm::StringRef dir) const;
   // The PDB of a PE module: flat, or in symbol-store layout name.pdb/<id>/name.pdb.
   // Without an image, by the dump's CodeView record alone. Else nullopt, and
   // `note` says which PDBs of that name were rejected, and why.
@@ -106,6 +107,8 @@ private:
 
   ModuleSearchOptions options_;
   ImageCache *cache_;
+  std::string workingDirectory_; // empty when unknown
+  std::string absoluteSysroot_;  // options_.sysroot, absolute, without a trailing '/'; empty without one
   mutable std::map<std::string, std::map<std::string, std::string>> listings_; // dir -> lower name -> name
 };
 
