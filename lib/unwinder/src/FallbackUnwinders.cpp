@@ -50,7 +50,10 @@ private:
   std::array<uint8_t, PageBytes> bytes_;
 };
 
-enum class Evidence { None, CallInstruction, SymbolFileFunction, EntryFunctionCall };
+// What speaks for a stack word being a return address. CodeAbsent is none:
+// the word points into a module's code, but neither the dump nor a file holds
+// that code to show a call before it (counted, to say so when the scan ends).
+enum class Evidence { None, CodeAbsent, CallInstruction, SymbolFileFunction, EntryFunctionCall };
 
 // The process's entry point as code (auxv's AT_ENTRY, without ARM's Thumb bit).
 std::optional<uint64_t> entryPoint(const Target &target) {
@@ -97,7 +100,7 @@ Evidence returnAddressEvidence(const Target &target, uint64_t value) {
   const BreakpadSymbolFile *symbols = module->symbolFile.get();
   if (symbols && symbols->describesCodeAt(code - 1 - module->base) && !symbols->startsFunctionAt(code - module->base))
     return Evidence::SymbolFileFunction;
-  return followsEntryPoint(target, code) ? Evidence::EntryFunctionCall : Evidence::None;
+  return followsEntryPoint(target, code) ? Evidence::EntryFunctionCall : Evidence::CodeAbsent;
 }
 
 // Evidence of where a word points, not of a call before it: trusted near the
@@ -336,7 +339,8 @@ bool StackScanUnwinder::startsFunction(uint64_t returnAddress, const Target &tar
 }
 
 bool StackScanUnwinder::isPlausibleReturnAddress(const Target &target, uint64_t value) {
-  return returnAddressEvidence(target, value) != Evidence::None;
+  Evidence evidence = returnAddressEvidence(target, value);
+  return evidence != Evidence::None && evidence != Evidence::CodeAbsent;
 }
 
 UnwindResult BadCallUnwinder::unwind(const Frame &frame, const Target &target) {
@@ -437,6 +441,7 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
   unsigned size = pointerSize(target.arch());
   PagedStackReader words(target, size);
   unsigned maxWords = frame.ipIsExact ? maxWords_ : std::min(maxWords_, CallerScanBytes / size);
+  unsigned unverifiable = 0; // words into modules whose code is not at hand
   for (unsigned i = 0; i < maxWords; ++i) {
     uint64_t slot = frame.sp + uint64_t(i) * size;
     auto value = words.at(slot);
@@ -449,7 +454,9 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
         target.codeAddress(*value) == target.codeAddress(frame.ip))
       continue;
     Evidence evidence = returnAddressEvidence(target, *value);
-    if (evidence == Evidence::None || (showsNoCall(evidence) && i >= NoCallScanWords)) continue;
+    unverifiable += evidence == Evidence::CodeAbsent;
+    if (evidence == Evidence::None || evidence == Evidence::CodeAbsent || (showsNoCall(evidence) && i >= NoCallScanWords))
+      continue;
     if (leftByPcThunk(frame, target, *value)) continue;
     UnwindResult result;
     result.status = UnwindResult::Status::Caller;
@@ -463,7 +470,12 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
     if (verdict == Verdict::Refuted || (verdict != Verdict::Confirmed && startsFunction(*value, target))) continue;
     return result;
   }
-  return UnwindResult::noInfo("no return address found by scanning the stack");
+  if (unverifiable == 0) return UnwindResult::noInfo("no return address found by scanning the stack");
+  // What a user can do about it: give the walk the modules' files (or a
+  // symbol server that has them, or .sym files), which hold the code.
+  return UnwindResult::noInfo("no return address found by scanning the stack: " + std::to_string(unverifiable) +
+                              " word(s) point into modules whose code neither the dump nor a file holds, "
+                              "so nothing shows a call before them");
 }
 
 } // namespace stackwalk

@@ -658,6 +658,23 @@ TEST_CASE("stack scan without code bytes: code a symbol file describes, not a PU
   CHECK(r.caller.sp() == Stack + 0x20);
 }
 
+// A minidump of Windows x64 without its images: words point into the modules,
+// nothing holds their code; the walk ends, and says how many it could not check.
+TEST_CASE("stack scan without code bytes: the end of the walk counts the words it could not check",
+          "[fallback][scan]") {
+  constexpr uint64_t Base = 0x7ff700000000;
+  std::vector<uint64_t> words = {Base + 0x1075, 0x1234, Base + 0x2080, Base /* the module's first byte */};
+  std::vector<uint8_t> stack(words.size() * 8);
+  std::memcpy(stack.data(), words.data(), stack.size());
+  auto target = makeTarget(Arch::X86_64, OS::Windows, makeMemory({{Stack, std::move(stack)}}), {},
+                           {makeModule("tiny.exe", Base, 0x10000)});
+  UnwindResult r = StackScanUnwinder().unwind(makeFrame(*target, Base + 0x1100, Stack, FrameTrust::Context, {}), *target);
+  CHECK(r.status == Status::NoInfo);
+  CHECK(r.detail == "no return address found by scanning the stack: 2 word(s) point into modules whose code neither "
+                    "the dump nor a file holds, so nothing shows a call before them");
+  CHECK_FALSE(StackScanUnwinder::isPlausibleReturnAddress(*target, Base + 0x1075));
+}
+
 // Breakpad's Linux dumps hold the stacks and no code: above __libc_start_main's
 // frame (found by main's frame record), _start's return address is the only
 // word that points just past the entry point the auxiliary vector records;
