@@ -18,6 +18,7 @@ std::string_view unwindStepName(UnwindStep step) {
   case UnwindStep::Dynamic: return "dynamic";
   case UnwindStep::RuntimeTransitions: return "runtime_transitions";
   case UnwindStep::EntryFunction: return "entry_function";
+  case UnwindStep::ThreadBirth: return "thread_birth";
   case UnwindStep::CodeAnalysis: return "code_analysis";
   case UnwindStep::BadCall: return "bad_call";
   case UnwindStep::FramePointer: return "frame_pointer";
@@ -78,8 +79,9 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // switch back from C to a goroutine's stack before the CFI, which
   // describes it wrongly. Code no unwind table describes (musl's libc) is
   // analysed from its instructions before the frame pointer and the scan guess.
-  return {ManagedCode,   HijackedReturn, GoStackSwitch, Cfi,     EntryFunction, SymbolFileCfi, Dynamic,
-          RuntimeTransitions, Sigreturn, CodeAnalysis,  BadCall, FramePointer,  Scan};
+  // A new thread's first instruction lies where glibc's clone ends its CFI.
+  return {ManagedCode,  HijackedReturn,     GoStackSwitch, Cfi,          EntryFunction, ThreadBirth, SymbolFileCfi,
+          Dynamic,      RuntimeTransitions, Sigreturn,     CodeAnalysis, BadCall,       FramePointer, Scan};
 }
 
 DumpUnwinders::DumpUnwinders(const Target &target, CfiUnwinder &cfi, Unwinder &dynamic)
@@ -120,6 +122,7 @@ std::vector<Unwinder *> DumpUnwinders::chainFor(ManagedThreadWalk *managed) {
     case UnwindStep::Dynamic: unwinder = &dynamic_; break;
     case UnwindStep::RuntimeTransitions: unwinder = managed ? managed->transitionUnwinder() : nullptr; break;
     case UnwindStep::EntryFunction: unwinder = &entryFunction_; break;
+    case UnwindStep::ThreadBirth: unwinder = &threadBirth_; break;
     case UnwindStep::CodeAnalysis: unwinder = &codeAnalysis_; break;
     case UnwindStep::BadCall: unwinder = &badCall_; break;
     case UnwindStep::FramePointer: unwinder = &framePointer_; break;

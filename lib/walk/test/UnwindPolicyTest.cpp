@@ -53,11 +53,12 @@ std::vector<FrameTrust> trusts(const std::vector<Unwinder *> &chain) {
 } // namespace
 
 TEST_CASE("x86-64 Linux: managed code and the runtime's hijack stub, Go's cgo calls, CFI (a file's, the entry "
-          "function, a symbol file's), dynamic info, runtime Frames, a signal frame without CFI, code analysed by its "
+          "function, a new thread's first instruction, a symbol file's), dynamic info, runtime Frames, a signal frame without CFI, code analysed by its "
           "instructions, then the fallbacks") {
   CHECK(unwindPolicy(Arch::X86_64, OS::Linux) ==
-        std::vector<UnwindStep>{ManagedCode, HijackedReturn, GoStackSwitch, Cfi, EntryFunction, SymbolFileCfi, Dynamic,
-                                RuntimeTransitions, Sigreturn, CodeAnalysis, BadCall, FramePointer, Scan});
+        std::vector<UnwindStep>{ManagedCode, HijackedReturn, GoStackSwitch, Cfi, EntryFunction, ThreadBirth,
+                                SymbolFileCfi, Dynamic, RuntimeTransitions, Sigreturn, CodeAnalysis, BadCall,
+                                FramePointer, Scan});
   // A dump whose OS is not recorded is walked as a Linux one.
   CHECK(unwindPolicy(Arch::X86_64, OS::Unknown) == unwindPolicy(Arch::X86_64, OS::Linux));
 }
@@ -103,11 +104,11 @@ TEST_CASE("arm64 Windows: function tables, then the frame-pointer chain the ABI 
 TEST_CASE("a thread without a managed runtime leaves the managed steps out") {
   Dump dump(Arch::X86_64, OS::Linux);
   std::vector<Unwinder *> chain = dump.unwinders.chainFor(nullptr);
-  REQUIRE(chain.size() == 10);
+  REQUIRE(chain.size() == 11);
   CHECK(chain[1] == &dump.cfi);
-  CHECK(chain[4] == &dump.dynamic);
+  CHECK(chain[5] == &dump.dynamic);
   CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::RuntimeFrame, FrameTrust::Cfi, FrameTrust::Cfi,
-                                                  FrameTrust::Cfi, FrameTrust::Dynamic, FrameTrust::Context,
+                                                  FrameTrust::Cfi, FrameTrust::Cfi, FrameTrust::Dynamic, FrameTrust::Context,
                                                   FrameTrust::CodeAnalysis, FrameTrust::Scan,
                                                   FrameTrust::FramePointer, FrameTrust::Scan});
 }
@@ -117,12 +118,12 @@ TEST_CASE("a managed thread's code unwinder and hijack stub come first, its Fram
   SECTION("Linux") {
     Dump dump(Arch::X86_64, OS::Linux);
     std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
-    REQUIRE(chain.size() == 13);
+    REQUIRE(chain.size() == 14);
     CHECK(chain[0] == &managed.code);
     CHECK(chain[1] == &managed.hijack);
     CHECK(chain[3] == &dump.cfi);
-    CHECK(chain[6] == &dump.dynamic);
-    CHECK(chain[7] == &managed.transitions);
+    CHECK(chain[7] == &dump.dynamic);
+    CHECK(chain[8] == &managed.transitions);
   }
   SECTION("Windows") {
     Dump dump(Arch::X86_64, OS::Windows);
@@ -141,7 +142,7 @@ TEST_CASE("a managed thread without a Frame chain has no transition or hijack st
   Dump dump(Arch::X86_64, OS::Linux);
   FakeManagedThread managed(/*withTransitions=*/false);
   std::vector<Unwinder *> chain = dump.unwinders.chainFor(&managed);
-  REQUIRE(chain.size() == 11);
+  REQUIRE(chain.size() == 12);
   CHECK(chain[0] == &managed.code);
   CHECK(std::find(chain.begin(), chain.end(), &managed.transitions) == chain.end());
   CHECK(std::find(chain.begin(), chain.end(), &managed.hijack) == chain.end());

@@ -15,6 +15,7 @@
 #include "stackwalk/unwinder/SigreturnUnwinder.h"
 #include "stackwalk/unwinder/StackWinUnwinder.h"
 #include "stackwalk/unwinder/SymbolFileCfiUnwinder.h"
+#include "stackwalk/unwinder/ThreadBirthUnwinder.h"
 #include "stackwalk/unwinder/Win64Unwinder.h"
 
 #include <string_view>
@@ -37,6 +38,7 @@ enum class UnwindStep {
   Dynamic,            // unwind info registered at run time with libunwind
   RuntimeTransitions, // the managed runtime's transition records (capital-F Frames)
   EntryFunction,      // the executable's entry function (_start) is the outermost frame
+  ThreadBirth,        // a thread at its first instruction, after the clone that made it
   CodeAnalysis,       // x86 code without unwind tables, by its instructions from the function's start
   BadCall,            // a call through a bad pointer: the return address at the stack pointer or in the link register
   FramePointer,       // the frame-pointer chain
@@ -65,6 +67,7 @@ private:
   Unwinder &dynamic_;
   Win64Unwinder win64_; // keyed by module base: one dump's only
   EntryFunctionUnwinder entryFunction_;
+  ThreadBirthUnwinder threadBirth_;
   BadCallUnwinder badCall_;
   CodeAnalysisUnwinder codeAnalysis_;
   CodeAnalysisUnwinder codeAnalysisForScan_{/*requireReturnAddress=*/false};
