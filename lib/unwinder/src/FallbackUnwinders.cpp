@@ -442,7 +442,8 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
   PagedStackReader words(target, size);
   unsigned maxWords = frame.ipIsExact ? maxWords_ : std::min(maxWords_, CallerScanBytes / size);
   unsigned unverifiable = 0; // words into modules whose code is not at hand
-  for (unsigned i = 0; i < maxWords; ++i) {
+  unsigned i = 0;
+  for (; i < maxWords; ++i) {
     uint64_t slot = frame.sp + uint64_t(i) * size;
     auto value = words.at(slot);
     if (!value) break;
@@ -470,12 +471,17 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
     if (verdict == Verdict::Refuted || (verdict != Verdict::Confirmed && startsFunction(*value, target))) continue;
     return result;
   }
-  if (unverifiable == 0) return UnwindResult::noInfo("no return address found by scanning the stack");
-  // What a user can do about it: give the walk the modules' files (or a
-  // symbol server that has them, or .sym files), which hold the code.
-  return UnwindResult::noInfo("no return address found by scanning the stack: " + std::to_string(unverifiable) +
-                              " word(s) point into modules whose code neither the dump nor a file holds, "
-                              "so nothing shows a call before them");
+  // Where the scan stopped, and what a user can do about the words it could
+  // not check: give the walk the modules' files (or a symbol server that has
+  // them), which hold the code.
+  std::string why = i == maxWords ? "no return address found in the " + std::to_string(maxWords) +
+                                        " stack words the scan reads above the frame"
+                                  : "no return address found by scanning the stack";
+  if (unverifiable)
+    why += ": " + std::to_string(unverifiable) +
+           " word(s) point into modules whose code neither the dump nor a file holds, so nothing shows a call "
+           "before them";
+  return UnwindResult::noInfo(why);
 }
 
 } // namespace stackwalk

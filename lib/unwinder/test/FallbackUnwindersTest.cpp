@@ -755,7 +755,10 @@ TEST_CASE("stack scan: the word limit", "[fallback][scan]") {
   SECTION("a limit of 4 words finds the 4th and not the 5th") {
     fx.word(0x100 + 3 * 8, AfterCallRax);
     CHECK(StackScanUnwinder(4).unwind(fx.frame(CodeStart, sp, std::nullopt), fx.target()).status == Status::Caller);
-    CHECK(StackScanUnwinder(3).unwind(fx.frame(CodeStart, sp, std::nullopt), fx.target()).status == Status::NoInfo);
+    UnwindResult window = StackScanUnwinder(3).unwind(fx.frame(CodeStart, sp, std::nullopt), fx.target());
+    CHECK(window.status == Status::NoInfo);
+    // The stop reason says the window ended the scan, not the stack.
+    CHECK(window.detail == "no return address found in the 3 stack words the scan reads above the frame");
   }
   SECTION("no words at all") {
     fx.word(0x100, AfterCallRax);
