@@ -247,16 +247,15 @@ std::vector<std::string> ModuleResolver::debugLinkCandidates(const Module &modul
   // root, never in the working directory.
   std::vector<std::string> out;
   std::string folder;
-  if (module.image->inMemory()) {
-    if (module.recordedPath.empty() || module.recordedPath[0] != '/') return out;
-    folder = llvm::sys::path::parent_path(normalizedRecordedPath(module.recordedPath)).str();
-  } else {
+  if (!module.image->inMemory()) {
     llvm::StringRef dir = llvm::sys::path::parent_path(module.image->path());
     out = {joinPath(dir, name), joinPath(joinPath(dir, ".debug"), name)};
     folder = debugRootSubpath(dir);
+  } else if (llvm::StringRef(module.recordedPath).starts_with("/")) {
+    folder = llvm::sys::path::parent_path(normalizedRecordedPath(module.recordedPath)).str();
   }
   for (const std::string &root : roots) {
-    out.push_back(joinPath(joinPath(root, folder), name));
+    if (!folder.empty()) out.push_back(joinPath(joinPath(root, folder), name));
     out.push_back(joinPath(root, name));
   }
   return out;

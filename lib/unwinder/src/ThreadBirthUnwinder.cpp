@@ -8,8 +8,8 @@ namespace stackwalk {
 namespace {
 
 // x86-64's system call numbers of clone and clone3.
-constexpr uint8_t Clone = 56;
-constexpr uint16_t Clone3 = 435;
+constexpr uint32_t Clone = 56;
+constexpr uint32_t Clone3 = 435;
 
 // Whether the 7 bytes before `ip` are `mov eax, NR; syscall` for clone or
 // clone3, as glibc's clone.S and clone3.S load the number just before it.
