@@ -72,10 +72,9 @@ bool crcMatches(const std::string &path, uint32_t expected) {
 
 // The folder `dir` as the debug-file roots place it: inside the sysroot, its
 // path there (the debug files of SYSROOT/usr/lib lie in ROOT/usr/lib, gdb's
-// "base path"), elsewhere its own absolute path.
+// "base path"), elsewhere its own absolute path; empty when that is unknown.
 std::string ModuleResolver::debugRootSubpath(llvm::StringRef dir) const {
   std::string path = absolutePath(dir, workingDirectory_);
-  if (path.empty()) return normalizedRecordedPath(dir.str());
   return liesUnder(path, absoluteSysroot_) ? path.substr(absoluteSysroot_.size()) : path;
 }
 

@@ -55,6 +55,8 @@ private:
 // that code to show a call before it (counted, to say so when the scan ends).
 enum class Evidence { None, CodeAbsent, CallInstruction, SymbolFileFunction, EntryFunctionCall };
 
+bool speaksForReturn(Evidence evidence) { return evidence != Evidence::None && evidence != Evidence::CodeAbsent; }
+
 // The process's entry point as code (auxv's AT_ENTRY, without ARM's Thumb bit).
 std::optional<uint64_t> entryPoint(const Target &target) {
   std::optional<uint64_t> entry = auxvValue(target.process.auxv, AT_ENTRY);
@@ -339,8 +341,7 @@ bool StackScanUnwinder::startsFunction(uint64_t returnAddress, const Target &tar
 }
 
 bool StackScanUnwinder::isPlausibleReturnAddress(const Target &target, uint64_t value) {
-  Evidence evidence = returnAddressEvidence(target, value);
-  return evidence != Evidence::None && evidence != Evidence::CodeAbsent;
+  return speaksForReturn(returnAddressEvidence(target, value));
 }
 
 UnwindResult BadCallUnwinder::unwind(const Frame &frame, const Target &target) {
@@ -456,8 +457,7 @@ UnwindResult StackScanUnwinder::unwind(const Frame &frame, const Target &target)
       continue;
     Evidence evidence = returnAddressEvidence(target, *value);
     unverifiable += evidence == Evidence::CodeAbsent;
-    if (evidence == Evidence::None || evidence == Evidence::CodeAbsent || (showsNoCall(evidence) && i >= NoCallScanWords))
-      continue;
+    if (!speaksForReturn(evidence) || (showsNoCall(evidence) && i >= NoCallScanWords)) continue;
     if (leftByPcThunk(frame, target, *value)) continue;
     UnwindResult result;
     result.status = UnwindResult::Status::Caller;

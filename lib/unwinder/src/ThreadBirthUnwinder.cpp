@@ -28,7 +28,8 @@ UnwindResult ThreadBirthUnwinder::unwind(const Frame &frame, const Target &targe
   if (target.arch() != Arch::X86_64 || target.os() != OS::Linux || frame.trust != FrameTrust::Context ||
       !frame.ipIsExact || frame.regs.get(Rax) != 0 || !followsCloneSyscall(target, frame.ip))
     return UnwindResult::noInfo(""); // not a thread's first instruction
-  return UnwindResult::endOfStack("a new thread at its first instruction: clone returned 0 in it, and nothing called it");
+  return UnwindResult::endOfStack(
+      "a new thread at its first instruction: clone returned 0 in it, and nothing called it");
 }
 
 } // namespace stackwalk

@@ -668,7 +668,8 @@ TEST_CASE("stack scan without code bytes: the end of the walk counts the words i
   std::memcpy(stack.data(), words.data(), stack.size());
   auto target = makeTarget(Arch::X86_64, OS::Windows, makeMemory({{Stack, std::move(stack)}}), {},
                            {makeModule("tiny.exe", Base, 0x10000)});
-  UnwindResult r = StackScanUnwinder().unwind(makeFrame(*target, Base + 0x1100, Stack, FrameTrust::Context, {}), *target);
+  Frame context = makeFrame(*target, Base + 0x1100, Stack, FrameTrust::Context, {});
+  UnwindResult r = StackScanUnwinder().unwind(context, *target);
   CHECK(r.status == Status::NoInfo);
   CHECK(r.detail == "no return address found by scanning the stack: 2 word(s) point into modules whose code neither "
                     "the dump nor a file holds, so nothing shows a call before them");

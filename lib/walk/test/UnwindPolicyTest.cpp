@@ -53,8 +53,8 @@ std::vector<FrameTrust> trusts(const std::vector<Unwinder *> &chain) {
 } // namespace
 
 TEST_CASE("x86-64 Linux: managed code and the runtime's hijack stub, Go's cgo calls, CFI (a file's, the entry "
-          "function, a new thread's first instruction, a symbol file's), dynamic info, runtime Frames, a signal frame without CFI, code analysed by its "
-          "instructions, then the fallbacks") {
+          "function, a new thread's first instruction, a symbol file's), dynamic info, runtime Frames, a signal frame "
+          "without CFI, code analysed by its instructions, then the fallbacks") {
   CHECK(unwindPolicy(Arch::X86_64, OS::Linux) ==
         std::vector<UnwindStep>{ManagedCode, HijackedReturn, GoStackSwitch, Cfi, EntryFunction, ThreadBirth,
                                 SymbolFileCfi, Dynamic, RuntimeTransitions, Sigreturn, CodeAnalysis, BadCall,
@@ -108,8 +108,8 @@ TEST_CASE("a thread without a managed runtime leaves the managed steps out") {
   CHECK(chain[1] == &dump.cfi);
   CHECK(chain[5] == &dump.dynamic);
   CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::RuntimeFrame, FrameTrust::Cfi, FrameTrust::Cfi,
-                                                  FrameTrust::Cfi, FrameTrust::Cfi, FrameTrust::Dynamic, FrameTrust::Context,
-                                                  FrameTrust::CodeAnalysis, FrameTrust::Scan,
+                                                  FrameTrust::Cfi, FrameTrust::Cfi, FrameTrust::Dynamic,
+                                                  FrameTrust::Context, FrameTrust::CodeAnalysis, FrameTrust::Scan,
                                                   FrameTrust::FramePointer, FrameTrust::Scan});
 }
 
