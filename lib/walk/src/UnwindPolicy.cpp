@@ -42,9 +42,10 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // libunwind's signal-frame unwinders take it. Apple's ABI keeps the
   // frame-pointer chain too, and its dumps come without files: the frame
   // pointer and a symbol file's STACK CFI do the work there.
+  // A new thread's first instruction comes before the CFI, as on x86-64.
   if (arch == Arch::Arm64)
-    return {ManagedCode,   HijackedReturn,     Sigreturn, Cfi,          EntryFunction, SymbolFileCfi,
-            Dynamic,       RuntimeTransitions, BadCall,   FramePointer, Scan};
+    return {ManagedCode,   HijackedReturn, Sigreturn,          ThreadBirth, Cfi,          EntryFunction,
+            SymbolFileCfi, Dynamic,        RuntimeTransitions, BadCall,     FramePointer, Scan};
   // 32-bit x86 Windows: the PDB's frame data (as a symbol file's STACK WIN
   // records), then as Breakpad's x86 stackwalker, STACK CFI, the ebp chain
   // most code keeps, and the scan.
@@ -79,9 +80,10 @@ std::vector<UnwindStep> unwindPolicy(Arch arch, OS os) {
   // switch back from C to a goroutine's stack before the CFI, which
   // describes it wrongly. Code no unwind table describes (musl's libc) is
   // analysed from its instructions before the frame pointer and the scan guess.
-  // A new thread's first instruction lies where glibc's clone ends its CFI.
-  return {ManagedCode,  HijackedReturn,     GoStackSwitch, Cfi,          EntryFunction, ThreadBirth, SymbolFileCfi,
-          Dynamic,      RuntimeTransitions, Sigreturn,     CodeAnalysis, BadCall,       FramePointer, Scan};
+  // A new thread's first instruction is known before the CFI, which
+  // describes its parent where it covers it (ThreadBirthUnwinder.h).
+  return {ManagedCode,  HijackedReturn,     GoStackSwitch, ThreadBirth,  Cfi,     EntryFunction, SymbolFileCfi,
+          Dynamic,      RuntimeTransitions, Sigreturn,     CodeAnalysis, BadCall, FramePointer,  Scan};
 }
 
 DumpUnwinders::DumpUnwinders(const Target &target, CfiUnwinder &cfi, Unwinder &dynamic)

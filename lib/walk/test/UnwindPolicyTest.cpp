@@ -52,11 +52,11 @@ std::vector<FrameTrust> trusts(const std::vector<Unwinder *> &chain) {
 
 } // namespace
 
-TEST_CASE("x86-64 Linux: managed code and the runtime's hijack stub, Go's cgo calls, CFI (a file's, the entry "
-          "function, a new thread's first instruction, a symbol file's), dynamic info, runtime Frames, a signal frame "
-          "without CFI, code analysed by its instructions, then the fallbacks") {
+TEST_CASE("x86-64 Linux: managed code and the runtime's hijack stub, Go's cgo calls, a new thread's first "
+          "instruction, CFI (a file's, the entry function, a symbol file's), dynamic info, runtime Frames, a signal "
+          "frame without CFI, code analysed by its instructions, then the fallbacks") {
   CHECK(unwindPolicy(Arch::X86_64, OS::Linux) ==
-        std::vector<UnwindStep>{ManagedCode, HijackedReturn, GoStackSwitch, Cfi, EntryFunction, ThreadBirth,
+        std::vector<UnwindStep>{ManagedCode, HijackedReturn, GoStackSwitch, ThreadBirth, Cfi, EntryFunction,
                                 SymbolFileCfi, Dynamic, RuntimeTransitions, Sigreturn, CodeAnalysis, BadCall,
                                 FramePointer, Scan});
   // A dump whose OS is not recorded is walked as a Linux one.
@@ -71,8 +71,8 @@ TEST_CASE("x86-64 Windows: function tables (or a symbol file's STACK CFI), no DW
 
 TEST_CASE("arm64 Linux: as x86-64 Linux, with signal trampolines known by their code before CFI (the vDSO's follows only a frame record)") {
   CHECK(unwindPolicy(Arch::Arm64, OS::Linux) ==
-        std::vector<UnwindStep>{ManagedCode, HijackedReturn, Sigreturn, Cfi, EntryFunction, SymbolFileCfi, Dynamic,
-                                RuntimeTransitions, BadCall, FramePointer, Scan});
+        std::vector<UnwindStep>{ManagedCode, HijackedReturn, Sigreturn, ThreadBirth, Cfi, EntryFunction, SymbolFileCfi,
+                                Dynamic, RuntimeTransitions, BadCall, FramePointer, Scan});
   // macOS, iOS and unknown systems: the same chain (their frame pointers and symbol files do the work).
   for (OS os : {OS::MacOS, OS::IOS, OS::Unknown}) CHECK(unwindPolicy(Arch::Arm64, os) == unwindPolicy(Arch::Arm64, OS::Linux));
 }
@@ -105,7 +105,7 @@ TEST_CASE("a thread without a managed runtime leaves the managed steps out") {
   Dump dump(Arch::X86_64, OS::Linux);
   std::vector<Unwinder *> chain = dump.unwinders.chainFor(nullptr);
   REQUIRE(chain.size() == 11);
-  CHECK(chain[1] == &dump.cfi);
+  CHECK(chain[2] == &dump.cfi);
   CHECK(chain[5] == &dump.dynamic);
   CHECK(trusts(chain) == std::vector<FrameTrust>{FrameTrust::RuntimeFrame, FrameTrust::Cfi, FrameTrust::Cfi,
                                                   FrameTrust::Cfi, FrameTrust::Cfi, FrameTrust::Dynamic,
@@ -121,7 +121,7 @@ TEST_CASE("a managed thread's code unwinder and hijack stub come first, its Fram
     REQUIRE(chain.size() == 14);
     CHECK(chain[0] == &managed.code);
     CHECK(chain[1] == &managed.hijack);
-    CHECK(chain[3] == &dump.cfi);
+    CHECK(chain[4] == &dump.cfi);
     CHECK(chain[7] == &dump.dynamic);
     CHECK(chain[8] == &managed.transitions);
   }
