@@ -13,7 +13,9 @@ trampoline without CFI, where eu-stack goes wrong and gdb-multiarch never return
 sigcontext's thread in a handler is checked against the program's own record past
 it. A program built with pointer authentication (return addresses signed on the
 stack) must give the functions of its unsigned twin, which neither tool can check.
-A wrong executable given with -e is refused (its dynamic section differs). Each core
+A wrong executable given with -e is refused (its dynamic section differs; a static
+one's read-only data, which qemu's core holds: static programs are placed by their
+entry point alone). Each core
 walked with its executable alone (no library file) gives no frame the walk with
 them lacks.
 Some of the cores are also written as Linux arm64 minidumps (CONTEXT_ARM64) and
@@ -34,7 +36,9 @@ ARM64 = cross_arch.Platform(name="arm64", triplet="aarch64-linux-gnu", libc="/li
                             gdb="gdb-multiarch", runner=["qemu-aarch64"], place_executable=True,
                             gdb_loops=frozenset({"sigcontext"}), tools_stop_at_trampoline=True)
 
-PROGRAMS = cross_arch.PROGRAMS + [("crash-segv-pac", "crash-segv.c", "-O2 -g -mbranch-protection=standard", "crash")]
+PROGRAMS = cross_arch.PROGRAMS + [("crash-segv-pac", "crash-segv.c", "-O2 -g -mbranch-protection=standard", "crash"),
+                                   ("crash-segv-static", "crash-segv.c", "-O2 -g -static", "crash"),
+                                   ("crash-abort-static", "crash-abort.c", "-O0 -g -fno-omit-frame-pointer -static", "crash")]
 # Programs built with pointer authentication (qemu's default cpu signs return
 # addresses): neither eu-stack nor gdb-multiarch walks past a signed one
 # without the NT_ARM_PAC_MASK note qemu does not write, so such a program is
@@ -59,8 +63,11 @@ def pac_twin(name, report, reports, eu_stack):
 
 
 def without_libraries_and_minidumps(stackwalk, cores):
+    # A static executable has no dynamic section to check it by: another one is
+    # refused by its read-only data (the part qemu's core holds).
     return cross_arch.without_libraries_failures(stackwalk, cores) + \
-        cross_arch_minidumps.breakpad_minidumps(ARM64, stackwalk, cores)
+        cross_arch_minidumps.breakpad_minidumps(ARM64, stackwalk, cores) + \
+        cross_arch.wrong_executable(stackwalk, cores["crash-segv-static"][0], cores["crash-abort-static"][1])
 
 
 if __name__ == "__main__":

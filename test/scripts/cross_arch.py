@@ -15,6 +15,7 @@ a return address below them). With ../shared beside the project, every program's
 (compare.py --names --args --tailcalls).
 """
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -293,6 +294,24 @@ def set_aside_known_misses(name, oracle_path, report_path):
     return failures
 
 
+def take_our_aliases(platform, exe, oracle_path, report_path):
+    """Gives gdb's frames our name where gdb picked another symbol of the same address
+    (aliases), so that compare.py compares what the two disagree on."""
+    with open(oracle_path) as f:
+        oracle = json.load(f)
+    with open(report_path) as f:
+        ours = {(t["tid"], int(f["ip"], 16)): f["function"] for t in json.load(f)["threads"] for f in t["frames"]
+                if not f.get("inlined")}
+    for thread in oracle["threads"]:
+        for frame in thread["frames"]:
+            name = ours.get((thread["tid"], int(frame["pc"], 16)))
+            if name and frame["function"] and name != frame["function"] and \
+                    aliases(platform, exe, without_parameters(name), frame["function"]):
+                frame["function"] = name
+    with open(oracle_path, "w") as f:
+        json.dump(oracle, f)
+
+
 def gdb_arguments_failures(platform, name, core, exe, report_path, tmp):
     """gdb's frames with their arguments (../shared/oracle/gdb-frames.py) against
     stackwalk's --args report: compare.py --names --args --tailcalls."""
@@ -300,6 +319,7 @@ def gdb_arguments_failures(platform, name, core, exe, report_path, tmp):
     subprocess.run(gdb_command(platform, core, exe) + ["-ex", f"py ORACLE_OUT={oracle!r}", "-ex", "py ORACLE_ARGS=True",
                                                          "-x", dumps.GDB_FRAMES], capture_output=True, timeout=120)
     failures = set_aside_known_misses(name, oracle, report_path)
+    take_our_aliases(platform, exe, oracle, report_path)
     out = subprocess.run([sys.executable, dumps.COMPARE, report_path, oracle, "--names", "--args", "--tailcalls",
                           "--verbose"],
                          capture_output=True, text=True)
@@ -357,6 +377,24 @@ def past_stop_failures(platform, name, tid, past, main):
     return [f"{name} thread {tid}: the program's frames past where the tools stop are {own}, its source's {wanted}"]
 
 
+def exe_of(report, main):
+    return next(m["file"] for m in report["modules"] if m["name"] == main)
+
+
+@functools.cache
+def symbol_addresses(triplet, exe):
+    """{name: address} of the executable's symbol table."""
+    out = subprocess.run([f"{triplet}-nm", exe], capture_output=True, text=True).stdout
+    return {fields[2]: int(fields[0], 16) for fields in map(str.split, out.splitlines()) if len(fields) == 3}
+
+
+def aliases(platform, exe, ours, theirs):
+    """Whether two names are symbols of one address, of which gdb picks another than
+    LLVM's symbolizer (a static glibc's __libc_start_main and __libc_start_main_impl)."""
+    addresses = symbol_addresses(platform.triplet, exe)
+    return ours in addresses and addresses.get(theirs) == addresses[ours]
+
+
 def compare(platform, name, report, eu_stack, gdb, output):
     """Each thread's frames against eu-stack's, or gdb's where the two disagree
     (eu-stack follows a stale frame pointer from a bad call's frame); the names of
@@ -366,7 +404,9 @@ def compare(platform, name, report, eu_stack, gdb, output):
     ours = {t["tid"]: t for t in report["threads"]}
     if sorted(ours) != sorted(eu_stack) or sorted(ours) != sorted(gdb):
         return [f"{name}: threads {sorted(ours)} vs eu-stack's {sorted(eu_stack)}, gdb's {sorted(gdb)}"], 0
-    main = next(m["name"] for m in report["modules"] if m["file"] and m["file"].endswith("/" + name))
+    main = next((m["name"] for m in report["modules"] if m["file"] and m["file"].endswith("/" + name)), None)
+    if main is None:
+        return [f"{name}: no module has the executable's file ({report['warnings']})"], 0
     for tid, thread in sorted(ours.items()):
         frames = physical(thread)
         ips = [int(f["ip"], 16) for f in frames]
@@ -388,7 +428,9 @@ def compare(platform, name, report, eu_stack, gdb, output):
         names = dict(gdb[tid])
         for frame in frames[:len(expected)]:
             theirs = names.get(int(frame["ip"], 16))
-            if frame["module"] == main and theirs not in (None, "None") and without_parameters(frame["function"]) != theirs:
+            ours = without_parameters(frame["function"])
+            if frame["module"] == main and theirs not in (None, "None") and ours != theirs and \
+                    not aliases(platform, exe_of(report, main), ours, theirs):
                 failures.append(f"{name} thread {tid}: {frame['function']} vs {platform.gdb}'s {theirs} at {frame['ip']}")
     if extra:
         print(f"     {name}: {extra} frame(s) past where the tools stop ({platform.tools_stop_early[name]})")

@@ -2,8 +2,12 @@
 
 #include "stackwalk/elfcore/CoreModules.h"
 #include "stackwalk/elfcore/CoreNotes.h"
+#include "stackwalk/elfcore/UnwrittenDataIdentity.h"
 
 #include "stackwalk/core/DynamicSectionIdentity.h"
+#include "stackwalk/core/Hex.h"
+
+#include "llvm/Object/ELFObjectFile.h"
 
 #include "llvm/Support/Path.h"
 
@@ -49,6 +53,23 @@ private:
   uint64_t bias_;
 };
 
+// A static executable (no dynamic section, so no libraries): loaded where it
+// was linked, as its entry point must show, and checked by what the dump holds
+// of its read-only data. Empty when placed, else why not.
+std::string placeStaticExecutable(Target &target, Module executable, std::shared_ptr<ModuleImage> image,
+                                  uint64_t entry, uint64_t fileEntry) {
+  const auto *elf = llvm::dyn_cast<llvm::object::ELFObjectFileBase>(&image->object());
+  if (!elf || elf->getEType() != llvm::ELF::ET_EXEC) return "has no dynamic section";
+  if (entry != fileEntry) return "is not the dump's (its entry point is " + hex(fileEntry) + ", not " + hex(entry) + ")";
+  if (auto mismatch = unwrittenDataMismatch(target, *image, 0)) return "is not the dump's (" + *mismatch + ")";
+  executable.base = image->preferredBase();
+  executable.image = std::move(image);
+  executable.imageNote = "identity checked by its read-only data only: the dump records no build-id";
+  target.modules.push_back(std::move(executable));
+  target.sortModules();
+  return "";
+}
+
 } // namespace
 
 void placeModulesByEntryPoint(Target &target, const ModuleResolver &resolver) {
@@ -58,11 +79,17 @@ void placeModulesByEntryPoint(Target &target, const ModuleResolver &resolver) {
   std::shared_ptr<ModuleImage> image = resolver.findImage(executable);
   auto fileEntry = image ? image->object().getStartAddress() : llvm::Expected<uint64_t>(uint64_t(0));
   auto dynamic = image ? image->section(".dynamic") : std::nullopt;
-  if (!image || !fileEntry || !dynamic) {
-    if (!fileEntry) llvm::consumeError(fileEntry.takeError());
-    target.warnings.push_back("the executable " + executable.recordedPath +
-                              (image ? " has no entry point or dynamic section" : " was not found (give it with -e)") +
+  auto unplaced = [&](const std::string &why) {
+    target.warnings.push_back("the executable " + (image ? image->path() : executable.recordedPath) + " " + why +
                               ": the module list is unknown");
+  };
+  if (!image || !fileEntry) {
+    if (!fileEntry) llvm::consumeError(fileEntry.takeError());
+    return unplaced(image ? "has no entry point" : "was not found (give it with -e)");
+  }
+  if (!dynamic) {
+    if (std::string why = placeStaticExecutable(target, executable, image, *entry, *fileEntry); !why.empty())
+      unplaced(why);
     return;
   }
   // The load bias; the file is checked against the dump by the resolver.
@@ -71,11 +98,7 @@ void placeModulesByEntryPoint(Target &target, const ModuleResolver &resolver) {
   executable.dynamicAddress = bias + dynamic->address;
   executable.dynamicSection = dynamicSectionAt(executable.dynamicAddress, target, pointerSize(target.arch()));
   // Its dynamic section leads to the libraries: only the right file's does.
-  if (auto mismatch = dynamicSectionMismatch(executable, *image)) {
-    target.warnings.push_back("the executable " + image->path() + " is not the dump's (" + *mismatch +
-                              "): the module list is unknown");
-    return;
-  }
+  if (auto mismatch = dynamicSectionMismatch(executable, *image)) return unplaced("is not the dump's (" + *mismatch + ")");
   executable.imageNote.clear();
   std::vector<Module> libraries = sharedLibrariesFromDynamic(
       executable.dynamicAddress, DumpThenExecutable(target, *image, bias), pointerSize(target.arch()), target.warnings);

@@ -4,7 +4,8 @@
 // placed by the entry point (AT_ENTRY minus its e_entry, as gdb places a PIE);
 // its dynamic section, read from the dump there, leads to the link map and the
 // shared libraries. Each file is checked by its dynamic section
-// (DynamicSectionIdentity.h), the only identity such a dump keeps.
+// (DynamicSectionIdentity.h), the only identity such a dump keeps; a static
+// executable, which has none, by its read-only data (UnwrittenDataIdentity.h).
 #pragma once
 
 #include "stackwalk/core/ModuleResolver.h"
