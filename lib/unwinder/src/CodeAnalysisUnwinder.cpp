@@ -1,6 +1,7 @@
 #include "stackwalk/unwinder/CodeAnalysisUnwinder.h"
 
 #include "CallInstruction.h"
+#include "FunctionStart.h"
 #include "X86CodeAnalysis.h"
 #include "stackwalk/core/Module.h"
 #include "stackwalk/core/Target.h"
@@ -9,28 +10,6 @@
 
 namespace stackwalk {
 namespace {
-
-// Whether a symbol names the part of a function GCC moved out of line
-// (`f.cold`, `f.cold.1`): a jump from the function's body enters it, with the
-// body's frame, not a call; its code from its symbol says nothing of that frame.
-bool isColdPart(llvm::StringRef name) { return name.ends_with(".cold") || name.contains(".cold."); }
-
-// Where the function holding `address` starts, by the ELF symbol table of its
-// module's file (or its debug file's): a function symbol whose extent holds
-// it, not a cold part. An asm function's symbol often has no size; it runs to
-// the next symbol.
-std::optional<uint64_t> functionStart(const Target &target, uint64_t address) {
-  const Module *module = target.moduleAt(address);
-  if (!module || !module->image || !module->image->isElf()) return std::nullopt;
-  auto symbols = module->image->symbolImage().elfSymbols();
-  if (!symbols) return std::nullopt;
-  auto symbol = symbols->at(address - module->loadBias());
-  if (!symbol || !symbol->function || isColdPart(symbol->name)) return std::nullopt;
-  // A symbol without a size runs to the next one only in a full symbol table:
-  // .dynsym lacks the hidden functions after it (musl's memset, before __clone).
-  if (symbol->size == 0 && !module->image->symbolImage().hasSymbolTable()) return std::nullopt;
-  return symbol->start + module->loadBias();
-}
 
 // Code outside every module (a JIT's, which libunwind's registrations or the
 // runtime describe) where the dump holds a call before the return address.

@@ -1,6 +1,7 @@
 #include "stackwalk/unwinder/FallbackUnwinders.h"
 
 #include "CallInstruction.h"
+#include "FunctionStart.h"
 
 #include "stackwalk/core/Auxv.h"
 
@@ -378,13 +379,25 @@ static bool pushedOwnRecord(const Frame &frame, const Target &target, uint64_t l
   return saved && target.codeAddress(*saved) == target.codeAddress(lr);
 }
 
+// Whether lr is a return into the interrupted function itself, at or before
+// its pc: the return from a call the function made after its prolog had saved
+// its own return address (a function without unwind info that has called
+// strlen), not its caller. A recursive function's callee interrupted in its
+// prolog (a stack overflow) has lr past its pc, and its caller is lr.
+static bool returnsIntoItself(const Frame &frame, const Target &target, uint64_t lrCode) {
+  if (lrCode > target.codeAddress(frame.ip)) return false;
+  std::optional<uint64_t> start = functionStart(target, lrCode);
+  return start && start == functionStart(target, target.codeAddress(frame.ip));
+}
+
 // An interrupted frame on a link-register architecture (arm64): a function
 // saves lr in its frame record only in its prolog, so in a leaf (or before
 // its prolog) lr is the return address and fp still its caller's record.
 // Without unwind info nothing tells a leaf from a function that has called
 // others since (whose lr is stale); Breakpad and rust-minidump take lr for the
 // context frame, and so does this, when lr is module code that follows a call
-// (or whose code the dump does not hold).
+// (or whose code the dump does not hold) and does not return into the
+// function itself.
 static std::optional<UnwindResult> linkRegisterCaller(const Frame &frame, const Target &target) {
   std::optional<unsigned> link = frame.regs.linkRegister();
   if (!frame.ipIsExact || !link) return std::nullopt;
@@ -395,7 +408,7 @@ static std::optional<UnwindResult> linkRegisterCaller(const Frame &frame, const 
   // code, since a context's pc may keep ARM's Thumb bit (Breakpad's ARM microdumps).
   uint64_t returnAddress = *lr, code = target.codeAddress(returnAddress);
   if (code == target.codeAddress(frame.ip) || !target.moduleAt(code) || !target.isExecutable(code) ||
-      callBefore(target, returnAddress) == CallBefore::No)
+      callBefore(target, returnAddress) == CallBefore::No || returnsIntoItself(frame, target, code))
     return std::nullopt;
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;

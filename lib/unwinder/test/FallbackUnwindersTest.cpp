@@ -2,6 +2,7 @@
 // synthetic stacks, one unwinder at a time and then chained by the walker, in
 // the manner of rust-minidump's per-unwinder tests.
 #include "SyntheticStack.h"
+#include "YamlImage.h"
 
 #include "stackwalk/core/Auxv.h"
 #include "stackwalk/unwinder/FallbackUnwinders.h"
@@ -351,6 +352,55 @@ TEST_CASE("frame pointer on arm64: an interrupted frame that pushed its own reco
   CHECK(r.caller.get(X29) == Stack + 0x60); // the caller's, not the callee's own record
   CHECK(r.caller.sp() == Stack + 0x20);     // past the record at least
   CHECK(r.callerSpIsLowerBound);
+}
+
+// An arm64 file without unwind tables, its functions named (.text at 0x1000):
+//   l3     0x1000: nop; bl l4; ret                      (l4's return address: 0x1008)
+//   l4     0x1020: stp x29, x30, [sp, #-32]!; mov x29, sp; bl strlen; nop; str w0, [x1]; ldp x29, x30, [sp], #32; ret
+//   strlen 0x1060: ret                                  (its return into l4: 0x102c)
+const char *const kArm64NoCfiYaml = R"(
+--- !ELF
+FileHeader: {Class: ELFCLASS64, Data: ELFDATA2LSB, Type: ET_DYN, Machine: EM_AARCH64}
+ProgramHeaders:
+  - {Type: PT_LOAD, Flags: [PF_R, PF_X], FirstSec: .text, LastSec: .text, VAddr: 0x1000, Align: 0x1000}
+Sections:
+  - Name: .text
+    Type: SHT_PROGBITS
+    Flags: [SHF_ALLOC, SHF_EXECINSTR]
+    Address: 0x1000
+    AddressAlign: 16
+    Content: "1f2003d507000094c0035fd61f2003d51f2003d51f2003d51f2003d51f2003d5fd7bbea9fd0300910e0000941f2003d5200000b9fd7bc2a8c0035fd61f2003d51f2003d51f2003d51f2003d51f2003d51f2003d51f2003d51f2003d51f2003d5c0035fd6"
+Symbols:
+  - {Name: l3, Type: STT_FUNC, Section: .text, Value: 0x1000, Size: 0xc, Binding: STB_GLOBAL}
+  - {Name: l4, Type: STT_FUNC, Section: .text, Value: 0x1020, Size: 0x1c, Binding: STB_GLOBAL}
+  - {Name: strlen, Type: STT_FUNC, Section: .text, Value: 0x1060, Size: 4, Binding: STB_GLOBAL}
+)";
+
+TEST_CASE("frame pointer on arm64: lr that returns into the interrupted function itself is stale, its record leads on",
+          "[fallback][fp][arm64]") {
+  // An oracle sweep's program without CFI: l4 had called strlen since its
+  // prolog, so lr was strlen's return into l4, taken as l4's caller.
+  constexpr unsigned X29 = 29, X30 = 30;
+  constexpr uint64_t Base = 0x5500000000, ReturnIntoL3 = Base + 0x1008, ReturnIntoL4 = Base + 0x102c;
+  std::vector<uint8_t> stack(0x100, 0);
+  std::memcpy(&stack[0x10], &StackEnd, 8); // l4's record: l3's frame pointer
+  std::memcpy(&stack[0x18], &ReturnIntoL3, 8);
+  auto target = makeTarget(Arch::Arm64, OS::Linux, makeMemory({{Stack, stack}}), {},
+                           {makeModule("prog", Base + 0x1000, 0x1000, imageFromYaml(kArm64NoCfiYaml, "prog"))});
+  auto interrupted = [&](uint64_t pc) {
+    Frame frame = makeFrame(*target, pc, Stack + 0x10, FrameTrust::Context, {}, Arch::Arm64);
+    frame.regs.set(X29, Stack + 0x10);
+    frame.regs.set(X30, ReturnIntoL4);
+    return FramePointerUnwinder().unwind(frame, *target);
+  };
+  UnwindResult past = interrupted(Base + 0x1030); // the store, after strlen returned
+  REQUIRE(past.status == Status::Caller);
+  CHECK(past.caller.pc() == ReturnIntoL3);
+  // At its first instruction (a recursive call's callee, its stack overflowed):
+  // lr, past the pc, is the return into its caller.
+  UnwindResult entry = interrupted(Base + 0x1020);
+  REQUIRE(entry.status == Status::Caller);
+  CHECK(entry.caller.pc() == ReturnIntoL4);
 }
 
 TEST_CASE("frame pointer on ARM: lr equal to a context's pc with the Thumb bit is no caller",
