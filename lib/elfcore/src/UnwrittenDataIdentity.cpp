@@ -41,7 +41,8 @@ struct WordCount {
 };
 
 // Compares a range's file bytes with the dump's page by page, where the dump
-// holds the page, up to `budget` bytes in all.
+// holds the page, up to `budget` bytes compared in all (a core of qemu-user
+// holds no code: a large executable's text must not use it up before RELRO).
 void compareRange(const Target &target, std::span<const uint8_t> file, const FileRange &range, uint64_t bias,
                   uint64_t &budget, WordCount &count) {
   constexpr uint64_t Page = 4096, Word = 8;
@@ -51,13 +52,14 @@ void compareRange(const Target &target, std::span<const uint8_t> file, const Fil
   for (uint64_t done = 0; done < size && budget > 0;) {
     uint64_t address = bias + range.vaddr + done;
     uint64_t piece = std::min({size - done, Page - address % Page, budget});
-    budget -= piece;
-    if (target.readFromDump(address, std::span(loaded.data(), piece)))
+    if (target.readFromDump(address, std::span(loaded.data(), piece))) {
+      budget -= piece;
       for (uint64_t word = 0; word < piece; word += Word) {
         uint64_t length = std::min(Word, piece - word);
         ++count.compared;
         count.equal += std::memcmp(loaded.data() + word, file.data() + range.offset + done + word, length) == 0;
       }
+    }
     done += piece;
   }
 }
