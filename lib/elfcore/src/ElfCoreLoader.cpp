@@ -208,7 +208,7 @@ void CoreReader::addModules(Target &target, const std::vector<ElfProgramHeader> 
     target.modules = modulesFromFileNote(notes_.files, target);
   } else if (auto phdr = auxvValue(notes_.auxv, AT_PHDR)) {
     warnings_.push_back(notes_.sawFileNote ? "the NT_FILE note is malformed; modules come from the link map"
-                                           : "no NT_FILE note; modules come from the dynamic linker's link map");
+                                           : "no NT_FILE note; modules come from the executable and, when it is dynamic, the link map");
     ExecutableProgramHeaders headers{*phdr, auxvValue(notes_.auxv, AT_PHNUM), wordSize_};
     target.modules = modulesFromLinkMap(headers, executable, target, warnings_);
   } else {
