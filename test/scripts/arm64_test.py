@@ -14,8 +14,8 @@ sigcontext's thread in a handler is checked against the program's own record pas
 it. A program built with pointer authentication (return addresses signed on the
 stack) must give the functions of its unsigned twin, which neither tool can check.
 A wrong executable given with -e is refused (its dynamic section differs; a static
-one's read-only data, which qemu's core holds: static programs are placed by their
-entry point alone). Each core
+one, placed where it was linked, by its entry point or the read-only data qemu's core
+holds of it). Each core
 walked with its executable alone (no library file) gives no frame the walk with
 them lacks.
 Some of the cores are also written as Linux arm64 minidumps (CONTEXT_ARM64) and
@@ -64,7 +64,7 @@ def pac_twin(name, report, reports, eu_stack):
 
 def without_libraries_and_minidumps(stackwalk, cores):
     # A static executable has no dynamic section to check it by: another one is
-    # refused by its read-only data (the part qemu's core holds).
+    # refused by its entry point (UnwrittenDataIdentityTest checks the read-only data).
     return cross_arch.without_libraries_failures(stackwalk, cores) + \
         cross_arch_minidumps.breakpad_minidumps(ARM64, stackwalk, cores) + \
         cross_arch.wrong_executable(stackwalk, cores["crash-segv-static"][0], cores["crash-abort-static"][1])

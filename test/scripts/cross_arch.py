@@ -300,8 +300,8 @@ def take_our_aliases(platform, exe, oracle_path, report_path):
     with open(oracle_path) as f:
         oracle = json.load(f)
     with open(report_path) as f:
-        ours = {(t["tid"], int(f["ip"], 16)): f["function"] for t in json.load(f)["threads"] for f in t["frames"]
-                if not f.get("inlined")}
+        ours = {(t["tid"], int(frame["ip"], 16)): frame["function"] for t in json.load(f)["threads"]
+                for frame in t["frames"] if not frame.get("inlined")}
     for thread in oracle["threads"]:
         for frame in thread["frames"]:
             name = ours.get((thread["tid"], int(frame["pc"], 16)))
@@ -428,9 +428,9 @@ def compare(platform, name, report, eu_stack, gdb, output):
         names = dict(gdb[tid])
         for frame in frames[:len(expected)]:
             theirs = names.get(int(frame["ip"], 16))
-            ours = without_parameters(frame["function"])
-            if frame["module"] == main and theirs not in (None, "None") and ours != theirs and \
-                    not aliases(platform, exe_of(report, main), ours, theirs):
+            our_name = without_parameters(frame["function"])
+            if frame["module"] == main and theirs not in (None, "None") and our_name != theirs and \
+                    not aliases(platform, exe_of(report, main), our_name, theirs):
                 failures.append(f"{name} thread {tid}: {frame['function']} vs {platform.gdb}'s {theirs} at {frame['ip']}")
     if extra:
         print(f"     {name}: {extra} frame(s) past where the tools stop ({platform.tools_stop_early[name]})")
