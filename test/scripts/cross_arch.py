@@ -377,10 +377,6 @@ def past_stop_failures(platform, name, tid, past, main):
     return [f"{name} thread {tid}: the program's frames past where the tools stop are {own}, its source's {wanted}"]
 
 
-def exe_of(report, main):
-    return next(m["file"] for m in report["modules"] if m["name"] == main)
-
-
 @functools.cache
 def symbol_addresses(triplet, exe):
     """{name: address} of the executable's symbol table."""
@@ -404,9 +400,10 @@ def compare(platform, name, report, eu_stack, gdb, output):
     ours = {t["tid"]: t for t in report["threads"]}
     if sorted(ours) != sorted(eu_stack) or sorted(ours) != sorted(gdb):
         return [f"{name}: threads {sorted(ours)} vs eu-stack's {sorted(eu_stack)}, gdb's {sorted(gdb)}"], 0
-    main = next((m["name"] for m in report["modules"] if m["file"] and m["file"].endswith("/" + name)), None)
-    if main is None:
+    executable = next((m for m in report["modules"] if m["file"] and m["file"].endswith("/" + name)), None)
+    if executable is None:
         return [f"{name}: no module has the executable's file ({report['warnings']})"], 0
+    main = executable["name"]
     for tid, thread in sorted(ours.items()):
         frames = physical(thread)
         ips = [int(f["ip"], 16) for f in frames]
@@ -430,7 +427,7 @@ def compare(platform, name, report, eu_stack, gdb, output):
             theirs = names.get(int(frame["ip"], 16))
             our_name = without_parameters(frame["function"])
             if frame["module"] == main and theirs not in (None, "None") and our_name != theirs and \
-                    not aliases(platform, exe_of(report, main), our_name, theirs):
+                    not aliases(platform, executable["file"], our_name, theirs):
                 failures.append(f"{name} thread {tid}: {frame['function']} vs {platform.gdb}'s {theirs} at {frame['ip']}")
     if extra:
         print(f"     {name}: {extra} frame(s) past where the tools stop ({platform.tools_stop_early[name]})")

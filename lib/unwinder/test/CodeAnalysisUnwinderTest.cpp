@@ -20,26 +20,15 @@ namespace {
 //   k      0x1030: push rbx; call g; pop rbx; ret  (a NOTYPE symbol: no function known to start there)
 //   g      0x1040: ret
 //   m.cold 0x1048: push rbx; call g; pop rbx; ret  (a cold part: entered by a jump, with its function's frame)
-const char *const kYaml = R"(
---- !ELF
-FileHeader: {Class: ELFCLASS64, Data: ELFDATA2LSB, Type: ET_DYN, Machine: EM_X86_64}
-ProgramHeaders:
-  - {Type: PT_LOAD, Flags: [PF_R, PF_X], FirstSec: .text, LastSec: .text, VAddr: 0x1000, Align: 0x1000}
-Sections:
-  - Name: .text
-    Type: SHT_PROGBITS
-    Flags: [SHF_ALLOC, SHF_EXECINSTR]
-    Address: 0x1000
-    AddressAlign: 16
-    Content: "e80b000000c390909090909090909090534883ec10e8260000004883c4105bc3554889e54829fce814000000c9c3909053e80a0000005bc39090909090909090c39090909090909053e8f2ffffff5bc3"
-Symbols:
-  - {Name: caller, Type: STT_FUNC, Section: .text, Value: 0x1000, Size: 6, Binding: STB_GLOBAL}
-  - {Name: f, Type: STT_FUNC, Section: .text, Value: 0x1010, Size: 0x10, Binding: STB_GLOBAL}
-  - {Name: h, Type: STT_FUNC, Section: .text, Value: 0x1020, Size: 0xe, Binding: STB_GLOBAL}
-  - {Name: k, Type: STT_NOTYPE, Section: .text, Value: 0x1030, Size: 8, Binding: STB_GLOBAL}
-  - {Name: g, Type: STT_FUNC, Section: .text, Value: 0x1040, Size: 1, Binding: STB_GLOBAL}
-  - {Name: m.cold, Type: STT_FUNC, Section: .text, Value: 0x1048, Size: 8, Binding: STB_LOCAL}
-)";
+const char *const kText =
+    "e80b000000c390909090909090909090534883ec10e8260000004883c4105bc3554889e54829fce814000000c9c3909053e80a0000005bc39090909090909090c39090909090909053e8f2ffffff5bc3";
+const char *const kSymbols =
+    "  - {Name: caller, Type: STT_FUNC, Section: .text, Value: 0x1000, Size: 6, Binding: STB_GLOBAL}\n"
+    "  - {Name: f, Type: STT_FUNC, Section: .text, Value: 0x1010, Size: 0x10, Binding: STB_GLOBAL}\n"
+    "  - {Name: h, Type: STT_FUNC, Section: .text, Value: 0x1020, Size: 0xe, Binding: STB_GLOBAL}\n"
+    "  - {Name: k, Type: STT_NOTYPE, Section: .text, Value: 0x1030, Size: 8, Binding: STB_GLOBAL}\n"
+    "  - {Name: g, Type: STT_FUNC, Section: .text, Value: 0x1040, Size: 1, Binding: STB_GLOBAL}\n"
+    "  - {Name: m.cold, Type: STT_FUNC, Section: .text, Value: 0x1048, Size: 8, Binding: STB_LOCAL}\n";
 
 // The module is loaded at Base + 0x1000, its file address 0x1000 (a load bias of Base).
 constexpr uint64_t Base = 0x7f0000000000, Stack = 0x7ffd0000, ReturnToCaller = Base + 0x1005;
@@ -53,7 +42,8 @@ struct Fixture {
                       std::vector<MemoryRegion> regions = {}) {
     memory.emplace_back(Stack, stack);
     target = makeTarget(Arch::X86_64, os, makeMemory(std::move(memory)), std::move(regions),
-                        {makeModule("lib.so", Base + 0x1000, 0x1000, imageFromYaml(kYaml, "lib.so"))});
+                        {makeModule("lib.so", Base + 0x1000, 0x1000,
+                                    textImage("EM_X86_64", kText, kSymbols, "lib.so"))});
     return *target;
   }
 };

@@ -358,23 +358,12 @@ TEST_CASE("frame pointer on arm64: an interrupted frame that pushed its own reco
 //   l3     0x1000: nop; bl l4; ret                      (l4's return address: 0x1008)
 //   l4     0x1020: stp x29, x30, [sp, #-32]!; mov x29, sp; bl strlen; nop; str w0, [x1]; ldp x29, x30, [sp], #32; ret
 //   strlen 0x1060: ret                                  (its return into l4: 0x102c)
-const char *const kArm64NoCfiYaml = R"(
---- !ELF
-FileHeader: {Class: ELFCLASS64, Data: ELFDATA2LSB, Type: ET_DYN, Machine: EM_AARCH64}
-ProgramHeaders:
-  - {Type: PT_LOAD, Flags: [PF_R, PF_X], FirstSec: .text, LastSec: .text, VAddr: 0x1000, Align: 0x1000}
-Sections:
-  - Name: .text
-    Type: SHT_PROGBITS
-    Flags: [SHF_ALLOC, SHF_EXECINSTR]
-    Address: 0x1000
-    AddressAlign: 16
-    Content: "1f2003d507000094c0035fd61f2003d51f2003d51f2003d51f2003d51f2003d5fd7bbea9fd0300910e0000941f2003d5200000b9fd7bc2a8c0035fd61f2003d51f2003d51f2003d51f2003d51f2003d51f2003d51f2003d51f2003d51f2003d5c0035fd6"
-Symbols:
-  - {Name: l3, Type: STT_FUNC, Section: .text, Value: 0x1000, Size: 0xc, Binding: STB_GLOBAL}
-  - {Name: l4, Type: STT_FUNC, Section: .text, Value: 0x1020, Size: 0x1c, Binding: STB_GLOBAL}
-  - {Name: strlen, Type: STT_FUNC, Section: .text, Value: 0x1060, Size: 4, Binding: STB_GLOBAL}
-)";
+const char *const kArm64NoCfiText =
+    "1f2003d507000094c0035fd61f2003d51f2003d51f2003d51f2003d51f2003d5fd7bbea9fd0300910e0000941f2003d5200000b9fd7bc2a8c0035fd61f2003d51f2003d51f2003d51f2003d51f2003d51f2003d51f2003d51f2003d51f2003d5c0035fd6";
+const char *const kArm64NoCfiSymbols =
+    "  - {Name: l3, Type: STT_FUNC, Section: .text, Value: 0x1000, Size: 0xc, Binding: STB_GLOBAL}\n"
+    "  - {Name: l4, Type: STT_FUNC, Section: .text, Value: 0x1020, Size: 0x1c, Binding: STB_GLOBAL}\n"
+    "  - {Name: strlen, Type: STT_FUNC, Section: .text, Value: 0x1060, Size: 4, Binding: STB_GLOBAL}\n";
 
 TEST_CASE("frame pointer on arm64: lr that returns into the interrupted function itself is stale, its record leads on",
           "[fallback][fp][arm64]") {
@@ -386,7 +375,8 @@ TEST_CASE("frame pointer on arm64: lr that returns into the interrupted function
   std::memcpy(&stack[0x10], &StackEnd, 8); // l4's record: l3's frame pointer
   std::memcpy(&stack[0x18], &ReturnIntoL3, 8);
   auto target = makeTarget(Arch::Arm64, OS::Linux, makeMemory({{Stack, stack}}), {},
-                           {makeModule("prog", Base + 0x1000, 0x1000, imageFromYaml(kArm64NoCfiYaml, "prog"))});
+                           {makeModule("prog", Base + 0x1000, 0x1000,
+                                       textImage("EM_AARCH64", kArm64NoCfiText, kArm64NoCfiSymbols, "prog"))});
   auto interrupted = [&](uint64_t pc) {
     Frame frame = makeFrame(*target, pc, Stack + 0x10, FrameTrust::Context, {}, Arch::Arm64);
     frame.regs.set(X29, Stack + 0x10);

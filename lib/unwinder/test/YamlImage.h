@@ -26,4 +26,26 @@ inline std::shared_ptr<ModuleImage> imageFromYaml(const char *yaml, const std::s
   return std::shared_ptr<ModuleImage>(std::move(*image));
 }
 
+// A shared object of `machine` (EM_X86_64, EM_AARCH64) whose one loadable
+// segment is .text at file address 0x1000 holding `content` (hex), with the
+// symbol table `symbols` (YAML list entries, one per line, in .text): code
+// the unwinders' tests read by its instructions and names, no unwind tables.
+inline std::shared_ptr<ModuleImage> textImage(const std::string &machine, const std::string &content,
+                                              const std::string &symbols, const std::string &name) {
+  std::string yaml = "--- !ELF\n"
+                     "FileHeader: {Class: ELFCLASS64, Data: ELFDATA2LSB, Type: ET_DYN, Machine: " + machine + "}\n"
+                     "ProgramHeaders:\n"
+                     "  - {Type: PT_LOAD, Flags: [PF_R, PF_X], FirstSec: .text, LastSec: .text, VAddr: 0x1000, "
+                     "Align: 0x1000}\n"
+                     "Sections:\n"
+                     "  - Name: .text\n"
+                     "    Type: SHT_PROGBITS\n"
+                     "    Flags: [SHF_ALLOC, SHF_EXECINSTR]\n"
+                     "    Address: 0x1000\n"
+                     "    AddressAlign: 16\n"
+                     "    Content: \"" + content + "\"\n"
+                     "Symbols:\n" + symbols;
+  return imageFromYaml(yaml.c_str(), name);
+}
+
 } // namespace stackwalk::synthetic
