@@ -42,6 +42,8 @@ static void readImage(std::unique_ptr<stackwalk::ModuleImage> image) {
   uint8_t byte;
   for (const stackwalk::LoadSegment &segment : image->segments())
     (void)image->readAtFileAddress(segment.vaddr, {&byte, 1});
+  // The Symbolizer reads them only for an address in a PLT section.
+  for (const stackwalk::PltStubs::Stub &stub : image->pltStubs().stubs()) (void)image->pltStubs().at(stub.start);
   auto module = std::make_shared<stackwalk::Module>();
   module->name = "fuzz";
   module->base = image->preferredBase();

@@ -52,8 +52,10 @@ public:
     if (!strings) return consumeError(strings.takeError()), std::nullopt;
     if (symbols->size() > INT32_MAX) return std::nullopt; // Entry::localIndex's 31 bits
     result.strings_ = *strings;
-    if (!addSymbols(file, *sections, *symbols, result)) return std::nullopt;
+    std::vector<LabelEnd> labelEnds;
+    if (!addSymbols(file, *sections, *symbols, result, labelEnds)) return std::nullopt;
     keepOnePerAddress(result.entries_);
+    endLabelsWithTheirSections(result.entries_, labelEnds);
     return result;
   }
 
@@ -89,6 +91,12 @@ public:
   }
 
 private:
+  using Entry = ElfSymbolTable::Entry;
+  // Where the section of a symbol whose size is 0 ends.
+  struct LabelEnd {
+    uint64_t start, sectionEnd;
+  };
+
   static bool tableNamesInBounds(const ELFFile<ELFT> &file, ArrayRef<Shdr> sections, const Shdr &table) {
     auto symbols = file.symbols(&table);
     if (!symbols) return consumeError(symbols.takeError()), true; // LLVM errs, reading nothing
@@ -107,7 +115,7 @@ private:
 
   // False where LLVM would refuse the table.
   static bool addSymbols(const ELFFile<ELFT> &file, ArrayRef<Shdr> sections, ArrayRef<Sym> symbols,
-                         ElfSymbolTable &table) {
+                         ElfSymbolTable &table, std::vector<LabelEnd> &labelEnds) {
     unsigned machine = file.getHeader().e_machine;
     table.entries_.reserve(symbols.size());
     for (uint32_t index = 1; index < symbols.size(); ++index) {
@@ -132,6 +140,7 @@ private:
       uint32_t localIndex = symbol.getBinding() == ELF::STB_LOCAL ? index : 0;
       bool function = type == ELF::STT_FUNC || type == ELF::STT_GNU_IFUNC;
       table.entries_.push_back({start, symbol.st_size, symbol.st_name, localIndex, function});
+      if (symbol.st_size == 0) labelEnds.push_back({start, sections[shndx].sh_addr + sections[shndx].sh_size});
     }
     return true;
   }
@@ -148,7 +157,7 @@ private:
 
   // Sorted by start and size, keeping at each start the last: the largest,
   // and the latest in the table among equals, as LLVM's stable sort leaves it.
-  static void keepOnePerAddress(std::vector<ElfSymbolTable::Entry> &entries) {
+  static void keepOnePerAddress(std::vector<Entry> &entries) {
     std::stable_sort(entries.begin(), entries.end(), [](const auto &a, const auto &b) {
       return a.start != b.start ? a.start < b.start : a.size < b.size;
     });
@@ -160,6 +169,33 @@ private:
     }
     entries.erase(kept, entries.end());
   }
+
+  // A kept symbol of size 0 names up to the next one or its section's end
+  // (ElfSymbolTable.h), whichever comes first: an entry that names nothing
+  // is put where its section ends first, and one at or past its section's end
+  // (glibc's _edata) names nothing itself. `labelEnds` are in the table's
+  // order, as the entries were: of labels at one address the last is kept.
+  static void endLabelsWithTheirSections(std::vector<Entry> &entries, std::vector<LabelEnd> &labelEnds) {
+    if (labelEnds.empty()) return;
+    std::stable_sort(labelEnds.begin(), labelEnds.end(),
+                     [](const LabelEnd &a, const LabelEnd &b) { return a.start < b.start; });
+    std::vector<Entry> bounded;
+    bounded.reserve(entries.size() + labelEnds.size());
+    for (size_t i = 0; i < entries.size(); ++i) {
+      Entry entry = entries[i];
+      bounded.push_back(entry);
+      if (entry.size != 0) continue;
+      auto label = std::upper_bound(labelEnds.begin(), labelEnds.end(), entry.start,
+                                    [](uint64_t start, const LabelEnd &end) { return start < end.start; });
+      uint64_t sectionEnd = std::prev(label)->sectionEnd; // the kept label's: one of this start is listed
+      uint64_t next = i + 1 < entries.size() ? entries[i + 1].start : UINT64_MAX;
+      if (sectionEnd <= entry.start) bounded.back() = {entry.start, 0, NoName, 0, 0};
+      else if (sectionEnd < next) bounded.push_back({sectionEnd, 0, NoName, 0, 0});
+    }
+    entries = std::move(bounded);
+  }
+
+  static constexpr uint32_t NoName = ElfSymbolTable::NoName;
 };
 
 std::optional<ElfSymbolTable> ElfSymbolTable::read(const ObjectFile &object) {
@@ -204,14 +240,14 @@ std::optional<ElfSymbolTable::Symbol> ElfSymbolTable::at(uint64_t address) const
                                 [](uint64_t at, const Entry &entry) { return at < entry.start; });
   if (after == entries_.begin()) return std::nullopt;
   const Entry &entry = *std::prev(after);
-  if (entry.size != 0 && entry.start + entry.size <= address) return std::nullopt;
+  if (entry.name == NoName || (entry.size != 0 && entry.start + entry.size <= address)) return std::nullopt;
   return describe(entry);
 }
 
 std::vector<ElfSymbolTable::Symbol> ElfSymbolTable::named(StringRef name) const {
   std::vector<Symbol> found;
   for (const Entry &entry : entries_)
-    if (StringRef(strings_.data() + entry.name) == name) found.push_back(describe(entry));
+    if (entry.name != NoName && StringRef(strings_.data() + entry.name) == name) found.push_back(describe(entry));
   return found;
 }
 

@@ -3,16 +3,30 @@
 #include "llvm/DebugInfo/DWARF/DWARFContext.h"
 #include "llvm/Object/ObjectFile.h"
 
+#include <algorithm>
+
 using namespace llvm;
 
 namespace stackwalk {
 
 ElfSymbolizableModule::ElfSymbolizableModule(const object::ObjectFile &object, std::shared_ptr<const ElfSymbolTable> symbols,
-                                             std::unique_ptr<DIContext> debugInfo)
-    : symbols_(std::move(symbols)), debugInfo_(std::move(debugInfo)) {
+                                             std::unique_ptr<DIContext> debugInfo, const ModuleImage *binary)
+    : binary_(binary), symbols_(std::move(symbols)), debugInfo_(std::move(debugInfo)) {
   for (const object::SectionRef &section : object.sections())
     if (section.isText() && !section.isVirtual())
       codeSections_.push_back({section.getAddress(), section.getSize(), section.getIndex()});
+  if (binary_)
+    for (const object::SectionRef &section : binary_->object().sections()) {
+      Expected<StringRef> name = section.getName();
+      if (!name) consumeError(name.takeError());
+      else if (PltStubs::isPltSection(*name)) pltSections_.emplace_back(section.getAddress(), section.getAddress() + section.getSize());
+    }
+}
+
+const PltStubs::Stub *ElfSymbolizableModule::pltStubAt(uint64_t address) const {
+  bool inPlt = std::any_of(pltSections_.begin(), pltSections_.end(),
+                           [&](const auto &section) { return address >= section.first && address < section.second; });
+  return inPlt ? binary_->pltStubs().at(address) : nullptr;
 }
 
 object::SectionedAddress ElfSymbolizableModule::withSection(object::SectionedAddress address) const {
@@ -30,6 +44,11 @@ bool ElfSymbolizableModule::namesFromSymbolTable(const DILineInfoSpecifier &spec
 }
 
 void ElfSymbolizableModule::nameFromSymbolTable(uint64_t address, DILineInfo &line) const {
+  if (const PltStubs::Stub *stub = pltStubAt(address)) {
+    line.FunctionName = stub->name;
+    line.StartAddress = stub->start;
+    return;
+  }
   auto symbol = symbols_->at(address);
   if (!symbol) return;
   line.FunctionName = symbol->name.str();

@@ -686,6 +686,11 @@ std::shared_ptr<const ElfSymbolTable> ModuleImage::elfSymbols() const {
   return *elfSymbols_;
 }
 
+const PltStubs &ModuleImage::pltStubs() const {
+  if (!pltStubs_) pltStubs_ = std::make_unique<const PltStubs>(PltStubs::read(*object_));
+  return *pltStubs_;
+}
+
 std::string_view ModuleImage::symbolSource() const {
   if (!pdbPath_.empty()) return "pdb";
   if (hasDwarf() || debugImage()) return "dwarf";

@@ -61,6 +61,11 @@ void addSymbols(const ModuleImage &file, Boundaries &out) {
   addAll(elf->getDynamicSymbolIterators());
 }
 
+// The image's PLT stubs, which the Symbolizer names (PltStubs.h).
+void addPltStubs(const ModuleImage &image, Boundaries &out) {
+  for (const PltStubs::Stub &stub : image.pltStubs().stubs()) out.addRange(stub.start, stub.end);
+}
+
 void addArangeSets(DWARFContext &dwarf, Boundaries &out) {
   const DWARFObject &object = dwarf.getDWARFObj();
   DWARFDataExtractor data(object.getArangesSection(), object.isLittleEndian(), 0);
@@ -105,6 +110,7 @@ std::optional<std::vector<uint64_t>> symbolMapBoundaries(const ModuleImage &imag
   Boundaries out(maxBoundaries);
   addSections(image, out);
   addSymbols(image, out);
+  addPltStubs(image, out);
   if (const ModuleImage *debug = image.debugImage()) addSymbols(*debug, out);
   if (dwarf) {
     addArangeSets(*dwarf, out);

@@ -35,8 +35,9 @@ SymbolMapCache::SymbolMapCache(std::string dir, uint64_t maxBytes)
 std::string SymbolMapCache::entryPath(const ModuleImage &image, bool readsDwarf) const {
   if (image.inMemory()) return "";
   // Its number changes with what a map holds, its names included: a map made
-  // before Rust's legacy names and D's were demangled (3) is not read.
-  std::string identity = "stackwalk symbol map 3;image:";
+  // before Rust's legacy names and D's were demangled (3), or before PLT
+  // stubs were named and a size-0 symbol ended with its section (4), is not read.
+  std::string identity = "stackwalk symbol map 4;image:";
   appendIdentity(identity, image);
   if (const ModuleImage *debug = image.debugImage()) {
     if (debug->inMemory()) return "";

@@ -254,7 +254,8 @@ symbolize::SymbolizableModule *Symbolizer::moduleFor(const ModuleImage &image, b
   std::unique_ptr<DIContext> context = withDebugInfo ? debugContext(image) : emptyDwarfContext();
   if (elfSymbols) {
     auto &slot = modules_[key];
-    slot = std::make_unique<ElfSymbolizableModule>(symbolSource.object(), std::move(elfSymbols), std::move(context));
+    slot = std::make_unique<ElfSymbolizableModule>(symbolSource.object(), std::move(elfSymbols), std::move(context),
+                                                   &image);
     return slot.get();
   }
   auto module =

@@ -11,6 +11,11 @@
 // architecture's mapping symbols; at each address the one with the largest
 // size (the last in the table among equals). A symbol whose size is 0 runs
 // to the next one. A local symbol's file is the STT_FILE symbol before it.
+//
+// Where it differs on purpose: a symbol whose size is 0 (an assembly label,
+// or _init from crti.o) runs no further than the end of its own section, as
+// gdb keeps a minimal symbol to its section; LLVM lets it run into the next
+// section, naming .plt's stubs `_init+0x30`.
 #pragma once
 
 #include "llvm/ADT/StringRef.h"
@@ -50,7 +55,7 @@ private:
   struct Entry {
     uint64_t start;
     uint64_t size;
-    uint32_t name;           // offset in the string table
+    uint32_t name;           // offset in the string table; NoName: nothing is named from `start` on
     uint32_t localIndex : 31; // index in the symbol table of a local symbol; 0 for others
     uint32_t function : 1;   // Symbol::function
   };
@@ -58,6 +63,7 @@ private:
     uint32_t index;
     uint32_t name;
   };
+  static constexpr uint32_t NoName = UINT32_MAX;
   template <typename ELFT> friend class ElfSymbolTableReader;
   Symbol describe(const Entry &entry) const;
 

@@ -7,6 +7,7 @@
 
 #include "stackwalk/core/ElfSymbolTable.h"
 #include "stackwalk/core/Memory.h"
+#include "stackwalk/core/PltStubs.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -155,6 +156,9 @@ public:
   // function's start; null where that reading does not apply (not a linked
   // ELF file it reads, or malformed symbol tables).
   std::shared_ptr<const ElfSymbolTable> elfSymbols() const;
+  // This file's PLT stubs, read on the first call (empty for a file that has
+  // none with contents, as a separate debug file).
+  const PltStubs &pltStubs() const;
   // Where its names come from, as reports say it: "pdb", "dwarf" (its own or
   // its debug file's), "symtab", or "dynsym" (exports only).
   std::string_view symbolSource() const;
@@ -181,6 +185,7 @@ private:
   mutable unsigned scannedLookups_ = 0; // names looked up without the index
   mutable std::unique_ptr<llvm::StringMap<llvm::object::SectionRef>> sectionsByName_;
   mutable std::optional<std::shared_ptr<const ElfSymbolTable>> elfSymbols_;
+  mutable std::unique_ptr<const PltStubs> pltStubs_;
   uint64_t preferredBase_ = 0;
   std::vector<LoadSegment> segments_;
   std::unique_ptr<ModuleImage> debug_;
