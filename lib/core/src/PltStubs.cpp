@@ -171,7 +171,7 @@ private:
       uint64_t end = i + 1 < jumps.size() ? std::min(jumps[i + 1].start, sectionEnd) : sectionEnd;
       auto function = functionBySlot.find(jumps[i].slot);
       if (function != functionBySlot.end() && end > jumps[i].start)
-        out.push_back({jumps[i].start, end, (function->second + "@plt").str()});
+        out.push_back({jumps[i].start, end, jumps[i].slot, (function->second + "@plt").str()});
     }
   }
 };

@@ -64,11 +64,10 @@ CallBefore x86CallBefore(const Target &target, uint64_t returnAddress) {
 }
 
 CallBefore arm64CallBefore(const Target &target, uint64_t returnAddress) {
-  uint64_t at = target.codeAddress(returnAddress) - 4;
-  auto insn = target.readValue<uint32_t>(at);
+  auto insn = target.readValue<uint32_t>(target.codeAddress(returnAddress) - 4);
   if (!insn) return CallBefore::Unknown;
-  bool call = ((*insn & 0xFC000000) == 0x94000000 && mayBeCallTarget(target, at + llvm::SignExtend64(*insn & 0x3ffffff, 26) * 4)) // bl
-              || (*insn & 0xFFFFFC1F) == 0xD63F0000; // blr
+  std::optional<uint64_t> direct = arm64DirectCallTarget(target, returnAddress);
+  bool call = (direct && mayBeCallTarget(target, *direct)) || (*insn & 0xFFFFFC1F) == 0xD63F0000; // bl, blr
   return call ? CallBefore::Yes : CallBefore::No;
 }
 
@@ -111,6 +110,13 @@ CallBefore armCallBefore(const Target &target, uint64_t returnAddress) {
 }
 
 } // namespace
+
+std::optional<uint64_t> arm64DirectCallTarget(const Target &target, uint64_t returnAddress) {
+  uint64_t at = target.codeAddress(returnAddress) - 4;
+  auto insn = target.readValue<uint32_t>(at);
+  if (!insn || (*insn & 0xFC000000) != 0x94000000) return std::nullopt;
+  return at + llvm::SignExtend64(*insn & 0x3ffffff, 26) * 4;
+}
 
 std::optional<uint64_t> pcThunkCalledBefore(const Target &target, uint64_t returnAddress) {
   if (target.arch() != Arch::X86 || returnAddress < 5) return std::nullopt;

@@ -17,6 +17,10 @@ enum class CallBefore {
 // ARM's Thumb bit, which says which instruction set the call is in.
 CallBefore callBefore(const Target &target, uint64_t returnAddress);
 
+// Where the arm64 `bl` right before `returnAddress` goes; nullopt when the
+// instruction there is no `bl` (a `blr`, another, or unreadable).
+std::optional<uint64_t> arm64DirectCallTarget(const Target &target, uint64_t returnAddress);
+
 // i386 position-independent code starts by calling a thunk that returns at
 // once (__x86.get_pc_thunk.bx and its kin: `mov (%esp), reg; ret`), leaving the
 // call's return address behind as a dead word: where the call before

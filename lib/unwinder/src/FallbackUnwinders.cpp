@@ -1,5 +1,6 @@
 #include "stackwalk/unwinder/FallbackUnwinders.h"
 
+#include "Arm64Reachability.h"
 #include "CallInstruction.h"
 #include "FunctionStart.h"
 
@@ -390,14 +391,23 @@ static bool returnsIntoItself(const Frame &frame, const Target &target, uint64_t
   return start && start == functionStart(target, target.codeAddress(frame.ip));
 }
 
+// Whether lr follows a `bl` whose callee's code cannot lead to the frame's pc
+// (Arm64Reachability.h): lr is then the return from a call the frame made and
+// that has returned, where no symbol tells the function (stripped busybox).
+static bool callLeadsElsewhere(const Frame &frame, const Target &target, uint64_t lr) {
+  if (target.arch() != Arch::Arm64) return false;
+  std::optional<uint64_t> callee = arm64DirectCallTarget(target, lr);
+  return callee && arm64MayReach(target, *callee, target.codeAddress(frame.ip)) == false;
+}
+
 // An interrupted frame on a link-register architecture (arm64): a function
 // saves lr in its frame record only in its prolog, so in a leaf (or before
 // its prolog) lr is the return address and fp still its caller's record.
 // Without unwind info nothing tells a leaf from a function that has called
 // others since (whose lr is stale); Breakpad and rust-minidump take lr for the
 // context frame, and so does this, when lr is module code that follows a call
-// (or whose code the dump does not hold) and does not return into the
-// function itself.
+// (or whose code the dump does not hold), does not return into the function
+// itself, and follows no call whose callee cannot lead to the frame's pc.
 static std::optional<UnwindResult> linkRegisterCaller(const Frame &frame, const Target &target) {
   std::optional<unsigned> link = frame.regs.linkRegister();
   if (!frame.ipIsExact || !link) return std::nullopt;
@@ -408,7 +418,8 @@ static std::optional<UnwindResult> linkRegisterCaller(const Frame &frame, const 
   // code, since a context's pc may keep ARM's Thumb bit (Breakpad's ARM microdumps).
   uint64_t returnAddress = *lr, code = target.codeAddress(returnAddress);
   if (code == target.codeAddress(frame.ip) || !target.moduleAt(code) || !target.isExecutable(code) ||
-      callBefore(target, returnAddress) == CallBefore::No || returnsIntoItself(frame, target, code))
+      callBefore(target, returnAddress) == CallBefore::No || returnsIntoItself(frame, target, code) ||
+      callLeadsElsewhere(frame, target, returnAddress))
     return std::nullopt;
   UnwindResult result;
   result.status = UnwindResult::Status::Caller;

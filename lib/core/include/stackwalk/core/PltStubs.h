@@ -36,6 +36,7 @@ public:
 
   struct Stub {
     uint64_t start, end; // file addresses
+    uint64_t slot;       // the GOT slot's file address
     std::string name;    // "strlen@plt"
   };
   // The stub holding the file address, or null.
