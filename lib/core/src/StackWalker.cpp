@@ -133,9 +133,10 @@ std::optional<std::pair<StopReason, std::string>> StackWalker::rejectCaller(cons
     return std::make_pair(StopReason::NoUnwindInfo, "the caller's instruction or stack pointer was not recovered");
   // A signal handler may run on an alternate stack, so only an ordinary call
   // must move the stack pointer up. A leaf function where the return address
-  // stays in a link register (arm64) may not move it at all: the caller of an
-  // interrupted frame may share its stack pointer.
-  bool leafCaller = callee.ipIsExact && callee.regs.linkRegister() && caller.sp == callee.sp;
+  // stays in a link register (arm64), or code whose unwind data reads it from
+  // a register (Frame::ipFromRegister), may not move it at all: the caller of
+  // an interrupted frame may share its stack pointer.
+  bool leafCaller = callee.ipIsExact && (callee.regs.linkRegister() || caller.ipFromRegister) && caller.sp == callee.sp;
   if (!caller.ipIsExact && !leafCaller && !caller.onOtherStack && caller.sp <= callee.sp)
     return std::make_pair(StopReason::SpNotIncreasing, "the caller's stack pointer is not above the callee's");
   // Unwind info describes where the return address is saved, not whether the
@@ -178,6 +179,7 @@ std::optional<Frame> StackWalker::unwindOnce() {
     caller.calleeArgumentBytes = result.argumentBytes;
     caller.spIsLowerBound = result.callerSpIsLowerBound;
     caller.onOtherStack = result.callerOnOtherStack;
+    caller.ipFromRegister = result.callerIpFromRegister;
     // Unwind info that yields a null return address describes the outermost
     // frame (thread entry points do this); nothing lies beyond it. Not once the
     // walk has taken a frame from the scan: a stale frame's unwind info reads

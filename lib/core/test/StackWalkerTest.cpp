@@ -25,6 +25,7 @@ public:
     result.caller = RegisterFile(frame.regs.arch());
     result.caller.setPc(it->second.first);
     result.caller.setSp(it->second.second);
+    result.callerIpFromRegister = fromRegister.count(frame.ip) > 0;
     return result;
   }
   bool describesCodeAt(uint64_t address, const Target &) override { return knownCode.count(address) > 0; }
@@ -44,6 +45,7 @@ public:
   std::set<std::pair<uint64_t, uint64_t>> interrupted; // (ip, sp) of saved faulting contexts
   std::set<uint64_t> knownCode; // addresses described as code
   std::set<uint64_t> ends;
+  std::set<uint64_t> fromRegister; // callers whose ip the table reads from a register
   int calls = 0;
 
 private:
@@ -103,6 +105,20 @@ TEST_CASE("on arm64 the caller of an interrupted frame may share its stack point
   TableUnwinder cfi(FrameTrust::Cfi);
   cfi.callers[0x1100] = {0x1200, 0x8100}; // the leaf's caller: same sp
   cfi.callers[0x1200] = {0x1300, 0x8100}; // and its caller: same sp again
+  auto frames = f.walk({&cfi});
+  REQUIRE(frames.size() == 2);
+  CHECK(frames[1].ip == 0x1200);
+  CHECK(f.walker->stopReason() == StopReason::SpNotIncreasing);
+}
+
+TEST_CASE("on x86-64 an interrupted frame's caller whose ip was a register may share its stack pointer") {
+  // libgcc's eh_return epilogue at its `jmp *%rcx`: CFA = rsp, rip = rcx.
+  Fixture f;
+  TableUnwinder cfi(FrameTrust::Cfi);
+  cfi.callers[0x1100] = {0x1200, 0x8100};
+  cfi.fromRegister.insert(0x1100);
+  cfi.callers[0x1200] = {0x1300, 0x8100}; // not interrupted: its caller must move up
+  cfi.fromRegister.insert(0x1200);
   auto frames = f.walk({&cfi});
   REQUIRE(frames.size() == 2);
   CHECK(frames[1].ip == 0x1200);

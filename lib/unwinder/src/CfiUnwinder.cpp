@@ -185,6 +185,9 @@ UnwindResult applyEntry(const CfiSection::Entry &entry, uint64_t fileAddress, co
   if (!ra) return UnwindResult::noInfo("the return address cannot be read: " + toString(ra.takeError()));
   if (!*ra) return UnwindResult::noInfo("the CFI gives no rule for the return address");
   caller.setPc(**ra);
+  // `DW_CFA_register`: the return address is in another register, not on the stack.
+  result.callerIpFromRegister = raRule && raRule->getLocation() == UnwindLocation::RegPlusOffset &&
+                                !isDereferenced(*raRule);
   return result;
 }
 

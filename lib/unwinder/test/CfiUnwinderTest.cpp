@@ -42,8 +42,9 @@ constexpr uint64_t Stack = 0x7ffd0000, StackSize = 0x100;
 //   Dbg 0x1080-0x10a0  only in .debug_frame: CFA = rsp+16, rip at CFA-8.
 //   Fp  0x10a0-0x10c0  CFA = rbp+16, rip at CFA-8, rbp at CFA-16.
 //   Bad 0x10c0-0x10e0  a program with an opcode that does not exist.
+//   EhReturn 0x10e0-0x1100  CFA = rsp+0, rip in rcx (libgcc's eh_return epilogue at its jmp *%rcx).
 constexpr uint64_t F = 0x1000, FEnd = 0x1040, Outer = 0x1040, Gap = 0x1050, Tramp = 0x1060, Dbg = 0x1080,
-                   Fp = 0x10a0, Bad = 0x10c0;
+                   Fp = 0x10a0, Bad = 0x10c0, EhReturn = 0x10e0;
 
 struct Bytes : std::vector<uint8_t> {
   void u8(uint8_t v) { push_back(v); }
@@ -101,6 +102,7 @@ Bytes ehFrame() {
   e.fde(plain, Outer, 0x10, {DW_CFA_undefined, Rip});
   e.fde(plain, Fp, 0x20, {DW_CFA_def_cfa, Rbp, 16, DW_CFA_offset | Rbp, 2});
   e.fde(plain, Bad, 0x20, {0x3f});
+  e.fde(plain, EhReturn, 0x20, {DW_CFA_def_cfa_offset, 0, DW_CFA_register, Rip, Rcx});
   size_t signal = e.cie("zRS");
   e.fde(signal, Tramp, 0x20, {});
   e.b.u32(0); // terminator
@@ -304,8 +306,20 @@ TEST_CASE("CfiUnwinder: at a function's entry, CFA = rsp+8 and the return addres
   CHECK(r.caller.get(R12) == 0x1212u);
   CHECK(known(r.caller) == std::vector<unsigned>{Rbx, Rbp, Rsp, R12, R13, R14, R15, Rip});
   CHECK_FALSE(r.callerIpIsExact);
+  CHECK_FALSE(r.callerIpFromRegister); // from the stack
   CHECK_FALSE(r.trust);
   CHECK(r.detail.empty());
+}
+
+TEST_CASE("CfiUnwinder: a return address in a register (DW_CFA_register rip), the stack already the caller's",
+          "[cfi]") {
+  Fixture fx;
+  Frame frame = fx.frame(EhReturn, Stack, /*exact=*/true);
+  UnwindResult r = CfiUnwinder().unwind(frame, fx.target());
+  REQUIRE(r.status == Status::Caller);
+  CHECK(r.caller.pc() == frame.regs.get(Rcx));
+  CHECK(r.caller.sp() == Stack);
+  CHECK(r.callerIpFromRegister); // the walk lets such a caller share the interrupted frame's sp
 }
 
 TEST_CASE("CfiUnwinder: callee-saved registers restored from the stack, an undefined one unknown", "[cfi]") {

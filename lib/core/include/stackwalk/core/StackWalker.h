@@ -40,6 +40,12 @@ struct Frame {
   // call's goroutine stack, below the system stack the C code ran on): its
   // sp need not be above its callee's.
   bool onOtherStack = false;
+  // Its ip was a register of its callee's by the callee's unwind data (x86-64
+  // CFI's `rip=rcx` in libgcc's eh_return epilogue, which jumps to a landing
+  // pad with the stack already its caller's), not a slot on the stack: the
+  // caller of an interrupted frame may then share its stack pointer, as a
+  // leaf's caller does where the return address stays in a link register.
+  bool ipFromRegister = false;
   // The bytes of stack arguments this frame pushed for the frame it called,
   // which lie at its stack pointer, where that callee's unwind data told
   // (32-bit Windows frame info); 0 when unknown.
@@ -67,6 +73,7 @@ struct UnwindResult {
   bool callerIpIsExact = false; // the caller was interrupted (signal frame)
   bool callerSpIsLowerBound = false; // Frame::spIsLowerBound of the caller
   bool callerOnOtherStack = false;   // Frame::onOtherStack of the caller
+  bool callerIpFromRegister = false; // Frame::ipFromRegister of the caller
   std::optional<FrameTrust> trust; // overrides the unwinder's own (e.g. dynamic)
   uint64_t argumentBytes = 0;      // the unwound frame's own stack arguments, where known
   std::string detail;           // why NoInfo / EndOfStack / CannotContinue, for stop reasons (empty: not this unwinder's kind of frame)
