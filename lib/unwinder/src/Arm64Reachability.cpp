@@ -40,9 +40,9 @@ Decoded decode(uint32_t insn, uint64_t at) {
   if ((insn & 0x7e000000) == 0x36000000) return {Flow::Branch, relative(5, 14)};   // tbz, tbnz
   if ((insn & 0xfe000000) == 0xd6000000) {                                         // branch to register
     unsigned opc = (insn >> 21) & 0xf;
-    if (opc == 1) return {Flow::Next}; // blr, blraa...: a call
+    if (opc == 1) return {Flow::Next}; // blr, blraaz, blrabz: a call
     if (opc == 2) return {Flow::End};  // ret, retaa, retab
-    return {Flow::Indirect};           // br, braa..., eret, drps
+    return {Flow::Indirect};           // br, braa..., eret; blraa and blrab too (not told, as a jump)
   }
   // brk and hlt end a path (__builtin_trap); udf (zeros, mostly) is no code to follow.
   if ((insn & 0xffe0001f) == 0xd4200000 || (insn & 0xffe0001f) == 0xd4400000) return {Flow::End};
