@@ -168,8 +168,7 @@ TEST_CASE("AArch64 PLT stubs: adrp and ldr give the slot, forwards and backwards
 TEST_CASE("no stubs from a debug file or an object file, nor for relocations that name no readable symbol") {
   // A separate debug file keeps .plt's header, without its contents.
   std::string debugFile = replaced(kX86_64, "Name: .plt\n    Type: SHT_PROGBITS", "Name: .plt\n    Type: SHT_NOBITS");
-  debugFile = replaced(debugFile, "Content: ff35", "Size: 0x40\n    Contentx: ff35");
-  debugFile = replaced(debugFile, "\n    Contentx: ", "\n# ");
+  debugFile = replaced(debugFile, "Content: ff35", "Size: 0x40\n# ff35"); // the contents left as a comment
   CHECK(stubsOf(debugFile).stubs().size() == 1); // .plt.got's only
   CHECK(stubsOf(replaced(kX86_64, "ET_DYN", "ET_REL")).stubs().empty());
   PltStubs past = stubsOf(replaced(kX86_64, "Symbol: strlen", "Symbol: 99")); // past .dynsym
