@@ -91,6 +91,7 @@ public:
     auto sections = file.sections();
     if (!sections) return consumeError(sections.takeError()), stubs;
     std::optional<std::map<uint64_t, StringRef>> functionBySlot; // read when a PLT section is found
+    uint64_t gotPlt = machine == ELF::EM_386 ? gotPltAddress(file, *sections) : 0; // i386's ebx
     for (const Shdr &section : *sections) {
       auto name = file.getSectionName(section);
       if (!name) consumeError(name.takeError());
@@ -104,7 +105,7 @@ public:
       std::vector<StubJump> jumps =
           machine == ELF::EM_AARCH64
               ? aarch64StubJumps(section.sh_addr, *contents)
-              : x86StubJumps(section.sh_addr, *contents, machine == ELF::EM_X86_64, gotPltAddress(file, *sections));
+              : x86StubJumps(section.sh_addr, *contents, machine == ELF::EM_X86_64, gotPlt);
       addStubs(jumps, section.sh_addr + contents->size(), *functionBySlot, stubs.stubs_);
     }
     std::sort(stubs.stubs_.begin(), stubs.stubs_.end(),
